@@ -1,0 +1,166 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+# xdpwake build.  `make` builds into $(OUTPUT) quietly (V=1 shows commands).
+#   make deps      install missing Debian packages (nothing if all present)
+#   make test      deps + build + run the test suite (tests/run.sh)
+#   make install   PREFIX=/usr/local DESTDIR=
+#   make bench-xdp per-frame cost of the XDP program (BPF_PROG_TEST_RUN)
+
+VERSION_MAJOR := 0
+VERSION_MINOR := 1
+VERSION_PATCH := 0
+VERSION := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
+
+OUTPUT ?= .output
+override OUTPUT := $(abspath $(OUTPUT))
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+DATADIR ?= $(PREFIX)/share
+DESTDIR ?=
+
+CC ?= gcc
+CXX ?= g++
+CLANG ?= clang
+BPFTOOL ?= bpftool
+PKG_CONFIG ?= pkg-config
+ARCH_TRIPLE := $(shell $(CC) -dumpmachine)
+
+ifeq ($(V),1)
+Q :=
+msg =
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(patsubst $(OUTPUT)/%,%,$(2))";
+MAKEFLAGS += --no-print-directory
+endif
+
+WERROR ?= 0
+SANITIZE ?=
+CFLAGS ?= -O2 -g
+WARNINGS := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+	-Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes
+ifeq ($(WERROR),1)
+WARNINGS += -Werror
+endif
+SAN_FLAGS := $(if $(SANITIZE),-fsanitize=$(SANITIZE) -fno-omit-frame-pointer,)
+
+DEP_CFLAGS = $(shell $(PKG_CONFIG) --cflags libbpf libxdp 2>/dev/null)
+DEP_LIBS = $(shell $(PKG_CONFIG) --libs libbpf libxdp 2>/dev/null || echo -lxdp -lbpf -lelf -lz)
+BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARNINGS) -Iinclude -I$(OUTPUT) $(SAN_FLAGS)
+LIB_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden
+LDLIBS := $(DEP_LIBS) -lpthread
+
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -Wall -Werror -Iinclude \
+	-I/usr/include/$(ARCH_TRIPLE)
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
+SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
+
+LIB_SRCS := $(wildcard userspace/lib/*.c)
+LIB_OBJS := $(patsubst userspace/lib/%.c,$(OUTPUT)/lib/%.o,$(LIB_SRCS))
+PUB_HDRS := include/xdpwake.h include/xdpwake/proto.h
+LIB_A := $(OUTPUT)/libxdpwake.a
+SONAME := libxdpwake.so.$(VERSION_MAJOR)
+LIB_SO := $(OUTPUT)/libxdpwake.so.$(VERSION)
+CLI := $(OUTPUT)/xdpwake
+CLI_SRCS := $(wildcard userspace/cli/*.c)
+
+TEST_SRCS := $(wildcard tests/test_*.c)
+TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
+BENCH_SRCS := $(wildcard bench/*.c)
+BENCH_BINS := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS))
+
+.DELETE_ON_ERROR:
+.PHONY: all deps test check tests benches install uninstall clean bench-xdp
+
+all: $(LIB_A) $(LIB_SO) $(CLI)
+
+deps:
+	$(Q)scripts/deps.sh
+
+test:
+	$(Q)$(MAKE) deps
+	$(Q)$(MAKE) check
+
+check: all tests
+	$(Q)OUTPUT=$(OUTPUT) tests/run.sh
+
+tests: $(TEST_BINS) $(BENCH_BINS)
+benches: $(BENCH_BINS)
+
+bench-xdp: $(OUTPUT)/bench/xdp_cost
+	$(Q)$(OUTPUT)/bench/xdp_cost
+
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/lib $(OUTPUT)/cli $(OUTPUT)/tests $(OUTPUT)/bench:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c include/xdpwake/proto.h | $(OUTPUT)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+# Skeleton names: xdpwake.bpf.c -> struct xw_xdp_bpf; others -> <name>_bpf
+$(OUTPUT)/xdpwake.skel.h: $(OUTPUT)/bpf/xdpwake.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name xw_xdp_bpf > $@
+$(OUTPUT)/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
+
+$(OUTPUT)/lib/%.o: userspace/lib/%.c $(PUB_HDRS) userspace/lib/internal.h $(SKELS) | $(OUTPUT)/lib
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(LIB_CFLAGS) $(DEP_CFLAGS) -c $< -o $@
+
+$(LIB_A): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(LIB_SO): $(LIB_OBJS) userspace/libxdpwake.map
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -shared -Wl,-soname,$(SONAME) \
+		-Wl,--version-script=userspace/libxdpwake.map -o $@ $(LIB_OBJS) $(LDLIBS)
+	$(Q)ln -sf $(notdir $@) $(OUTPUT)/$(SONAME)
+	$(Q)ln -sf $(SONAME) $(OUTPUT)/libxdpwake.so
+
+$(CLI): $(CLI_SRCS) $(LIB_A) $(PUB_HDRS) | $(OUTPUT)/cli
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -DXW_VERSION_STR='"$(VERSION)"' \
+		-o $@ $(CLI_SRCS) $(LIB_A) $(LDLIBS)
+
+$(OUTPUT)/tests/%: tests/%.c tests/harness.h $(LIB_A) $(PUB_HDRS) $(SKELS) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Itests \
+		-o $@ $< $(LIB_A) $(LDLIBS)
+
+$(OUTPUT)/bench/%: bench/%.c $(LIB_A) $(PUB_HDRS) $(SKELS) | $(OUTPUT)/bench
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Itests \
+		-o $@ $< $(LIB_A) $(LDLIBS)
+
+$(OUTPUT)/libxdpwake.pc: userspace/libxdpwake.pc.in Makefile | $(OUTPUT)
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+
+install: all $(OUTPUT)/libxdpwake.pc
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/xdpwake \
+		$(DESTDIR)$(BINDIR)
+	$(Q)install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
+	$(Q)install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
+	$(Q)ln -sf libxdpwake.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	$(Q)ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libxdpwake.so
+	$(Q)install -m 644 include/xdpwake.h $(DESTDIR)$(INCLUDEDIR)/
+	$(Q)install -m 644 include/xdpwake/proto.h $(DESTDIR)$(INCLUDEDIR)/xdpwake/
+	$(Q)install -m 644 $(OUTPUT)/libxdpwake.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	$(Q)install -m 755 $(CLI) $(DESTDIR)$(BINDIR)/
+
+uninstall:
+	$(Q)rm -f $(DESTDIR)$(LIBDIR)/libxdpwake.* $(DESTDIR)$(LIBDIR)/pkgconfig/libxdpwake.pc \
+		$(DESTDIR)$(INCLUDEDIR)/xdpwake.h $(DESTDIR)$(BINDIR)/xdpwake
+	$(Q)rm -rf $(DESTDIR)$(INCLUDEDIR)/xdpwake
+
+clean:
+	$(call msg,CLEAN,$(OUTPUT))
+	$(Q)rm -rf $(OUTPUT)

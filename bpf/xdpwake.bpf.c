@@ -1,0 +1,649 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xdpwake.bpf.c - the XDP wake engine.
+ *
+ * For every frame: parse Ethernet (+ up to two VLAN tags) (+ IPv4/UDP in UDP
+ * mode) and the xdpwake header; pass anything that is not ours untouched;
+ * drop and count ours-but-malformed; redirect the rest to the endpoint's
+ * AF_XDP socket and decide whether the sleeping receiver is woken now, later
+ * (bpf_timer) or not at all.  See DESIGN.md, "The XDP wake engine".
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/in.h>
+#include <linux/udp.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include <xdp/xdp_helpers.h>
+
+#include "xdpwake/proto.h"
+
+#ifndef CLOCK_MONOTONIC
+#define CLOCK_MONOTONIC 1
+#endif
+
+#define NSEC_PER_USEC 1000ULL
+#define ETH_P_8021Q_BE bpf_htons(0x8100)
+#define ETH_P_8021AD_BE bpf_htons(0x88A8)
+#define IP_MF_OFFSET_BE bpf_htons(0x3FFF)
+/* Clamp for inter-arrival gaps fed to the adaptive estimate. */
+#define GAP_CLAMP_NS 1000000000ULL
+
+struct vlan_hdr {
+	__be16 tci;
+	__be16 proto;
+};
+
+/* ---- knobs: one array of __u32 per knob ------------------------------ */
+
+#define XW__KNOB_MAP(name, scope, def, min, max)                               \
+	struct {                                                               \
+		__uint(type, BPF_MAP_TYPE_ARRAY);                              \
+		__uint(max_entries, (scope) == XW_SCOPE_EP ? XW_MAX_ENDPOINTS : 1); \
+		__type(key, __u32);                                            \
+		__type(value, __u32);                                          \
+	} k_##name SEC(".maps");
+XW_KNOBS(XW__KNOB_MAP)
+
+/* ---- state ---------------------------------------------------------- */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XW_MAX_ENDPOINTS);
+	__type(key, __u32);
+	__type(value, struct xw_endpoint);
+} endpoints SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XW_MAX_ENDPOINTS);
+	__type(key, __u32);
+	__type(value, struct xw_shared);
+} shared SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XW_MAX_ENDPOINTS);
+	__type(key, __u32);
+	__type(value, struct xw_wake_state);
+} wake_state SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XW_MAX_ENDPOINTS);
+	__type(key, __u32);
+	__type(value, struct xw_wd_state);
+} wd_state SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XW_MAX_CONNS);
+	__type(key, struct xw_conn_key);
+	__type(value, __u32);
+} conns SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_XSKMAP);
+	__uint(max_entries, XW_MAX_ENDPOINTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} xsks SEC(".maps");
+
+struct xw_ring {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, XW_RING_BYTES);
+};
+
+/* Per-endpoint wake ring (receiving thread) and watchdog ring. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, XW_MAX_ENDPOINTS);
+	__type(key, __u32);
+	__array(values, struct xw_ring);
+} wake_rings SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, XW_MAX_ENDPOINTS);
+	__type(key, __u32);
+	__array(values, struct xw_ring);
+} wd_rings SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XW_STATS_ENTRIES);
+	__type(key, __u32);
+	__type(value, struct xw_stats);
+} stats SEC(".maps");
+
+/* ---- helpers -------------------------------------------------------- */
+
+static __always_inline __u32 knob(void *map, __u32 key, __u32 def)
+{
+	__u32 *v = bpf_map_lookup_elem(map, &key);
+
+	return v ? *v : def;
+}
+
+static __always_inline void count_reason(struct xw_stats *s, __u32 reason)
+{
+	switch (reason) {
+	case XW_WAKE_EVERY:
+		s->wake_every++;
+		break;
+	case XW_WAKE_MARKER:
+		s->wake_marker++;
+		break;
+	case XW_WAKE_STREAM:
+		s->wake_stream++;
+		break;
+	case XW_WAKE_FRAMES:
+		s->wake_frames++;
+		break;
+	case XW_WAKE_TIMEOUT:
+		s->wake_timeout++;
+		break;
+	case XW_WAKE_WATCHDOG:
+		s->wake_watchdog++;
+		break;
+	}
+}
+
+/* Append a record to @ring; trace records never wake the consumer. */
+static __always_inline int emit(void *ring, __u32 ep, __u8 kind, __u8 reason,
+				__u64 pending, __u64 now, __u64 produced)
+{
+	struct xw_wake_rec *r = bpf_ringbuf_reserve(ring, sizeof(*r), 0);
+
+	if (!r)
+		return -1;
+	r->kind = kind;
+	r->reason = reason;
+	r->ep = ep;
+	r->pending = pending > 0xFFFFFFFFULL ? 0xFFFFFFFFU : (__u32)pending;
+	r->ts_ns = now;
+	r->produced = produced;
+	bpf_ringbuf_submit(r, kind == XW_REC_WAKE ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+static __always_inline void trace(__u32 ep, __u32 epflags, __u8 kind, __u8 reason,
+				  __u64 pending, __u64 now, __u64 produced)
+{
+	void *ring;
+
+	if (!(epflags & XW_EPF_TRACE))
+		return;
+	ring = bpf_map_lookup_elem(&wake_rings, &ep);
+	if (ring)
+		emit(ring, ep, kind, reason, pending, now, produced);
+}
+
+/*
+ * A wake decision.  The pending batch is closed whether or not the receiver
+ * is armed: an unarmed receiver is running and will see the frames itself.
+ * The armed flag is taken with an atomic exchange, so one sleep gets at most
+ * one wake.
+ */
+static __always_inline void wake(__u32 ep, __u32 epflags, struct xw_wake_state *ws,
+				 struct xw_shared *sh, struct xw_stats *s, __u32 reason,
+				 __u64 now)
+{
+	__u64 pending = ws->pending;
+	__u64 produced = sh->produced;
+	void *ring;
+
+	ws->pending = 0;
+	ws->deferred = 0;
+	ws->deferred_since_ns = 0;
+
+	if (__sync_lock_test_and_set(&sh->armed, 0) == 0) {
+		s->wake_unarmed++;
+		trace(ep, epflags, XW_REC_UNARMED, reason, pending, now, produced);
+		return;
+	}
+	ring = bpf_map_lookup_elem(&wake_rings, &ep);
+	if (!ring) {
+		s->wake_noring++;
+		return;
+	}
+	if (emit(ring, ep, XW_REC_WAKE, reason, pending, now, produced)) {
+		/* The ring holds unread records, so its fd is readable and
+		 * the receiver cannot stay asleep; count it. */
+		s->wake_ringfull++;
+		return;
+	}
+	__sync_fetch_and_add(&sh->wakes, 1);
+	count_reason(s, reason);
+}
+
+/* Make sure the coalescing timer fires no later than @due. */
+static __always_inline void timer_due(struct xw_wake_state *ws, struct xw_stats *s,
+				      __u64 due, __u64 now)
+{
+	if (ws->deadline_ns && ws->deadline_ns <= due)
+		return; /* an earlier expiry re-evaluates and re-arms */
+	ws->deadline_ns = due;
+	if (bpf_timer_start(&ws->timer, due > now ? due - now : 0, 0) == 0)
+		s->timer_starts++;
+	else
+		ws->deadline_ns = 0;
+}
+
+static int wake_timer_cb(void *map, __u32 *key, struct xw_wake_state *ws);
+static int wd_timer_cb(void *map, __u32 *key, struct xw_wd_state *wd);
+
+static __always_inline void timer_init(struct xw_wake_state *ws)
+{
+	if (ws->timer_ready)
+		return;
+	bpf_timer_init(&ws->timer, &wake_state, CLOCK_MONOTONIC);
+	bpf_timer_set_callback(&ws->timer, wake_timer_cb);
+	ws->deadline_ns = 0;
+	ws->timer_ready = 1;
+}
+
+/* When the pending batch or the deferred wake falls due. */
+static __always_inline __u64 due_time(struct xw_wake_state *ws, __u32 ep, __u32 *reason)
+{
+	__u64 coal = (__u64)knob(&k_coalesce_usecs, ep, XW_DEF_COALESCE_USECS) * NSEC_PER_USEC;
+	__u64 gap = (__u64)knob(&k_stream_gap_usecs, ep, XW_DEF_STREAM_GAP_USECS) * NSEC_PER_USEC;
+	__u64 due;
+
+	if (ws->deferred) {
+		due = ws->deferred_since_ns + coal;
+		*reason = XW_WAKE_TIMEOUT;
+		if (gap && ws->last_frame_ns + gap < due) {
+			due = ws->last_frame_ns + gap;
+			*reason = XW_WAKE_STREAM;
+		}
+		return due;
+	}
+	*reason = XW_WAKE_TIMEOUT;
+	return ws->first_pending_ns + coal;
+}
+
+static int wake_timer_cb(void *map, __u32 *key, struct xw_wake_state *ws)
+{
+	__u32 ep = *key, reason = XW_WAKE_TIMEOUT, zero_flags = 0;
+	struct xw_endpoint *epi;
+	struct xw_shared *sh;
+	struct xw_stats *s;
+	__u64 now = bpf_ktime_get_ns(), due;
+
+	ws->deadline_ns = 0;
+	sh = bpf_map_lookup_elem(&shared, &ep);
+	s = bpf_map_lookup_elem(&stats, &ep);
+	epi = bpf_map_lookup_elem(&endpoints, &ep);
+	if (!sh || !s)
+		return 0;
+	s->timer_fires++;
+	if (!ws->pending && !ws->deferred)
+		return 0;
+	if (sh->consumed >= sh->produced) {
+		/* The receiver already took every frame: nothing to wake for. */
+		ws->pending = 0;
+		ws->deferred = 0;
+		ws->deferred_since_ns = 0;
+		return 0;
+	}
+	due = due_time(ws, ep, &reason);
+	if (due > now) {
+		timer_due(ws, s, due, now);
+		return 0;
+	}
+	wake(ep, epi ? epi->flags : zero_flags, ws, sh, s, reason, now);
+	return 0;
+}
+
+/*
+ * Watchdog: frames that stay unconsumed for a whole period wake the
+ * library's watchdog thread through the endpoint's watchdog ring.  Nothing
+ * runs while no frames arrive; a frame waits at most two periods.
+ */
+static int wd_timer_cb(void *map, __u32 *key, struct xw_wd_state *wd)
+{
+	__u32 ep = *key;
+	struct xw_shared *sh;
+	struct xw_stats *s;
+	__u64 now = bpf_ktime_get_ns(), produced, period;
+	void *ring;
+
+	wd->deadline_ns = 0;
+	sh = bpf_map_lookup_elem(&shared, &ep);
+	s = bpf_map_lookup_elem(&stats, &ep);
+	if (!sh || !s)
+		return 0;
+	produced = sh->produced;
+	if (sh->consumed < wd->produced &&
+	    __sync_lock_test_and_set(&sh->wd_armed, 0) != 0) {
+		ring = bpf_map_lookup_elem(&wd_rings, &ep);
+		if (!ring) {
+			s->wake_noring++;
+		} else if (emit(ring, ep, XW_REC_WAKE, XW_WAKE_WATCHDOG,
+				wd->produced - sh->consumed, now, produced)) {
+			s->wake_ringfull++;
+		} else {
+			__sync_fetch_and_add(&sh->wd_wakes, 1);
+			s->wake_watchdog++;
+		}
+	}
+	/* Frames that arrived during this period get one more period. */
+	if (produced != wd->produced && sh->consumed < produced) {
+		period = (__u64)knob(&k_watchdog_usecs, ep, 0) * NSEC_PER_USEC;
+		if (period) {
+			wd->produced = produced;
+			wd->deadline_ns = now + period;
+			if (bpf_timer_start(&wd->timer, period, 0))
+				wd->deadline_ns = 0;
+		}
+	}
+	return 0;
+}
+
+/* Start the watchdog period for a frame if none is running. */
+static __always_inline void watchdog_arm(__u32 ep, __u64 produced, __u64 now)
+{
+	__u64 period = knob(&k_watchdog_usecs, ep, 0) * NSEC_PER_USEC;
+	struct xw_wd_state *wd;
+
+	if (!period)
+		return;
+	wd = bpf_map_lookup_elem(&wd_state, &ep);
+	if (!wd || wd->deadline_ns)
+		return;
+	if (!wd->timer_ready) {
+		bpf_timer_init(&wd->timer, &wd_state, CLOCK_MONOTONIC);
+		bpf_timer_set_callback(&wd->timer, wd_timer_cb);
+		wd->timer_ready = 1;
+	}
+	wd->produced = produced;
+	wd->deadline_ns = now + period;
+	if (bpf_timer_start(&wd->timer, period, 0))
+		wd->deadline_ns = 0;
+}
+
+/* The wake decision for one frame redirected to endpoint @ep. */
+static __always_inline void decide(__u32 ep, __u32 epflags, struct xw_wake_state *ws,
+				   struct xw_shared *sh, struct xw_stats *s,
+				   __u8 type, __u8 flags, __u64 produced)
+{
+	__u64 now = bpf_ktime_get_ns(), gap_since, gap;
+	__u32 policy, lat, more, reason;
+
+	timer_init(ws);
+
+	/* Everything before this frame consumed: a new batch starts here. */
+	if (sh->consumed + 1 >= produced) {
+		ws->pending = 0;
+		ws->deferred = 0;
+		ws->deferred_since_ns = 0;
+	}
+	if (ws->pending++ == 0)
+		ws->first_pending_ns = now;
+	gap_since = ws->last_frame_ns ? now - ws->last_frame_ns : GAP_CLAMP_NS;
+	if (gap_since > GAP_CLAMP_NS)
+		gap_since = GAP_CLAMP_NS;
+	ws->last_frame_ns = now;
+
+	watchdog_arm(ep, produced, now);
+
+	lat = (flags & XW_F_LAT) &&
+	      ((knob(&k_lat_mask, ep, XW_DEF_LAT_MASK) >> (type & 31)) & 1);
+	more = flags & XW_F_MORE;
+	if (lat)
+		s->lat_frames++;
+	if (more)
+		s->more_frames++;
+
+	policy = knob(&k_policy, ep, XW_DEF_POLICY);
+	if (policy == XW_POLICY_ADAPTIVE) {
+		ws->gap_ewma_ns = (ws->gap_ewma_ns * 7 + gap_since) / 8;
+		if (ws->adapt_mode == XW_ADAPT_MARKER &&
+		    ws->gap_ewma_ns < (__u64)knob(&k_adapt_enter_usecs, ep,
+						  XW_DEF_ADAPT_ENTER_USECS) * NSEC_PER_USEC) {
+			ws->adapt_mode = XW_ADAPT_STREAM;
+			s->adapt_switches++;
+		} else if (ws->adapt_mode == XW_ADAPT_STREAM &&
+			   ws->gap_ewma_ns > (__u64)knob(&k_adapt_exit_usecs, ep,
+							 XW_DEF_ADAPT_EXIT_USECS) * NSEC_PER_USEC) {
+			ws->adapt_mode = XW_ADAPT_MARKER;
+			s->adapt_switches++;
+		}
+		policy = ws->adapt_mode == XW_ADAPT_STREAM ? XW_POLICY_STREAM : XW_POLICY_MARKER;
+	}
+
+	switch (policy) {
+	case XW_POLICY_EVERY:
+		wake(ep, epflags, ws, sh, s, XW_WAKE_EVERY, now);
+		return;
+	case XW_POLICY_MARKER:
+		if (lat) {
+			wake(ep, epflags, ws, sh, s, XW_WAKE_MARKER, now);
+			return;
+		}
+		break;
+	case XW_POLICY_STREAM:
+		if (!lat && !ws->deferred)
+			break;
+		gap = (__u64)knob(&k_stream_gap_usecs, ep, XW_DEF_STREAM_GAP_USECS) *
+		      NSEC_PER_USEC;
+		if (more || (gap && gap_since < gap)) {
+			/* Inside a burst: hold the wake until it pauses. */
+			if (!ws->deferred) {
+				ws->deferred = 1;
+				ws->deferred_since_ns = now;
+				s->deferrals++;
+				trace(ep, epflags, XW_REC_DEFER, XW_WAKE_STREAM, ws->pending,
+				      now, produced);
+			}
+			timer_due(ws, s, due_time(ws, ep, &reason), now);
+			return;
+		}
+		wake(ep, epflags, ws, sh, s, ws->deferred ? XW_WAKE_STREAM : XW_WAKE_MARKER, now);
+		return;
+	default:
+		break;
+	}
+
+	/* The timeout rule: coalesce_frames pending, or coalesce_usecs. */
+	if (ws->pending >= knob(&k_coalesce_frames, ep, XW_DEF_COALESCE_FRAMES)) {
+		wake(ep, epflags, ws, sh, s, XW_WAKE_FRAMES, now);
+		return;
+	}
+	timer_due(ws, s, due_time(ws, ep, &reason), now);
+}
+
+/* ---- the program ---------------------------------------------------- */
+
+static __always_inline int pass(struct xw_stats *g)
+{
+	g->frames_passed++;
+	return XDP_PASS;
+}
+
+static __always_inline int data_type(__u8 type)
+{
+	return type == XW_PKT_SMALL || type == XW_PKT_MEDIUM || type == XW_PKT_RNDV ||
+	       type == XW_PKT_PULL_REPLY;
+}
+
+SEC("xdp")
+int xw_xdp(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	void *limit = data_end, *pos;
+	__u32 gkey = XW_STATS_IFACE, ep, encap, plen, mlen, foff, fidx, fcnt, conf_sess, frame_len;
+	struct ethhdr *eth = data;
+	struct xw_endpoint *epi;
+	struct xw_wake_state *ws;
+	struct xw_shared *sh;
+	struct xw_stats *g, *s;
+	struct xw_hdr *h;
+	struct iphdr *ip = 0;
+	struct udphdr *udp;
+	__u64 produced;
+	__be16 proto;
+	__u32 *csess;
+	int act;
+
+	g = bpf_map_lookup_elem(&stats, &gkey);
+	if (!g)
+		return XDP_PASS;
+	frame_len = data_end - data;
+	g->frames_seen++;
+	g->bytes_seen += frame_len;
+
+	if ((void *)(eth + 1) > data_end)
+		return pass(g);
+	proto = eth->h_proto;
+	pos = eth + 1;
+#pragma unroll
+	for (int i = 0; i < 2; i++) {
+		struct vlan_hdr *vh = pos;
+
+		if (proto != ETH_P_8021Q_BE && proto != ETH_P_8021AD_BE)
+			break;
+		if ((void *)(vh + 1) > data_end)
+			return pass(g);
+		proto = vh->proto;
+		pos = vh + 1;
+	}
+
+	encap = knob(&k_encap, 0, XW_ENCAP_ETH);
+	if ((encap & XW_ENCAP_ETH) &&
+	    proto == bpf_htons((__u16)knob(&k_ethertype, 0, XW_DEFAULT_ETHERTYPE))) {
+		h = pos;
+	} else if ((encap & XW_ENCAP_UDP) && proto == bpf_htons(ETH_P_IP)) {
+		__u32 ihl, tot, ulen;
+
+		ip = pos;
+		if ((void *)(ip + 1) > data_end)
+			return pass(g);
+		if (ip->version != 4 || ip->ihl < 5 || ip->protocol != IPPROTO_UDP ||
+		    (ip->frag_off & IP_MF_OFFSET_BE))
+			return pass(g);
+		ihl = ip->ihl * 4;
+		udp = pos + ihl;
+		if ((void *)(udp + 1) > data_end)
+			return pass(g);
+		if (udp->dest != bpf_htons((__u16)knob(&k_udp_port, 0, XW_DEFAULT_UDP_PORT)))
+			return pass(g);
+		/* Ours from here on: the lengths must not lie. */
+		g->frames_ours++;
+		tot = bpf_ntohs(ip->tot_len);
+		ulen = bpf_ntohs(udp->len);
+		if (tot < ihl + sizeof(*udp) || tot > (__u32)(data_end - pos) ||
+		    ulen < sizeof(*udp) || ulen > tot - ihl) {
+			g->drop_length++;
+			return XDP_DROP;
+		}
+		h = (void *)(udp + 1);
+		limit = (void *)udp + (ulen & 0xFFFF);
+	} else {
+		return pass(g);
+	}
+	if (!ip)
+		g->frames_ours++;
+
+	if ((void *)(h + 1) > data_end || (void *)(h + 1) > limit) {
+		g->drop_short++;
+		return XDP_DROP;
+	}
+	if (h->version != XW_VERSION) {
+		g->drop_version++;
+		return XDP_DROP;
+	}
+	if (h->type == XW_PKT_INVALID || h->type >= XW_PKT_TYPE_MAX) {
+		g->drop_type++;
+		return XDP_DROP;
+	}
+	plen = bpf_ntohs(h->payload_len);
+	if ((void *)(h + 1) + plen > limit) {
+		g->drop_length++;
+		return XDP_DROP;
+	}
+	mlen = bpf_ntohl(h->msg_len);
+	foff = bpf_ntohl(h->frag_off);
+	fidx = bpf_ntohl(h->frag_idx);
+	fcnt = bpf_ntohl(h->frag_count);
+	if (data_type(h->type) || h->type == XW_PKT_PULL) {
+		if (fcnt == 0 || fidx >= fcnt) {
+			g->drop_frag++;
+			return XDP_DROP;
+		}
+		if (foff > mlen ||
+		    (data_type(h->type) && (__u64)foff + plen > (__u64)mlen)) {
+			g->drop_length++;
+			return XDP_DROP;
+		}
+		if (h->type == XW_PKT_SMALL && (fcnt != 1 || foff != 0 || plen != mlen)) {
+			g->drop_length++;
+			return XDP_DROP;
+		}
+	}
+
+	ep = bpf_ntohs(h->dst_ep);
+	if (ep >= XW_MAX_ENDPOINTS) {
+		g->drop_endpoint++;
+		return XDP_DROP;
+	}
+	epi = bpf_map_lookup_elem(&endpoints, &ep);
+	s = bpf_map_lookup_elem(&stats, &ep);
+	sh = bpf_map_lookup_elem(&shared, &ep);
+	ws = bpf_map_lookup_elem(&wake_state, &ep);
+	if (!epi || !s || !sh || !ws || !(epi->flags & XW_EPF_ACTIVE)) {
+		g->drop_endpoint++;
+		return XDP_DROP;
+	}
+
+	/* Sessions: a new incarnation introduces itself with CONNECT. */
+	if (h->type != XW_PKT_CONNECT && h->type != XW_PKT_CONNECT_REPLY) {
+		conf_sess = knob(&k_session, ep, 0);
+		if (conf_sess && bpf_ntohl(h->session) != conf_sess) {
+			s->drop_session++;
+			return XDP_DROP;
+		}
+		if (epi->flags & XW_EPF_CONNS) {
+			struct xw_conn_key ck = {};
+
+			ck.src_ep = bpf_ntohs(h->src_ep);
+			ck.dst_ep = ep;
+			if (ip)
+				ck.peer_ip = ip->saddr;
+			else
+				__builtin_memcpy(ck.peer_mac, eth->h_source, ETH_ALEN);
+			csess = bpf_map_lookup_elem(&conns, &ck);
+			if (csess && *csess != bpf_ntohl(h->session)) {
+				s->drop_session++;
+				return XDP_DROP;
+			}
+		}
+	}
+
+	if (ctx->rx_queue_index != epi->queue_id) {
+		s->drop_queue++;
+		return XDP_DROP;
+	}
+	act = bpf_redirect_map(&xsks, ep, XDP_DROP);
+	if (act != XDP_REDIRECT) {
+		s->drop_nosocket++;
+		return XDP_DROP;
+	}
+	s->frames_redirected++;
+	s->bytes_redirected += frame_len;
+	produced = __sync_fetch_and_add(&sh->produced, 1) + 1;
+	decide(ep, epi->flags, ws, sh, s, h->type, h->flags, produced);
+	return XDP_REDIRECT;
+}
+
+/* libxdp: run as part of a multi-program chain, continue on XDP_PASS. */
+struct {
+	__uint(priority, 20);
+	__uint(XDP_PASS, 1);
+} XDP_RUN_CONFIG(xw_xdp);
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * xdpwake.h - public API of libxdpwake.
+ *
+ * Conventions (after libbpf): one prefix `xw_`; opaque objects with
+ * `xw_object__verb()` methods; options structs whose first member `sz` is
+ * set to sizeof(struct) by the caller (use XW_OPTS()), so fields can be
+ * added without breaking binaries; every call returns 0 or a positive value
+ * on success and a negative errno on failure (see xw_strerror()); nothing is
+ * printed unless the application installs a log callback (xw_set_log()).
+ */
+#ifndef XDPWAKE_H
+#define XDPWAKE_H
+
+#include <stddef.h>
+#include <stdbool.h>
+#include <linux/types.h>
+
+#include "xdpwake/proto.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define XW_API __attribute__((visibility("default")))
+
+#define XDPWAKE_VERSION_MAJOR 0
+#define XDPWAKE_VERSION_MINOR 1
+#define XDPWAKE_VERSION_PATCH 0
+
+/** Declare and zero an options struct with its size set:
+ *  XW_OPTS(xw_iface_opts, o, .mode = XW_MODE_GENERIC); */
+#define XW_OPTS(TYPE, NAME, ...)                                        \
+	struct TYPE NAME = ({                                           \
+		__builtin_memset(&NAME, 0, sizeof(struct TYPE));        \
+		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ }; \
+	})
+
+/* ---- errors and logging --------------------------------------------- */
+
+/** Library version as "MAJOR.MINOR.PATCH". */
+XW_API const char *xw_version(void);
+
+/**
+ * Describe a (negative or positive) errno value returned by this library,
+ * with the cause xdpwake calls usually have for it (e.g. -EPERM: missing
+ * CAP_NET_ADMIN/CAP_BPF).  Never returns NULL; the string is static.
+ */
+XW_API const char *xw_strerror(int err);
+
+enum xw_log_level {
+	XW_LOG_ERROR = 0,
+	XW_LOG_WARN = 1,
+	XW_LOG_INFO = 2,
+	XW_LOG_DEBUG = 3,
+};
+
+/** Log callback: @msg is one line without trailing newline. */
+typedef void (*xw_log_fn)(enum xw_log_level level, const char *msg, void *ctx);
+
+/**
+ * Install a log callback for messages up to @max_level (NULL: silence, the
+ * default).  Process-wide.  libbpf's and libxdp's own messages are routed to
+ * the same callback (at XW_LOG_DEBUG, warnings at XW_LOG_WARN).
+ */
+XW_API void xw_set_log(xw_log_fn fn, void *ctx, enum xw_log_level max_level);
+
+/* ---- names ---------------------------------------------------------- */
+
+/** Name of a policy ("every", "timeout", "marker", "stream", "adaptive"),
+ *  or NULL if out of range. */
+XW_API const char *xw_policy_name(unsigned int policy);
+/** Policy number for @name, or -EINVAL. */
+XW_API int xw_policy_parse(const char *name);
+/** Name of a wake reason ("every", "marker", ...), or NULL. */
+XW_API const char *xw_wake_reason_name(unsigned int reason);
+/** Name of a packet type ("small", "medium", ...), or NULL. */
+XW_API const char *xw_pkt_type_name(unsigned int type);
+
+/* ---- knobs ---------------------------------------------------------- */
+
+/** Description of one knob: see XW_KNOBS in xdpwake/proto.h. */
+struct xw_knob_info {
+	const char *name;     /* also the pinned map's file name            */
+	bool per_endpoint;    /* false: one value per interface (key 0)     */
+	__u32 def;	      /* value written when the maps are created    */
+	__u32 min, max;	      /* accepted range (policy: enum xw_policy)    */
+	const char *help;     /* one line                                   */
+};
+
+/** Number of knobs. */
+XW_API int xw_knob_count(void);
+/** Fill @info for knob @idx (0 .. xw_knob_count()-1); -ERANGE otherwise. */
+XW_API int xw_knob_info(int idx, struct xw_knob_info *info);
+/** Index of the knob called @name, or -ENOENT. */
+XW_API int xw_knob_find(const char *name);
+/**
+ * Parse a knob value: numbers (decimal, 0x hex), policy names for `policy`,
+ * "eth"/"udp"/"eth,udp" for `encap`, packet type lists ("small,rndv" or
+ * "all"/"none") for `lat_mask`.  Range-checked: -EINVAL / -ERANGE.
+ */
+XW_API int xw_knob_parse(int idx, const char *text, __u32 *value);
+
+/* ---- statistics ----------------------------------------------------- */
+
+/** Number of counters in struct xw_stats. */
+XW_API int xw_stat_count(void);
+/** Name and description of counter @idx; NULL if out of range. */
+XW_API const char *xw_stat_name(int idx);
+XW_API const char *xw_stat_help(int idx);
+/** Value of counter @idx in @s (0 if out of range). */
+XW_API __u64 xw_stat_value(const struct xw_stats *s, int idx);
+
+/* ---- the program on an interface ------------------------------------ */
+
+/** An xdpwake program attached to one network interface, and its maps. */
+struct xw_iface;
+
+enum xw_xdp_mode {
+	XW_MODE_AUTO = 0,    /* native, falling back to generic (skb) mode */
+	XW_MODE_NATIVE = 1,  /* driver mode only                            */
+	XW_MODE_GENERIC = 2, /* generic (skb) mode                          */
+};
+
+struct xw_iface_opts {
+	size_t sz;
+	/* bpffs directory holding one sub-directory of pinned maps per
+	 * interface; NULL: "/sys/fs/bpf/xdpwake". */
+	const char *pin_root;
+	enum xw_xdp_mode mode;
+	/* Initial per-interface knobs, used only when this call attaches
+	 * the program (0: the knob's default). */
+	__u32 encap;
+	__u32 ethertype;
+	__u32 udp_port;
+	/* Initial policy for every endpoint (only when this call attaches);
+	 * -1 or 0 with policy_set false: the default (marker). */
+	bool policy_set;
+	__u32 policy;
+	/* Do not attach: only open an already attached program's maps
+	 * (-ENOENT if none). */
+	bool no_attach;
+	size_t :0;
+};
+#define xw_iface_opts__last_field no_attach
+
+/**
+ * Open the xdpwake program of interface @ifname: attach it (loading the
+ * embedded BPF object through libxdp, native mode unless asked otherwise)
+ * and pin its maps under <pin_root>/<ifname>, or, if it is attached already,
+ * open its pinned maps.  Errors: -ENODEV no such interface; -EPERM missing
+ * privileges; -EOPNOTSUPP mode not supported by the driver; -EEXIST another
+ * XDP program holds the interface and cannot be chained.
+ */
+XW_API int xw_iface__open(const char *ifname, const struct xw_iface_opts *opts,
+			  struct xw_iface **ifacep);
+/** Close the handle; the program stays attached (see xw_iface__detach). */
+XW_API void xw_iface__close(struct xw_iface *iface);
+/** Detach the program, remove the pinned maps, and close the handle. */
+XW_API int xw_iface__detach(struct xw_iface *iface);
+/** Detach xdpwake from @ifname and remove its pinned maps, by name;
+ *  -ENOENT if not attached. @pin_root as in xw_iface_opts (NULL: default). */
+XW_API int xw_detach(const char *ifname, const char *pin_root);
+
+XW_API const char *xw_iface__name(const struct xw_iface *iface);
+XW_API int xw_iface__ifindex(const struct xw_iface *iface);
+/** Directory of the pinned maps. */
+XW_API const char *xw_iface__pin_dir(const struct xw_iface *iface);
+/** XW_MODE_NATIVE or XW_MODE_GENERIC: how the program is attached. */
+XW_API int xw_iface__mode(const struct xw_iface *iface);
+/** 1 when attached through libxdp's multi-program dispatcher, 0 when
+ *  attached alone (libxdp's fallback where the dispatcher cannot load). */
+XW_API int xw_iface__multiprog(const struct xw_iface *iface);
+/** BPF program id of the wake engine. */
+XW_API __u32 xw_iface__prog_id(const struct xw_iface *iface);
+/** File descriptor of one of the program's maps by its pin name
+ *  ("endpoints", "shared", "stats", a knob name, ...), or -ENOENT. */
+XW_API int xw_iface__map_fd(const struct xw_iface *iface, const char *name);
+
+/** Set knob @name of endpoint @ep (ignored for per-interface knobs).
+ *  -ENOENT unknown knob, -ERANGE bad endpoint or value out of range. */
+XW_API int xw_iface__set_knob(struct xw_iface *iface, const char *name, __u32 ep, __u32 value);
+XW_API int xw_iface__get_knob(struct xw_iface *iface, const char *name, __u32 ep, __u32 *value);
+
+/** Statistics summed over CPUs, of endpoint @ep (0..XW_MAX_ENDPOINTS-1),
+ *  of frames not attributed to an endpoint (XW_STATS_IFACE), or of
+ *  everything (-1). */
+XW_API int xw_iface__stats(struct xw_iface *iface, int ep, struct xw_stats *out);
+
+/** Registered endpoint information (flags has XW_EPF_ACTIVE when in use). */
+XW_API int xw_iface__endpoint(struct xw_iface *iface, __u32 ep, struct xw_endpoint *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* XDPWAKE_H */

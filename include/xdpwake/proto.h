@@ -1,0 +1,349 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * xdpwake/proto.h - everything the XDP program and user space both see:
+ * the wire format, the map layouts, the knobs and the statistics.
+ *
+ * This header is included by bpf/xdpwake.bpf.c (clang -target bpf) and by
+ * the library, the tool and the tests.  It only uses fixed-width kernel
+ * types so that it compiles unchanged in all of them, as C and as C++.
+ *
+ * Wire fields are big-endian (network byte order).  Map values are in host
+ * byte order.
+ */
+#ifndef XDPWAKE_PROTO_H
+#define XDPWAKE_PROTO_H
+
+#include <linux/types.h>
+#include <linux/bpf.h> /* struct bpf_timer */
+
+#ifdef __cplusplus
+#define XW_STATIC_ASSERT(c, m) static_assert(c, m)
+#else
+#define XW_STATIC_ASSERT(c, m) _Static_assert(c, m)
+#endif
+#define XW_OFFSETOF(t, f) __builtin_offsetof(t, f)
+
+/* ------------------------------------------------------------------ */
+/* Encapsulation                                                       */
+/* ------------------------------------------------------------------ */
+
+/* IEEE 802 "Local Experimental EtherType 1". */
+#define XW_DEFAULT_ETHERTYPE 0x88B5
+/* UDP mode destination port (dynamic range, unassigned). */
+#define XW_DEFAULT_UDP_PORT 49152
+
+/* Bits of the per-interface `encap` knob: which encapsulations are ours. */
+#define XW_ENCAP_ETH 0x1u /* Ethernet, optional VLAN tags, EtherType      */
+#define XW_ENCAP_UDP 0x2u /* Ethernet, optional VLAN tags, IPv4, UDP port */
+#define XW_ENCAP_ALL (XW_ENCAP_ETH | XW_ENCAP_UDP)
+
+/* ------------------------------------------------------------------ */
+/* The xdpwake header                                                  */
+/* ------------------------------------------------------------------ */
+
+#define XW_VERSION 1
+
+enum xw_pkt_type {
+	XW_PKT_INVALID = 0,
+	XW_PKT_SMALL = 1,	  /* whole message in one frame                  */
+	XW_PKT_MEDIUM = 2,	  /* eager fragment of a message <= eager_max      */
+	XW_PKT_RNDV = 3,	  /* rendezvous; may carry the first BTP(1) bytes  */
+	XW_PKT_PULL = 4,	  /* receiver asks for a block of fragments        */
+	XW_PKT_PULL_REPLY = 5,	  /* a fragment answering a PULL (or pushed BTP2)  */
+	XW_PKT_NOTIFY = 6,	  /* receiver tells sender a large message is done */
+	XW_PKT_ACK = 7,		  /* cumulative acknowledgement                    */
+	XW_PKT_CONNECT = 8,	  /* connection request (new session id + ISN)     */
+	XW_PKT_CONNECT_REPLY = 9, /* connection accept                             */
+	XW_PKT_CLOSE = 10,	  /* connection teardown                           */
+	XW_PKT_TYPE_MAX = 11,
+};
+
+/* Header flags. */
+#define XW_F_LAT 0x01u	/* latency-sensitive: the receiver will want this now */
+#define XW_F_MORE 0x02u /* sender already holds more frames for this peer    */
+#define XW_F_LAST 0x04u /* last fragment of a message / of a pull block       */
+#define XW_F_KNOWN (XW_F_LAT | XW_F_MORE | XW_F_LAST)
+
+/*
+ * Per-type field use (checked by the XDP program where marked [X]):
+ *
+ *   SMALL       msg_len == payload_len, frag_idx 0, frag_count 1, frag_off 0 [X]
+ *   MEDIUM,     frag_count >= 1, frag_idx < frag_count                      [X]
+ *   RNDV,       frag_off + payload_len <= msg_len                            [X]
+ *   PULL_REPLY  (RNDV carries msg_len = the full message length)
+ *   PULL        frag_idx < frag_count (first fragment asked, total), [X]
+ *               frag_off <= msg_len                                          [X]
+ *               payload: struct xw_pull_req
+ *   NOTIFY, ACK, CONNECT, CONNECT_REPLY, CLOSE: control; fragment fields 0.
+ *
+ * For every type payload_len must fit in the frame after the header
+ * (trailing Ethernet padding beyond it is accepted) [X].
+ */
+struct xw_hdr {
+	__u8 version;	    /* XW_VERSION                                 */
+	__u8 type;	    /* enum xw_pkt_type                           */
+	__u8 flags;	    /* XW_F_*                                     */
+	__u8 hdr_rsvd;	    /* 0                                          */
+	__be16 dst_ep;	    /* destination endpoint id                    */
+	__be16 src_ep;	    /* source endpoint id                         */
+	__be32 session;	    /* connection session id (0: none yet)        */
+	__be32 seq;	    /* per-connection sequence number             */
+	__be32 ack;	    /* cumulative ack: next sequence expected     */
+	__be32 msg_id;	    /* sender's message id                        */
+	__be32 msg_len;	    /* total message length in bytes              */
+	__be32 frag_off;    /* byte offset of this fragment's payload     */
+	__be32 frag_idx;    /* fragment index                             */
+	__be32 frag_count;  /* fragment count of the message              */
+	__be16 payload_len; /* payload bytes following this header        */
+	__be16 hdr_rsvd2;   /* 0                                          */
+	__be32 csum;	    /* CRC32C over header (csum = 0) and payload  */
+	__be64 match;	    /* 64-bit match (tag) value                   */
+};
+
+#define XW_HDR_LEN 56
+
+XW_STATIC_ASSERT(sizeof(struct xw_hdr) == XW_HDR_LEN, "xw_hdr size");
+XW_STATIC_ASSERT(XW_OFFSETOF(struct xw_hdr, version) == 0, "xw_hdr.version");
+XW_STATIC_ASSERT(XW_OFFSETOF(struct xw_hdr, type) == 1, "xw_hdr.type");
+XW_STATIC_ASSERT(XW_OFFSETOF(struct xw_hdr, flags) == 2, "xw_hdr.flags");
+XW_STATIC_ASSERT(XW_OFFSETOF(struct xw_hdr, dst_ep) == 4, "xw_hdr.dst_ep");
+XW_STATIC_ASSERT(XW_OFFSETOF(struct xw_hdr, src_ep) == 6, "xw_hdr.src_ep");
+XW_STATIC_ASSERT(XW_OFFSETOF(struct xw_hdr, session) == 8, "xw_hdr.session");
+XW_STATIC_ASSERT(XW_OFFSETOF(struct xw_hdr, seq) == 12, "xw_hdr.seq");
+XW_STATIC_ASSERT(XW_OFFSETOF(struct xw_hdr, ack) == 16, "xw_hdr.ack");
+XW_STATIC_ASSERT(XW_OFFSETOF(struct xw_hdr, msg_id) == 20, "xw_hdr.msg_id");
+XW_STATIC_ASSERT(XW_OFFSETOF(struct xw_hdr, msg_len) == 24, "xw_hdr.msg_len");
+XW_STATIC_ASSERT(XW_OFFSETOF(struct xw_hdr, frag_off) == 28, "xw_hdr.frag_off");
+XW_STATIC_ASSERT(XW_OFFSETOF(struct xw_hdr, frag_idx) == 32, "xw_hdr.frag_idx");
+XW_STATIC_ASSERT(XW_OFFSETOF(struct xw_hdr, frag_count) == 36, "xw_hdr.frag_count");
+XW_STATIC_ASSERT(XW_OFFSETOF(struct xw_hdr, payload_len) == 40, "xw_hdr.payload_len");
+XW_STATIC_ASSERT(XW_OFFSETOF(struct xw_hdr, csum) == 44, "xw_hdr.csum");
+XW_STATIC_ASSERT(XW_OFFSETOF(struct xw_hdr, match) == 48, "xw_hdr.match");
+
+/* Payload of a PULL request (big-endian). */
+struct xw_pull_req {
+	__be32 block_id;  /* receiver's block id, echoed in replies */
+	__be32 nfrags;	  /* fragments asked, starting at frag_idx  */
+};
+XW_STATIC_ASSERT(sizeof(struct xw_pull_req) == 8, "xw_pull_req size");
+
+/* ------------------------------------------------------------------ */
+/* Endpoints and policies                                              */
+/* ------------------------------------------------------------------ */
+
+/* Endpoint ids 0 .. XW_MAX_ENDPOINTS-1 per interface. */
+#define XW_MAX_ENDPOINTS 64
+
+enum xw_policy {
+	XW_POLICY_EVERY = 0,	/* wake on every frame                         */
+	XW_POLICY_TIMEOUT = 1,	/* coalesce_frames or coalesce_usecs           */
+	XW_POLICY_MARKER = 2,	/* LAT frame wakes now, others: timeout rule   */
+	XW_POLICY_STREAM = 3,	/* LAT frame wakes when the stream pauses      */
+	XW_POLICY_ADAPTIVE = 4, /* marker or stream from the arrival rate      */
+	XW_POLICY_MAX = 5,
+};
+
+/* Knob defaults (written by the library when it creates the maps). */
+#define XW_DEF_POLICY XW_POLICY_MARKER
+#define XW_DEF_COALESCE_USECS 75
+#define XW_DEF_COALESCE_FRAMES 32
+#define XW_DEF_STREAM_GAP_USECS 0	/* 0: rely on the sender's MORE hint */
+#define XW_DEF_LAT_MASK 0xFFFFFFFFu	/* honour LAT on every packet type  */
+#define XW_DEF_ADAPT_ENTER_USECS 20	/* mean gap below this: stream        */
+#define XW_DEF_ADAPT_EXIT_USECS 60	/* mean gap above this: marker        */
+#define XW_DEF_WATCHDOG_USECS 0		/* 0: watchdog off                   */
+
+/* Bits in struct xw_endpoint.flags */
+#define XW_EPF_ACTIVE 0x1u  /* endpoint registered: frames are accepted */
+#define XW_EPF_TRACE 0x2u   /* also log non-wake decisions (NO_WAKEUP)  */
+#define XW_EPF_CONNS 0x4u   /* per-peer sessions registered in `conns`  */
+
+/* Value of the `endpoints` map (array, key = endpoint id). */
+struct xw_endpoint {
+	__u32 flags;	/* XW_EPF_*                                    */
+	__u32 queue_id; /* RX queue the endpoint's AF_XDP socket binds */
+	__u32 owner_pid;
+	__u32 rsvd;
+};
+
+/*
+ * Value of the `shared` map: BPF_F_MMAPABLE array, key = endpoint id,
+ * mapped by the receiving process.  One cache line per endpoint.
+ *
+ * Hand-over: to sleep, user space stores armed = 1, issues a full barrier,
+ * then rereads `produced`; if produced != consumed it does not sleep.  The
+ * XDP program increments `produced` (atomic) before it takes `armed` with an
+ * atomic exchange, so either it sees armed == 1 and sends the wake, or user
+ * space sees the new frame.
+ */
+struct xw_shared {
+	__u32 armed;	    /* user: 1 = asleep, wants a wake; XDP xchg -> 0 */
+	__u32 wd_armed;	    /* watchdog thread asleep, wants a wake          */
+	__u64 produced;	    /* XDP: frames redirected to this endpoint       */
+	__u64 consumed;	    /* user: frames taken from the RX ring           */
+	__u64 wakes;	    /* XDP: wakes sent to this endpoint              */
+	__u64 wd_wakes;	    /* XDP: watchdog wakes sent                      */
+	__u64 rsvd[3];
+};
+XW_STATIC_ASSERT(sizeof(struct xw_shared) == 64, "xw_shared is one cache line");
+
+/* Reasons carried by a wake record. */
+enum xw_wake_reason {
+	XW_WAKE_NONE = 0,
+	XW_WAKE_EVERY = 1,     /* policy every                              */
+	XW_WAKE_MARKER = 2,    /* a LAT frame                               */
+	XW_WAKE_STREAM = 3,    /* end of a stream that held a deferred wake */
+	XW_WAKE_FRAMES = 4,    /* coalesce_frames pending                   */
+	XW_WAKE_TIMEOUT = 5,   /* coalesce_usecs after the first pending    */
+	XW_WAKE_WATCHDOG = 6,  /* frames unconsumed past the watchdog period */
+	XW_WAKE_REASON_MAX = 7,
+};
+
+/* Record kinds in the per-endpoint ring buffers. */
+#define XW_REC_WAKE 1	  /* submitted with BPF_RB_FORCE_WAKEUP            */
+#define XW_REC_DEFER 2	  /* trace only (XW_EPF_TRACE), BPF_RB_NO_WAKEUP   */
+#define XW_REC_UNARMED 3  /* trace only: wake decided, receiver not armed  */
+
+struct xw_wake_rec {
+	__u8 kind;	/* XW_REC_*                                          */
+	__u8 reason;	/* enum xw_wake_reason                               */
+	__u16 ep;	/* endpoint id                                       */
+	__u32 pending;	/* frames covered by this decision                   */
+	__u64 ts_ns;	/* bpf_ktime_get_ns() at the decision                */
+	__u64 produced; /* frames redirected to the endpoint so far          */
+};
+XW_STATIC_ASSERT(sizeof(struct xw_wake_rec) == 24, "xw_wake_rec size");
+
+/* Size of each per-endpoint ring buffer (inner map of wake_rings/wd_rings). */
+#define XW_RING_BYTES 16384
+
+/* ------------------------------------------------------------------ */
+/* Knobs                                                               */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Every knob is its own pinned BPF array of __u32 so that one
+ * `bpftool map update pinned <dir>/<knob> key <ep> 0 0 0 value <v> 0 0 0`
+ * changes exactly one knob of one endpoint; the program reads it on the next
+ * frame.  Per-interface knobs have a single entry (key 0).
+ *
+ * X(name, scope, default, min, max)
+ */
+#define XW_SCOPE_EP 0
+#define XW_SCOPE_IFACE 1
+#define XW_KNOBS(X)                                                              \
+	X(policy, XW_SCOPE_EP, XW_DEF_POLICY, 0, XW_POLICY_MAX - 1)              \
+	X(coalesce_usecs, XW_SCOPE_EP, XW_DEF_COALESCE_USECS, 0, 10000000)       \
+	X(coalesce_frames, XW_SCOPE_EP, XW_DEF_COALESCE_FRAMES, 1, 1000000)      \
+	X(stream_gap_usecs, XW_SCOPE_EP, XW_DEF_STREAM_GAP_USECS, 0, 10000000)   \
+	X(lat_mask, XW_SCOPE_EP, XW_DEF_LAT_MASK, 0, 0xFFFFFFFFu)                \
+	X(adapt_enter_usecs, XW_SCOPE_EP, XW_DEF_ADAPT_ENTER_USECS, 0, 10000000) \
+	X(adapt_exit_usecs, XW_SCOPE_EP, XW_DEF_ADAPT_EXIT_USECS, 0, 10000000)   \
+	X(session, XW_SCOPE_EP, 0, 0, 0xFFFFFFFFu)                               \
+	X(watchdog_usecs, XW_SCOPE_EP, XW_DEF_WATCHDOG_USECS, 0, 10000000)       \
+	X(encap, XW_SCOPE_IFACE, XW_ENCAP_ETH, 1, XW_ENCAP_ALL)                  \
+	X(ethertype, XW_SCOPE_IFACE, XW_DEFAULT_ETHERTYPE, 0x0600, 0xFFFF)       \
+	X(udp_port, XW_SCOPE_IFACE, XW_DEFAULT_UDP_PORT, 1, 0xFFFF)
+
+/* ------------------------------------------------------------------ */
+/* Per-endpoint wake state (array `wake_state`, key = endpoint id)     */
+/* ------------------------------------------------------------------ */
+
+/* Mode chosen by the adaptive policy, kept in xw_wake_state.adapt_mode. */
+#define XW_ADAPT_MARKER 0
+#define XW_ADAPT_STREAM 1
+
+/*
+ * The struct bpf_timer member makes these maps unfit for mmap; user space
+ * reads them with bpf_map_lookup_elem (e.g. `bpftool map dump`).  The
+ * kernel allows one timer per map value, hence two maps.
+ */
+struct xw_wake_state {
+	struct bpf_timer timer; /* coalescing / deferral timer               */
+	__u64 pending;		/* frames since the last wake decision       */
+	__u64 first_pending_ns; /* arrival of the first of them              */
+	__u64 last_frame_ns;	/* arrival of the previous frame             */
+	__u64 deferred_since_ns;/* LAT wake deferred by stream since (0: no) */
+	__u64 deadline_ns;	/* expiry of the running timer (0: idle)     */
+	__u64 gap_ewma_ns;	/* adaptive: mean inter-arrival gap          */
+	__u32 timer_ready;	/* timer initialised                         */
+	__u32 adapt_mode;	/* XW_ADAPT_*                                */
+	__u32 deferred;		/* a LAT wake is deferred (stream)           */
+	__u32 rsvd;
+};
+
+/* Array `wd_state`, key = endpoint id: the watchdog timer. */
+struct xw_wd_state {
+	struct bpf_timer timer;
+	__u64 deadline_ns;	/* expiry of the running timer (0: idle)     */
+	__u64 produced;		/* produced count when the period started    */
+	__u32 timer_ready;
+	__u32 rsvd;
+};
+
+/* ------------------------------------------------------------------ */
+/* Connections (hash `conns`): per-peer session check in XDP           */
+/* ------------------------------------------------------------------ */
+
+struct xw_conn_key {
+	__u32 peer_ip;	   /* UDP mode: peer IPv4 address (BE); Ethernet: 0 */
+	__u8 peer_mac[6];  /* Ethernet mode: peer MAC; UDP mode: zeros       */
+	__u16 src_ep;	   /* peer's endpoint id                             */
+	__u16 dst_ep;	   /* our endpoint id                                */
+	__u16 rsvd;
+};
+XW_STATIC_ASSERT(sizeof(struct xw_conn_key) == 16, "xw_conn_key size");
+#define XW_MAX_CONNS 4096
+
+/* ------------------------------------------------------------------ */
+/* Statistics (per-CPU array `stats`; key = endpoint id, or            */
+/* XW_STATS_IFACE for frames not attributed to an endpoint)            */
+/* ------------------------------------------------------------------ */
+
+#define XW_STATS_IFACE XW_MAX_ENDPOINTS
+#define XW_STATS_ENTRIES (XW_MAX_ENDPOINTS + 1)
+
+/* X(name, description) */
+#define XW_STATS(X)                                                          \
+	X(frames_seen, "frames the program ran on")                          \
+	X(bytes_seen, "bytes the program ran on")                            \
+	X(frames_passed, "frames passed to the kernel (not ours)")           \
+	X(frames_ours, "frames carrying our encapsulation")                  \
+	X(frames_redirected, "frames redirected to an AF_XDP socket")        \
+	X(bytes_redirected, "bytes redirected to an AF_XDP socket")          \
+	X(lat_frames, "redirected frames with LAT honoured")                 \
+	X(more_frames, "redirected frames with MORE")                        \
+	X(drop_short, "drop: ours but shorter than the header")              \
+	X(drop_version, "drop: unknown header version")                      \
+	X(drop_length, "drop: a length or offset field lies")                \
+	X(drop_frag, "drop: fragment index >= count, or count 0")            \
+	X(drop_type, "drop: unknown packet type")                            \
+	X(drop_endpoint, "drop: unknown or inactive endpoint")               \
+	X(drop_session, "drop: wrong session")                               \
+	X(drop_queue, "drop: frame arrived on another queue than the socket") \
+	X(drop_nosocket, "drop: no AF_XDP socket registered")                \
+	X(wake_every, "wakes: policy every")                                 \
+	X(wake_marker, "wakes: LAT frame")                                   \
+	X(wake_stream, "wakes: end of stream")                               \
+	X(wake_frames, "wakes: coalesce_frames reached")                     \
+	X(wake_timeout, "wakes: coalesce_usecs expired")                     \
+	X(wake_watchdog, "wakes: watchdog")                                  \
+	X(wake_unarmed, "wakes not sent: receiver not armed")                \
+	X(wake_noring, "wakes not sent: no ring buffer registered")          \
+	X(wake_ringfull, "wakes not sent: ring buffer full")                 \
+	X(deferrals, "LAT wakes deferred by the stream rule")                \
+	X(timer_starts, "coalescing timer (re)starts")                       \
+	X(timer_fires, "coalescing timer expiries")                          \
+	X(adapt_switches, "adaptive policy mode switches")
+
+#define XW__STATS_FIELD(name, desc) __u64 name;
+struct xw_stats {
+	XW_STATS(XW__STATS_FIELD)
+};
+#undef XW__STATS_FIELD
+
+#define XW__STATS_COUNT(name, desc) +1
+#define XW_STATS_NR (0 XW_STATS(XW__STATS_COUNT))
+XW_STATIC_ASSERT(sizeof(struct xw_stats) == XW_STATS_NR * 8, "xw_stats is packed u64s");
+
+#endif /* XDPWAKE_PROTO_H */

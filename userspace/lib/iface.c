@@ -1,0 +1,684 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * The wake engine on one interface: load the embedded skeleton through
+ * libxdp, attach, pin the maps under <pin_root>/<ifname>, or open the pins
+ * of a program that is attached already; knobs and statistics.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+
+#include "internal.h"
+#include "xdpwake.skel.h"
+
+#define XWI_PROG_NAME "xw_xdp"
+#define XWI_DEFAULT_PIN_ROOT "/sys/fs/bpf/xdpwake"
+#define XWI_PROG_PIN "prog"
+#define XWI_LOCK_FILE ".lock"
+#ifndef BPF_FS_MAGIC
+#define BPF_FS_MAGIC 0xcafe4a11
+#endif
+
+static int is_bpffs(const char *path)
+{
+	struct statfs st;
+
+	if (statfs(path, &st))
+		return -errno;
+	return st.f_type == (typeof(st.f_type))BPF_FS_MAGIC;
+}
+
+/* Make sure @root lies on a bpffs; mount one on /sys/fs/bpf if nothing is
+ * mounted there (as libxdp and xdp-loader do). */
+static int ensure_bpffs(const char *root)
+{
+	char probe[PATH_MAX];
+	char *slash;
+	int r;
+
+	snprintf(probe, sizeof(probe), "%s", root);
+	/* Walk up to the nearest existing directory. */
+	while ((r = is_bpffs(probe)) == -ENOENT) {
+		slash = strrchr(probe, '/');
+		if (!slash || slash == probe)
+			return -ENOENT;
+		*slash = '\0';
+	}
+	if (r < 0)
+		return r;
+	if (r == 1)
+		return 0;
+	if (!strncmp(root, "/sys/fs/bpf", 11) && is_bpffs("/sys/fs/bpf") == 0) {
+		if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700")) {
+			r = -errno;
+			xwi_err("cannot mount bpffs on /sys/fs/bpf: %s", strerror(errno));
+			return r;
+		}
+		xwi_info("mounted bpffs on /sys/fs/bpf");
+		return 0;
+	}
+	xwi_err("%s is not on a BPF filesystem (mount -t bpf bpf <dir>)", root);
+	return -EXDEV;
+}
+
+static int mkdir_p(const char *path)
+{
+	char buf[PATH_MAX];
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0700) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0700) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int lock_dir(const char *dir)
+{
+	int fd;
+
+	/* bpffs holds only BPF objects, so lock the directory itself. */
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+static void unlock_dir(int fd)
+{
+	if (fd >= 0) {
+		flock(fd, LOCK_UN);
+		close(fd);
+	}
+}
+
+static int pin_path(char *buf, size_t len, const char *dir, const char *name)
+{
+	if ((size_t)snprintf(buf, len, "%s/%s", dir, name) >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+static void unpin_all(const char *dir)
+{
+	char p[PATH_MAX];
+
+	for (int i = 0; i < XWI_MAP_NR; i++)
+		if (!pin_path(p, sizeof(p), dir, xwi_map_name(i)))
+			unlink(p);
+	if (!pin_path(p, sizeof(p), dir, XWI_PROG_PIN))
+		unlink(p);
+}
+
+static __u32 fd_prog_id(int fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return 0;
+	return info.id;
+}
+
+/* Our program on @ifindex: returns its id (0: none) and how it is attached. */
+static __u32 find_attached(int ifindex, int *mode, int *multi, struct xdp_program **progp)
+{
+	struct xdp_multiprog *mp;
+	struct xdp_program *p = NULL;
+	__u32 id = 0;
+
+	mp = xdp_multiprog__get_from_ifindex(ifindex);
+	if (libxdp_get_error(mp))
+		return 0;
+	if (xdp_multiprog__is_legacy(mp)) {
+		p = xdp_multiprog__main_prog(mp);
+		if (p && strcmp(xdp_program__name(p), XWI_PROG_NAME))
+			p = NULL;
+	} else {
+		while ((p = xdp_multiprog__next_prog(p, mp)))
+			if (!strcmp(xdp_program__name(p), XWI_PROG_NAME))
+				break;
+	}
+	if (p) {
+		id = xdp_program__id(p);
+		if (mode)
+			*mode = xdp_multiprog__attach_mode(mp) == XDP_MODE_SKB ? XW_MODE_GENERIC
+										: XW_MODE_NATIVE;
+		if (multi)
+			*multi = !xdp_multiprog__is_legacy(mp);
+		if (progp) {
+			/* A fresh handle that outlives the multiprog. */
+			*progp = xdp_program__from_id(id);
+			if (libxdp_get_error(*progp))
+				*progp = NULL;
+		}
+	}
+	xdp_multiprog__close(mp);
+	return id;
+}
+
+static int open_pins(struct xw_iface *ifc)
+{
+	char p[PATH_MAX];
+	int err;
+
+	for (int i = 0; i < XWI_MAP_NR; i++) {
+		err = pin_path(p, sizeof(p), ifc->pin_dir, xwi_map_name(i));
+		if (err)
+			return err;
+		ifc->map_fd[i] = bpf_obj_get(p);
+		if (ifc->map_fd[i] < 0) {
+			err = -errno;
+			xwi_err("%s: cannot open pinned map %s: %s", ifc->name, p, strerror(errno));
+			return err;
+		}
+	}
+	return 0;
+}
+
+static struct bpf_map *skel_map(struct xw_xdp_bpf *skel, int i)
+{
+	char name[64];
+
+	if (i < XWI_KNOB_NR)
+		snprintf(name, sizeof(name), "k_%s", xwi_map_name(i));
+	else
+		snprintf(name, sizeof(name), "%s", xwi_map_name(i));
+	return bpf_object__find_map_by_name(skel->obj, name);
+}
+
+static int write_defaults(struct xw_iface *ifc, const struct xw_iface_opts *opts)
+{
+	struct xw_knob_info ki;
+	__u32 v;
+	int err;
+
+	for (int i = 0; i < XWI_KNOB_NR; i++) {
+		xw_knob_info(i, &ki);
+		v = ki.def;
+		if (i == XWI_KNOB_encap && XWI_OPT(opts, encap, 0))
+			v = XWI_OPT(opts, encap, 0);
+		if (i == XWI_KNOB_ethertype && XWI_OPT(opts, ethertype, 0))
+			v = XWI_OPT(opts, ethertype, 0);
+		if (i == XWI_KNOB_udp_port && XWI_OPT(opts, udp_port, 0))
+			v = XWI_OPT(opts, udp_port, 0);
+		if (i == XWI_KNOB_policy && XWI_OPT(opts, policy_set, false))
+			v = XWI_OPT(opts, policy, XW_DEF_POLICY);
+		if (v < ki.min || v > ki.max) {
+			xwi_err("%s: initial %s %u out of range [%u, %u]", ifc->name, ki.name, v,
+				ki.min, ki.max);
+			return -ERANGE;
+		}
+		for (__u32 k = 0; k < (ki.per_endpoint ? XW_MAX_ENDPOINTS : 1u); k++) {
+			if (bpf_map_update_elem(ifc->map_fd[i], &k, &v, BPF_ANY)) {
+				err = -errno;
+				xwi_err("%s: cannot set %s: %s", ifc->name, ki.name, strerror(errno));
+				return err;
+			}
+		}
+	}
+	return 0;
+}
+
+static void drop_loaded(struct xw_iface *ifc)
+{
+	if (ifc->prog)
+		xdp_program__close(ifc->prog);
+	ifc->prog = NULL;
+	/* xdp_program__close() does not free an object passed in .obj. */
+	if (ifc->skel)
+		xw_xdp_bpf__destroy(ifc->skel);
+	ifc->skel = NULL;
+}
+
+/* One attempt with a fresh skeleton: libxdp tries its multi-program
+ * dispatcher first and falls back to attaching the program alone where the
+ * dispatcher cannot load.  *loaded tells whether the program passed the
+ * verifier (so a failure is about the attach mode). */
+static int try_attach(struct xw_iface *ifc, enum xdp_attach_mode m, bool *loaded)
+{
+	char p[PATH_MAX];
+	int err;
+
+	*loaded = false;
+	drop_loaded(ifc);
+	unpin_all(ifc->pin_dir);
+	ifc->skel = xw_xdp_bpf__open();
+	if (!ifc->skel) {
+		err = -errno;
+		xwi_err("cannot open the embedded BPF object: %s", strerror(errno));
+		return err;
+	}
+	for (int i = 0; i < XWI_MAP_NR; i++) {
+		struct bpf_map *map = skel_map(ifc->skel, i);
+
+		if (!map)
+			return -ENOENT;
+		err = pin_path(p, sizeof(p), ifc->pin_dir, xwi_map_name(i));
+		if (err)
+			return err;
+		err = bpf_map__set_pin_path(map, p);
+		if (err)
+			return err;
+	}
+
+	DECLARE_LIBXDP_OPTS(xdp_program_opts, po, .obj = ifc->skel->obj,
+			    .prog_name = XWI_PROG_NAME);
+	ifc->prog = xdp_program__create(&po);
+	err = libxdp_get_error(ifc->prog);
+	if (err) {
+		ifc->prog = NULL;
+		xwi_err("%s: cannot create the XDP program: %s", ifc->name, strerror(-err));
+		return err;
+	}
+	err = xdp_program__attach(ifc->prog, ifc->ifindex, m, 0);
+	*loaded = xdp_program__fd(ifc->prog) >= 0;
+	if (err)
+		xwi_dbg("%s: attach in %s mode: %s%s", ifc->name,
+			m == XDP_MODE_NATIVE ? "native" : "generic", strerror(-err),
+			*loaded ? "" : " (program did not load)");
+	return err;
+}
+
+static int load_and_attach(struct xw_iface *ifc, const struct xw_iface_opts *opts)
+{
+	enum xw_xdp_mode mode = XWI_OPT(opts, mode, XW_MODE_AUTO);
+	char p[PATH_MAX];
+	bool loaded;
+	int err;
+
+	if (mode == XW_MODE_GENERIC) {
+		err = try_attach(ifc, XDP_MODE_SKB, &loaded);
+	} else {
+		err = try_attach(ifc, XDP_MODE_NATIVE, &loaded);
+		if (err && loaded && mode == XW_MODE_AUTO && err != -EPERM && err != -EEXIST &&
+		    err != -EBUSY) {
+			xwi_warn("%s: native XDP failed (%s), using generic mode", ifc->name,
+				 strerror(-err));
+			err = try_attach(ifc, XDP_MODE_SKB, &loaded);
+		}
+	}
+	if (err) {
+		if (!loaded && err != -EPERM)
+			xwi_err("%s: the BPF program failed to load: %s", ifc->name,
+				strerror(-err));
+		if (err == -EBUSY)
+			err = -EEXIST;
+		xwi_err("%s: cannot attach the XDP program: %s", ifc->name, xw_strerror(err));
+		return err;
+	}
+
+	for (int i = 0; i < XWI_MAP_NR; i++) {
+		ifc->map_fd[i] = dup(bpf_map__fd(skel_map(ifc->skel, i)));
+		if (ifc->map_fd[i] < 0)
+			return -errno;
+	}
+	err = write_defaults(ifc, opts);
+	if (err)
+		return err;
+	err = pin_path(p, sizeof(p), ifc->pin_dir, XWI_PROG_PIN);
+	if (!err && bpf_obj_pin(xdp_program__fd(ifc->prog), p))
+		err = -errno;
+	if (err) {
+		xwi_err("%s: cannot pin the program: %s", ifc->name, strerror(-err));
+		return err;
+	}
+	if (!find_attached(ifc->ifindex, &ifc->mode, &ifc->multiprog, NULL)) {
+		xwi_err("%s: program attached but not found on the interface", ifc->name);
+		return -ENOENT;
+	}
+	ifc->prog_id = xdp_program__id(ifc->prog);
+	xwi_info("%s: attached %s in %s mode%s", ifc->name, XWI_PROG_NAME,
+		 ifc->mode == XW_MODE_GENERIC ? "generic" : "native",
+		 ifc->multiprog ? " (libxdp dispatcher)" : " (single program)");
+	return 0;
+}
+
+static void iface_free(struct xw_iface *ifc)
+{
+	if (!ifc)
+		return;
+	if (ifc->shared)
+		munmap(ifc->shared, ifc->shared_len);
+	for (int i = 0; i < XWI_MAP_NR; i++)
+		if (ifc->map_fd[i] >= 0)
+			close(ifc->map_fd[i]);
+	drop_loaded(ifc);
+	free(ifc);
+}
+
+static int iface_dir(char *buf, size_t len, const char *root, const char *ifname)
+{
+	if ((size_t)snprintf(buf, len, "%s/%s", root ? root : XWI_DEFAULT_PIN_ROOT, ifname) >=
+	    len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+XW_API int xw_iface__open(const char *ifname, const struct xw_iface_opts *opts,
+			  struct xw_iface **ifacep)
+{
+	const char *root;
+	struct xw_iface *ifc;
+	__u32 id, pinned_id = 0;
+	char p[PATH_MAX];
+	int err, lock = -1, fd;
+
+	xwi_hook_lib_logs();
+	if (!ifacep || !ifname || !*ifname)
+		return -EINVAL;
+	*ifacep = NULL;
+	if (!XWI_OPTS_VALID(opts, xw_iface_opts))
+		return -EINVAL;
+	if (strlen(ifname) >= IF_NAMESIZE || strchr(ifname, '/'))
+		return -EINVAL;
+	if (XWI_OPT(opts, mode, XW_MODE_AUTO) > XW_MODE_GENERIC)
+		return -EINVAL;
+
+	ifc = calloc(1, sizeof(*ifc));
+	if (!ifc)
+		return -ENOMEM;
+	for (int i = 0; i < XWI_MAP_NR; i++)
+		ifc->map_fd[i] = -1;
+	snprintf(ifc->name, sizeof(ifc->name), "%s", ifname);
+	ifc->ifindex = if_nametoindex(ifname);
+	if (!ifc->ifindex) {
+		xwi_err("%s: no such interface", ifname);
+		err = -ENODEV;
+		goto out;
+	}
+	root = XWI_OPT(opts, pin_root, NULL);
+	err = iface_dir(ifc->pin_dir, sizeof(ifc->pin_dir), root, ifname);
+	if (err)
+		goto out;
+	err = ensure_bpffs(root ? root : XWI_DEFAULT_PIN_ROOT);
+	if (err)
+		goto out;
+	err = mkdir_p(ifc->pin_dir);
+	if (err) {
+		xwi_err("cannot create %s: %s", ifc->pin_dir, strerror(-err));
+		goto out;
+	}
+	lock = lock_dir(ifc->pin_dir);
+	if (lock < 0) {
+		err = lock;
+		goto out;
+	}
+
+	id = find_attached(ifc->ifindex, &ifc->mode, &ifc->multiprog, NULL);
+	if (!pin_path(p, sizeof(p), ifc->pin_dir, XWI_PROG_PIN) && (fd = bpf_obj_get(p)) >= 0) {
+		pinned_id = fd_prog_id(fd);
+		close(fd);
+	}
+	if (id && id == pinned_id) {
+		ifc->prog_id = id;
+		err = open_pins(ifc);
+		goto out;
+	}
+	if (id) {
+		xwi_err("%s: an xdpwake program (id %u) is attached but its maps are not "
+			"pinned in %s; detach it first (xdpwake detach %s)",
+			ifname, id, ifc->pin_dir, ifname);
+		err = -EEXIST;
+		goto out;
+	}
+	if (XWI_OPT(opts, no_attach, false)) {
+		err = -ENOENT;
+		goto out;
+	}
+	/* Not attached: pins left there belong to a dead instance. */
+	unpin_all(ifc->pin_dir);
+	err = load_and_attach(ifc, opts);
+	if (err && ifc->prog && find_attached(ifc->ifindex, NULL, NULL, NULL))
+		xdp_program__detach(ifc->prog, ifc->ifindex,
+				    ifc->mode == XW_MODE_GENERIC ? XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
+	if (err)
+		unpin_all(ifc->pin_dir);
+out:
+	unlock_dir(lock);
+	if (err) {
+		iface_free(ifc);
+		return err;
+	}
+	*ifacep = ifc;
+	return 0;
+}
+
+XW_API void xw_iface__close(struct xw_iface *ifc)
+{
+	iface_free(ifc);
+}
+
+static int detach_locked(int ifindex, const char *ifname, const char *dir)
+{
+	struct xdp_program *p = NULL;
+	int mode = XW_MODE_NATIVE, err;
+
+	if (!find_attached(ifindex, &mode, NULL, &p) || !p) {
+		unpin_all(dir);
+		return -ENOENT;
+	}
+	err = xdp_program__detach(p, ifindex,
+				  mode == XW_MODE_GENERIC ? XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
+	xdp_program__close(p);
+	if (err) {
+		xwi_err("%s: cannot detach: %s", ifname, strerror(-err));
+		return err;
+	}
+	unpin_all(dir);
+	xwi_info("%s: detached", ifname);
+	return 0;
+}
+
+XW_API int xw_iface__detach(struct xw_iface *ifc)
+{
+	int err, lock;
+
+	if (!ifc)
+		return -EINVAL;
+	lock = lock_dir(ifc->pin_dir);
+	err = detach_locked(ifc->ifindex, ifc->name, ifc->pin_dir);
+	unlock_dir(lock);
+	rmdir(ifc->pin_dir);
+	iface_free(ifc);
+	return err;
+}
+
+XW_API int xw_detach(const char *ifname, const char *pin_root)
+{
+	char dir[PATH_MAX];
+	int ifindex, err, lock;
+
+	xwi_hook_lib_logs();
+	if (!ifname || !*ifname || strlen(ifname) >= IF_NAMESIZE || strchr(ifname, '/'))
+		return -EINVAL;
+	ifindex = if_nametoindex(ifname);
+	if (!ifindex)
+		return -ENODEV;
+	err = iface_dir(dir, sizeof(dir), pin_root, ifname);
+	if (err)
+		return err;
+	lock = lock_dir(dir);
+	err = detach_locked(ifindex, ifname, dir);
+	unlock_dir(lock);
+	rmdir(dir);
+	return err;
+}
+
+XW_API const char *xw_iface__name(const struct xw_iface *ifc)
+{
+	return ifc ? ifc->name : NULL;
+}
+
+XW_API int xw_iface__ifindex(const struct xw_iface *ifc)
+{
+	return ifc ? ifc->ifindex : -EINVAL;
+}
+
+XW_API const char *xw_iface__pin_dir(const struct xw_iface *ifc)
+{
+	return ifc ? ifc->pin_dir : NULL;
+}
+
+XW_API int xw_iface__mode(const struct xw_iface *ifc)
+{
+	return ifc ? ifc->mode : -EINVAL;
+}
+
+XW_API int xw_iface__multiprog(const struct xw_iface *ifc)
+{
+	return ifc ? ifc->multiprog : -EINVAL;
+}
+
+XW_API __u32 xw_iface__prog_id(const struct xw_iface *ifc)
+{
+	return ifc ? ifc->prog_id : 0;
+}
+
+XW_API int xw_iface__map_fd(const struct xw_iface *ifc, const char *name)
+{
+	if (!ifc || !name)
+		return -EINVAL;
+	for (int i = 0; i < XWI_MAP_NR; i++)
+		if (!strcmp(name, xwi_map_name(i)))
+			return ifc->map_fd[i];
+	return -ENOENT;
+}
+
+static int knob_key(int idx, __u32 ep, __u32 *key)
+{
+	struct xw_knob_info ki;
+
+	xw_knob_info(idx, &ki);
+	if (ki.per_endpoint && ep >= XW_MAX_ENDPOINTS)
+		return -ERANGE;
+	*key = ki.per_endpoint ? ep : 0;
+	return 0;
+}
+
+XW_API int xw_iface__set_knob(struct xw_iface *ifc, const char *name, __u32 ep, __u32 value)
+{
+	struct xw_knob_info ki;
+	int idx = xw_knob_find(name), err;
+	__u32 key;
+
+	if (!ifc)
+		return -EINVAL;
+	if (idx < 0)
+		return idx;
+	err = knob_key(idx, ep, &key);
+	if (err)
+		return err;
+	xw_knob_info(idx, &ki);
+	if (value < ki.min || value > ki.max)
+		return -ERANGE;
+	if (bpf_map_update_elem(ifc->map_fd[idx], &key, &value, BPF_EXIST))
+		return -errno;
+	return 0;
+}
+
+XW_API int xw_iface__get_knob(struct xw_iface *ifc, const char *name, __u32 ep, __u32 *value)
+{
+	int idx = xw_knob_find(name), err;
+	__u32 key;
+
+	if (!ifc || !value)
+		return -EINVAL;
+	if (idx < 0)
+		return idx;
+	err = knob_key(idx, ep, &key);
+	if (err)
+		return err;
+	if (bpf_map_lookup_elem(ifc->map_fd[idx], &key, value))
+		return -errno;
+	return 0;
+}
+
+XW_API int xw_iface__stats(struct xw_iface *ifc, int ep, struct xw_stats *out)
+{
+	int ncpu = libbpf_num_possible_cpus(), first, last, err = 0;
+	struct xw_stats *vals;
+	__u64 *o = (__u64 *)out;
+
+	if (!ifc || !out || ep < -1 || ep > XW_STATS_IFACE)
+		return -EINVAL;
+	if (ncpu < 0)
+		return ncpu;
+	vals = calloc(ncpu, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	memset(out, 0, sizeof(*out));
+	first = ep < 0 ? 0 : ep;
+	last = ep < 0 ? XW_STATS_IFACE : ep;
+	for (__u32 k = first; k <= (__u32)last; k++) {
+		if (bpf_map_lookup_elem(ifc->map_fd[XWI_MAP_stats], &k, vals)) {
+			err = -errno;
+			break;
+		}
+		for (int c = 0; c < ncpu; c++) {
+			const __u64 *v = (const __u64 *)&vals[c];
+
+			for (int i = 0; i < XW_STATS_NR; i++)
+				o[i] += v[i];
+		}
+	}
+	free(vals);
+	return err;
+}
+
+XW_API int xw_iface__endpoint(struct xw_iface *ifc, __u32 ep, struct xw_endpoint *out)
+{
+	if (!ifc || !out)
+		return -EINVAL;
+	if (ep >= XW_MAX_ENDPOINTS)
+		return -ERANGE;
+	if (bpf_map_lookup_elem(ifc->map_fd[XWI_MAP_endpoints], &ep, out))
+		return -errno;
+	return 0;
+}
+
+struct xw_shared *xwi_iface_shared(struct xw_iface *ifc, __u32 ep)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *m;
+
+	if (ep >= XW_MAX_ENDPOINTS) {
+		errno = ERANGE;
+		return NULL;
+	}
+	if (!ifc->shared) {
+		ifc->shared_len = (sizeof(struct xw_shared) * XW_MAX_ENDPOINTS + page - 1) &
+				  ~(size_t)(page - 1);
+		m = mmap(NULL, ifc->shared_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 ifc->map_fd[XWI_MAP_shared], 0);
+		if (m == MAP_FAILED)
+			return NULL;
+		ifc->shared = m;
+	}
+	return &ifc->shared[ep];
+}

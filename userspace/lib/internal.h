@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/* Internal declarations of libxdpwake (not installed). */
+#ifndef XW_INTERNAL_H
+#define XW_INTERNAL_H
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include "xdpwake.h"
+
+struct xw_xdp_bpf;
+
+/* Check an options struct: NULL is fine; sz must cover up to @last and any
+ * tail this library does not know must be zero (libbpf's OPTS_VALID). */
+int xwi_opts_valid(const void *opts, size_t user_sz, size_t known_sz, const char *what);
+#define XWI_OPTS_VALID(o, type) \
+	xwi_opts_valid((o), (o) ? (o)->sz : 0, \
+		       offsetof(struct type, type##__last_field) + \
+		       sizeof(((struct type *)0)->type##__last_field), #type)
+#define XWI_OPT(o, field, def) \
+	(((o) && offsetof(__typeof__(*(o)), field) < (o)->sz) ? (o)->field : (def))
+
+__attribute__((format(printf, 2, 3)))
+void xwi_log(enum xw_log_level level, const char *fmt, ...);
+#define xwi_err(...) xwi_log(XW_LOG_ERROR, __VA_ARGS__)
+#define xwi_warn(...) xwi_log(XW_LOG_WARN, __VA_ARGS__)
+#define xwi_info(...) xwi_log(XW_LOG_INFO, __VA_ARGS__)
+#define xwi_dbg(...) xwi_log(XW_LOG_DEBUG, __VA_ARGS__)
+/* Route libbpf/libxdp printing through our callback (idempotent). */
+void xwi_hook_lib_logs(void);
+
+/* Names of the maps pinned per interface besides the knobs. */
+#define XWI_MAPS(X)          \
+	X(endpoints)         \
+	X(shared)            \
+	X(wake_state)        \
+	X(wd_state)          \
+	X(conns)             \
+	X(xsks)              \
+	X(wake_rings)        \
+	X(wd_rings)          \
+	X(stats)
+
+enum {
+#define XWI__KNOB_ENUM(name, scope, def, min, max) XWI_KNOB_##name,
+	XW_KNOBS(XWI__KNOB_ENUM)
+#undef XWI__KNOB_ENUM
+	XWI_KNOB_NR,
+#define XWI__MAP_ENUM(name) XWI_MAP_##name,
+	XWI_MAP_FIRST_OTHER = XWI_KNOB_NR - 1,
+	XWI_MAPS(XWI__MAP_ENUM)
+#undef XWI__MAP_ENUM
+	XWI_MAP_NR,
+};
+
+/* Pin file name of map index @i (knobs first, then XWI_MAPS). */
+const char *xwi_map_name(int i);
+
+struct xw_iface {
+	char name[16];
+	int ifindex;
+	char pin_dir[PATH_MAX];
+	int mode;	 /* XW_MODE_NATIVE / XW_MODE_GENERIC */
+	int multiprog;	 /* attached through the libxdp dispatcher */
+	__u32 prog_id;
+	int map_fd[XWI_MAP_NR];
+	struct xw_xdp_bpf *skel;	 /* set when this handle attached */
+	struct xdp_program *prog;	 /* ditto */
+	struct xw_shared *shared;	 /* mmapped `shared` map (lazily) */
+	size_t shared_len;
+};
+
+/* mmap the shared map of @iface (once); NULL + errno on failure. */
+struct xw_shared *xwi_iface_shared(struct xw_iface *iface, __u32 ep);
+
+#endif
