@@ -1,0 +1,41 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+# Run every test: $OUTPUT/tests/test_* programs and tests/test_*.sh scripts.
+# Exit codes: 0 pass, 77 skip (reason printed), anything else fails.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+OUTPUT=${OUTPUT:-$here/../.output}
+export OUTPUT XW_SRC=$(cd "$here/.." && pwd)
+TEST_TIMEOUT=${TEST_TIMEOUT:-600}
+only=${TESTS:-}
+
+# Pins of test processes that died (crash, kill -9) are stale.
+for d in /sys/fs/bpf/xwtest-*; do
+	[ -d "$d" ] || continue
+	pid=${d##*-}
+	kill -0 "$pid" 2>/dev/null || rm -rf "$d"
+done
+
+pass=0 fail=0 skip=0 failed=()
+tests=()
+for t in "$OUTPUT"/tests/test_*; do [ -x "$t" ] && tests+=("$t"); done
+for t in "$here"/test_*.sh; do [ -f "$t" ] && tests+=("$t"); done
+for t in "${tests[@]}"; do
+	name=$(basename "$t")
+	if [ -n "$only" ] && [[ " $only " != *" ${name%.sh} "* ]]; then continue; fi
+	start=$(date +%s%N)
+	out=$(timeout --kill-after=10 "$TEST_TIMEOUT" "$t" 2>&1)
+	rc=$?
+	ms=$((($(date +%s%N) - start) / 1000000))
+	secs=$((ms / 1000)).$(((ms % 1000) / 100))
+	case $rc in
+	0) pass=$((pass + 1)); printf 'PASS %-28s %6ss\n' "$name" "$secs" ;;
+	77) skip=$((skip + 1)); printf 'SKIP %-28s %s\n' "$name" "$(grep -m1 '^SKIP' <<<"$out")" ;;
+	*) fail=$((fail + 1)); failed+=("$name")
+	   printf 'FAIL %-28s %6ss (exit %d)\n' "$name" "$secs" "$rc"
+	   sed 's/^/    | /' <<<"$out" | tail -40 ;;
+	esac
+done
+echo "----"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ] || { echo "failed: ${failed[*]}"; exit 1; }
