@@ -124,17 +124,17 @@ $(LIB_SO): $(LIB_OBJS) userspace/libxdpwake.map
 	$(Q)ln -sf $(notdir $@) $(OUTPUT)/$(SONAME)
 	$(Q)ln -sf $(SONAME) $(OUTPUT)/libxdpwake.so
 
-$(CLI): $(CLI_SRCS) $(LIB_A) $(PUB_HDRS) | $(OUTPUT)/cli
+$(CLI): $(CLI_SRCS) $(wildcard userspace/cli/*.h) $(LIB_A) $(PUB_HDRS) | $(OUTPUT)/cli
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -DXW_VERSION_STR='"$(VERSION)"' \
 		-o $@ $(CLI_SRCS) $(LIB_A) $(LDLIBS)
 
-$(OUTPUT)/tests/%: tests/%.c tests/harness.h $(LIB_A) $(PUB_HDRS) $(SKELS) | $(OUTPUT)/tests
+$(OUTPUT)/tests/%: tests/%.c $(wildcard tests/*.h) $(LIB_A) $(PUB_HDRS) $(SKELS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Itests \
 		-o $@ $< $(LIB_A) $(LDLIBS)
 
-$(OUTPUT)/bench/%: bench/%.c $(LIB_A) $(PUB_HDRS) $(SKELS) | $(OUTPUT)/bench
+$(OUTPUT)/bench/%: bench/%.c $(wildcard tests/*.h) $(LIB_A) $(PUB_HDRS) $(SKELS) | $(OUTPUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Itests \
 		-o $@ $< $(LIB_A) $(LDLIBS)

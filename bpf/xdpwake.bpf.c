@@ -476,7 +476,8 @@ int xw_xdp(struct xdp_md *ctx)
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	void *limit = data_end, *pos;
-	__u32 gkey = XW_STATS_IFACE, ep, encap, plen, mlen, foff, fidx, fcnt, conf_sess, frame_len;
+	__u32 gkey = XW_STATS_IFACE, ep, encap, plen, mlen, foff, fidx, fcnt, conf_sess;
+	__u64 frame_len;
 	struct ethhdr *eth = data;
 	struct xw_endpoint *epi;
 	struct xw_wake_state *ws;
@@ -490,10 +491,10 @@ int xw_xdp(struct xdp_md *ctx)
 	__u32 *csess;
 	int act;
 
+	frame_len = data_end - data;
 	g = bpf_map_lookup_elem(&stats, &gkey);
 	if (!g)
 		return XDP_PASS;
-	frame_len = data_end - data;
 	g->frames_seen++;
 	g->bytes_seen += frame_len;
 

@@ -38,11 +38,17 @@ static int xwt_checks;
 		}                                                                     \
 	} while (0)
 
-#define REQUIRE(cond, ...)                      \
-	do {                                    \
-		CHECK(cond, __VA_ARGS__);       \
-		if (!(cond))                    \
-			exit(1);                \
+/* Like CHECK (the condition is evaluated once), but stops the test. */
+#define REQUIRE(cond, ...)                                                            \
+	do {                                                                          \
+		int xwt_ok_ = !!(cond);                                               \
+		xwt_checks++;                                                         \
+		if (!xwt_ok_) {                                                       \
+			fprintf(stderr, "FATAL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+			fprintf(stderr, __VA_ARGS__);                                 \
+			fputc('\n', stderr);                                          \
+			exit(1);                                                      \
+		}                                                                     \
 	} while (0)
 
 __attribute__((noreturn, format(printf, 1, 2))) static void xwt_skip(const char *fmt, ...)

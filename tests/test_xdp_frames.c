@@ -1,0 +1,580 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Frame-by-frame tests of the XDP wake engine: the real compiled program run
+ * with BPF_PROG_TEST_RUN on crafted frames.  A fixture table gives, per row,
+ * the frame, the wake state and knobs before it, and the expected verdict,
+ * wake decision (now with a reason / deferred / none) and the exact change
+ * of every counter.  Then the timer paths: deferred and coalesced wakes
+ * arrive within their bound, the watchdog, one wake per sleep.
+ */
+#include "xwt_xdp.h"
+
+#define EP 0
+#define EP_NOSOCK 2  /* active, no AF_XDP socket           */
+#define EP_OFF 5     /* never registered                    */
+#define C(name) ((int)(__builtin_offsetof(struct xw_stats, name) / 8))
+#define SEC_US 1000000
+
+enum { W_NONE, W_NOW, W_DEFER };
+
+struct knobset {
+	const char *k;
+	__u32 v;
+};
+
+struct fx {
+	const char *name;
+	struct xwt_frame f;
+	/* state before */
+	__u32 policy;
+	int unarmed;	      /* receiver not armed (armed is the default) */
+	__u64 pending;
+	int deferred;
+	__u64 last_frame_ago_us;
+	__u64 gap_ewma_ns;
+	__u32 adapt_mode;
+	__u64 produced, consumed;
+	struct knobset knobs[3];
+	__u32 queue;	      /* frame's rx queue */
+	/* expected */
+	int verdict;
+	int wake;
+	int reason;
+	struct {
+		int idx;
+		long long d;
+	} delta[5];
+};
+
+/* Shorthands for frames. */
+#define SMALL(fl) { .type = XW_PKT_SMALL, .flags = (fl), .frag_count = 1, .payload_len = 32, .present = -1 }
+#define MEDIUM(fl) { .type = XW_PKT_MEDIUM, .flags = (fl), .msg_len = 8000, .frag_off = 1400, \
+		     .frag_idx = 1, .frag_count = 6, .payload_len = 1400, .present = -1 }
+#define LAT XW_F_LAT
+#define MORE XW_F_MORE
+#define D(name, v) { C(name), (v) }
+#define K(name, v) { #name, (v) }
+
+static const struct fx table[] = {
+	/* ---- not ours: passed untouched ---- */
+	{ "IPv4/UDP other port, encap eth+udp", { .encap = XWT_ENC_UDP, .udp_port = 53, .type = XW_PKT_SMALL,
+	  .frag_count = 1, .payload_len = 8, .present = -1 }, .knobs = { K(encap, 3) }, .verdict = XDP_PASS },
+	{ "IPv4/UDP our port but encap eth only", { .encap = XWT_ENC_UDP, .type = XW_PKT_SMALL,
+	  .frag_count = 1, .payload_len = 8, .present = -1 }, .verdict = XDP_PASS },
+	{ "IPv4 fragment (MF) to our port", { .encap = XWT_ENC_UDP, .ip_frag = 0x2000, .type = XW_PKT_SMALL,
+	  .frag_count = 1, .payload_len = 8, .present = -1 }, .knobs = { K(encap, 3) }, .verdict = XDP_PASS },
+	{ "IPv4 later fragment to our port", { .encap = XWT_ENC_UDP, .ip_frag = 0x00b9, .type = XW_PKT_SMALL,
+	  .frag_count = 1, .payload_len = 8, .present = -1 }, .knobs = { K(encap, 3) }, .verdict = XDP_PASS },
+	{ "other EtherType", { .ethertype = 0x88B6, .type = XW_PKT_SMALL, .frag_count = 1,
+	  .payload_len = 8, .present = -1 }, .verdict = XDP_PASS },
+	{ "three VLAN tags", { .vlans = 3, .type = XW_PKT_SMALL, .frag_count = 1, .payload_len = 8,
+	  .present = -1 }, .verdict = XDP_PASS },
+	/* (BPF_PROG_TEST_RUN refuses frames under 14 bytes.) */
+	{ "frame cut inside the VLAN tag", { .vlans = 1, .type = XW_PKT_SMALL, .truncate = 16 },
+	  .verdict = XDP_PASS },
+	{ "frame cut inside the IPv4 header", { .encap = XWT_ENC_UDP, .type = XW_PKT_SMALL, .truncate = 30 },
+	  .knobs = { K(encap, 3) }, .verdict = XDP_PASS },
+	{ "frame cut inside the UDP header", { .encap = XWT_ENC_UDP, .type = XW_PKT_SMALL, .truncate = 38 },
+	  .knobs = { K(encap, 3) }, .verdict = XDP_PASS },
+	{ "our EtherType changed away", SMALL(LAT), .knobs = { K(ethertype, 0x9000) }, .verdict = XDP_PASS },
+
+	/* ---- ours but malformed: dropped and counted by reason ---- */
+	{ "truncated header", { .type = XW_PKT_SMALL, .truncate = 14 + 40 }, .verdict = XDP_DROP,
+	  .delta = { D(drop_short, 1) } },
+	{ "bad version", { .version = 2, .type = XW_PKT_SMALL, .frag_count = 1, .payload_len = 8,
+	  .present = -1 }, .verdict = XDP_DROP, .delta = { D(drop_version, 1) } },
+	{ "type 0", { .type = 0, .payload_len = 0 }, .verdict = XDP_DROP, .delta = { D(drop_type, 1) } },
+	{ "type 11", { .type = XW_PKT_TYPE_MAX }, .verdict = XDP_DROP, .delta = { D(drop_type, 1) } },
+	{ "type 255", { .type = 255 }, .verdict = XDP_DROP, .delta = { D(drop_type, 1) } },
+	{ "payload_len beyond the frame", { .type = XW_PKT_SMALL, .frag_count = 1, .payload_len = 200,
+	  .present = 100 }, .verdict = XDP_DROP, .delta = { D(drop_length, 1) } },
+	{ "SMALL msg_len != payload_len", { .type = XW_PKT_SMALL, .frag_count = 1, .payload_len = 20,
+	  .msg_len = 21, .msg_len_set = 1, .present = -1 }, .verdict = XDP_DROP, .delta = { D(drop_length, 1) } },
+	{ "SMALL with frag_count 2", { .type = XW_PKT_SMALL, .frag_count = 2, .payload_len = 20,
+	  .present = -1 }, .verdict = XDP_DROP, .delta = { D(drop_length, 1) } },
+	{ "MEDIUM frag_off+len > msg_len", { .type = XW_PKT_MEDIUM, .msg_len = 2000, .frag_off = 1400,
+	  .frag_idx = 1, .frag_count = 2, .payload_len = 601, .present = -1 }, .verdict = XDP_DROP,
+	  .delta = { D(drop_length, 1) } },
+	{ "MEDIUM frag_off wraps 32 bits", { .type = XW_PKT_MEDIUM, .msg_len = 0xFFFFFFFF, .frag_off = 0xFFFFFF00,
+	  .frag_idx = 1, .frag_count = 2, .payload_len = 0x200, .present = -1 }, .verdict = XDP_DROP,
+	  .delta = { D(drop_length, 1) } },
+	{ "MEDIUM frag_idx == frag_count", { .type = XW_PKT_MEDIUM, .msg_len = 8000, .frag_idx = 6,
+	  .frag_count = 6, .payload_len = 100, .present = -1 }, .verdict = XDP_DROP, .delta = { D(drop_frag, 1) } },
+	{ "PULL_REPLY frag_count 0", { .type = XW_PKT_PULL_REPLY, .msg_len = 8000, .payload_len = 100,
+	  .present = -1 }, .verdict = XDP_DROP, .delta = { D(drop_frag, 1) } },
+	{ "PULL frag_idx > frag_count", { .type = XW_PKT_PULL, .msg_len = 80000, .frag_idx = 70,
+	  .frag_count = 60, .payload_len = 8, .present = -1 }, .verdict = XDP_DROP, .delta = { D(drop_frag, 1) } },
+	{ "PULL frag_off > msg_len", { .type = XW_PKT_PULL, .msg_len = 80000, .frag_off = 80001,
+	  .frag_count = 60, .payload_len = 8, .present = -1 }, .verdict = XDP_DROP, .delta = { D(drop_length, 1) } },
+	{ "unknown endpoint (inactive)", { .type = XW_PKT_SMALL, .dst_ep = EP_OFF, .frag_count = 1,
+	  .payload_len = 8, .present = -1 }, .verdict = XDP_DROP, .delta = { D(drop_endpoint, 1) } },
+	{ "endpoint id out of range", { .type = XW_PKT_SMALL, .dst_ep = 9999, .frag_count = 1,
+	  .payload_len = 8, .present = -1 }, .verdict = XDP_DROP, .delta = { D(drop_endpoint, 1) } },
+	{ "wrong session", { .type = XW_PKT_SMALL, .session = 0x9999, .frag_count = 1, .payload_len = 8,
+	  .present = -1 }, .knobs = { K(session, 0x1234) }, .verdict = XDP_DROP, .delta = { D(drop_session, 1) } },
+	{ "wrong queue", SMALL(LAT), .queue = 1, .verdict = XDP_DROP, .delta = { D(drop_queue, 1) } },
+	{ "no AF_XDP socket", { .type = XW_PKT_SMALL, .dst_ep = EP_NOSOCK, .frag_count = 1,
+	  .payload_len = 8, .present = -1 }, .verdict = XDP_DROP, .delta = { D(drop_nosocket, 1) } },
+	{ "UDP length beyond IP length", { .encap = XWT_ENC_UDP, .udp_len_delta = 4, .type = XW_PKT_SMALL,
+	  .frag_count = 1, .payload_len = 8, .present = -1 }, .knobs = { K(encap, 3) }, .verdict = XDP_DROP,
+	  .delta = { D(drop_length, 1) } },
+	{ "IP total length beyond frame", { .encap = XWT_ENC_UDP, .ip_len_delta = 600, .type = XW_PKT_SMALL,
+	  .frag_count = 1, .payload_len = 8, .present = -1 }, .knobs = { K(encap, 3) }, .verdict = XDP_DROP,
+	  .delta = { D(drop_length, 1) } },
+	{ "UDP length shorter than payload", { .encap = XWT_ENC_UDP, .udp_len_delta = -4, .ip_len_delta = 0,
+	  .type = XW_PKT_SMALL, .frag_count = 1, .payload_len = 8, .present = -1 }, .knobs = { K(encap, 3) },
+	  .verdict = XDP_DROP, .delta = { D(drop_length, 1) } },
+
+	/* ---- accepted encapsulation variants (marker, LAT: wake now) ---- */
+	{ "Ethernet, trailing padding", { .type = XW_PKT_SMALL, .flags = LAT, .frag_count = 1,
+	  .payload_len = 4, .present = -1, .pad = 40 }, .policy = XW_POLICY_MARKER, .verdict = XDP_REDIRECT,
+	  .wake = W_NOW, .reason = XW_WAKE_MARKER, .delta = { D(wake_marker, 1), D(lat_frames, 1) } },
+	{ "one VLAN tag", { .vlans = 1, .type = XW_PKT_SMALL, .flags = LAT, .frag_count = 1, .payload_len = 4,
+	  .present = -1 }, .policy = XW_POLICY_MARKER, .verdict = XDP_REDIRECT, .wake = W_NOW,
+	  .reason = XW_WAKE_MARKER, .delta = { D(wake_marker, 1), D(lat_frames, 1) } },
+	{ "two VLAN tags", { .vlans = 2, .type = XW_PKT_SMALL, .flags = LAT, .frag_count = 1, .payload_len = 4,
+	  .present = -1 }, .policy = XW_POLICY_MARKER, .verdict = XDP_REDIRECT, .wake = W_NOW,
+	  .reason = XW_WAKE_MARKER, .delta = { D(wake_marker, 1), D(lat_frames, 1) } },
+	{ "custom EtherType", { .ethertype = 0x9000, .type = XW_PKT_SMALL, .flags = LAT, .frag_count = 1,
+	  .payload_len = 4, .present = -1 }, .knobs = { K(ethertype, 0x9000) }, .policy = XW_POLICY_MARKER,
+	  .verdict = XDP_REDIRECT, .wake = W_NOW, .reason = XW_WAKE_MARKER,
+	  .delta = { D(wake_marker, 1), D(lat_frames, 1) } },
+	{ "UDP mode", { .encap = XWT_ENC_UDP, .type = XW_PKT_SMALL, .flags = LAT, .frag_count = 1,
+	  .payload_len = 4, .present = -1, .pad = 20 }, .knobs = { K(encap, 2) }, .policy = XW_POLICY_MARKER,
+	  .verdict = XDP_REDIRECT, .wake = W_NOW, .reason = XW_WAKE_MARKER,
+	  .delta = { D(wake_marker, 1), D(lat_frames, 1) } },
+	{ "UDP mode, IP options, VLAN, custom port", { .encap = XWT_ENC_UDP, .vlans = 1, .ip_opt_words = 3,
+	  .udp_port = 7777, .type = XW_PKT_SMALL, .flags = LAT, .frag_count = 1, .payload_len = 4,
+	  .present = -1 }, .knobs = { K(encap, 2), K(udp_port, 7777) }, .policy = XW_POLICY_MARKER,
+	  .verdict = XDP_REDIRECT, .wake = W_NOW, .reason = XW_WAKE_MARKER,
+	  .delta = { D(wake_marker, 1), D(lat_frames, 1) } },
+	{ "session matches", { .type = XW_PKT_SMALL, .flags = LAT, .session = 0x1234, .frag_count = 1,
+	  .payload_len = 8, .present = -1 }, .knobs = { K(session, 0x1234) }, .policy = XW_POLICY_MARKER,
+	  .verdict = XDP_REDIRECT, .wake = W_NOW, .reason = XW_WAKE_MARKER,
+	  .delta = { D(wake_marker, 1), D(lat_frames, 1) } },
+	{ "CONNECT with a new session passes the check", { .type = XW_PKT_CONNECT, .flags = LAT,
+	  .session = 0x7777 }, .knobs = { K(session, 0x1234) }, .policy = XW_POLICY_MARKER,
+	  .verdict = XDP_REDIRECT, .wake = W_NOW, .reason = XW_WAKE_MARKER,
+	  .delta = { D(wake_marker, 1), D(lat_frames, 1) } },
+
+	/* ---- every ---- */
+	{ "every: mid-stream frame wakes", MEDIUM(0), .policy = XW_POLICY_EVERY, .verdict = XDP_REDIRECT,
+	  .wake = W_NOW, .reason = XW_WAKE_EVERY, .delta = { D(wake_every, 1) } },
+	{ "every: not armed, no wake", MEDIUM(0), .policy = XW_POLICY_EVERY, .unarmed = 1,
+	  .verdict = XDP_REDIRECT, .wake = W_NONE, .delta = { D(wake_unarmed, 1) } },
+
+	/* ---- timeout ---- */
+	{ "timeout: one frame starts the timer", MEDIUM(0), .policy = XW_POLICY_TIMEOUT,
+	  .verdict = XDP_REDIRECT, .wake = W_DEFER, .delta = { D(timer_starts, 1) } },
+	{ "timeout: LAT is ignored", SMALL(LAT), .policy = XW_POLICY_TIMEOUT, .verdict = XDP_REDIRECT,
+	  .wake = W_DEFER, .delta = { D(timer_starts, 1), D(lat_frames, 1) } },
+	{ "timeout: coalesce_frames reached", MEDIUM(0), .policy = XW_POLICY_TIMEOUT, .pending = 31,
+	  .produced = 31, .verdict = XDP_REDIRECT, .wake = W_NOW, .reason = XW_WAKE_FRAMES,
+	  .delta = { D(wake_frames, 1) } },
+	{ "timeout: coalesce_frames 4 reached", MEDIUM(0), .policy = XW_POLICY_TIMEOUT, .pending = 3,
+	  .produced = 3, .knobs = { K(coalesce_frames, 4) }, .verdict = XDP_REDIRECT, .wake = W_NOW,
+	  .reason = XW_WAKE_FRAMES, .delta = { D(wake_frames, 1) } },
+	{ "timeout: pending already consumed starts a new batch", MEDIUM(0), .policy = XW_POLICY_TIMEOUT,
+	  .pending = 31, .produced = 31, .consumed = 31, .verdict = XDP_REDIRECT, .wake = W_DEFER,
+	  .delta = { D(timer_starts, 1) } },
+
+	/* ---- marker ---- */
+	{ "marker: LAT wakes now", SMALL(LAT), .policy = XW_POLICY_MARKER, .verdict = XDP_REDIRECT,
+	  .wake = W_NOW, .reason = XW_WAKE_MARKER, .delta = { D(wake_marker, 1), D(lat_frames, 1) } },
+	{ "marker: LAT+MORE still wakes now", SMALL(LAT | MORE), .policy = XW_POLICY_MARKER,
+	  .verdict = XDP_REDIRECT, .wake = W_NOW, .reason = XW_WAKE_MARKER,
+	  .delta = { D(wake_marker, 1), D(lat_frames, 1), D(more_frames, 1) } },
+	{ "marker: unmarked frame waits for the timeout", MEDIUM(0), .policy = XW_POLICY_MARKER,
+	  .verdict = XDP_REDIRECT, .wake = W_DEFER, .delta = { D(timer_starts, 1) } },
+	{ "marker: unmarked frame, coalesce_frames reached", MEDIUM(MORE), .policy = XW_POLICY_MARKER,
+	  .pending = 31, .produced = 40, .consumed = 2, .verdict = XDP_REDIRECT, .wake = W_NOW,
+	  .reason = XW_WAKE_FRAMES, .delta = { D(wake_frames, 1), D(more_frames, 1) } },
+	{ "marker: LAT on SMALL masked out", SMALL(LAT), .policy = XW_POLICY_MARKER,
+	  .knobs = { K(lat_mask, 0xFFFFFFFF & ~(1u << XW_PKT_SMALL)) }, .verdict = XDP_REDIRECT,
+	  .wake = W_DEFER, .delta = { D(timer_starts, 1) } },
+	{ "marker: LAT on MEDIUM honoured when SMALL masked", MEDIUM(LAT), .policy = XW_POLICY_MARKER,
+	  .knobs = { K(lat_mask, 1u << XW_PKT_MEDIUM) }, .verdict = XDP_REDIRECT, .wake = W_NOW,
+	  .reason = XW_WAKE_MARKER, .delta = { D(wake_marker, 1), D(lat_frames, 1) } },
+	{ "marker: not armed", SMALL(LAT), .policy = XW_POLICY_MARKER, .unarmed = 1, .verdict = XDP_REDIRECT,
+	  .wake = W_NONE, .delta = { D(wake_unarmed, 1), D(lat_frames, 1) } },
+
+	/* ---- stream ---- */
+	{ "stream: lone LAT frame wakes now", SMALL(LAT), .policy = XW_POLICY_STREAM, .verdict = XDP_REDIRECT,
+	  .wake = W_NOW, .reason = XW_WAKE_MARKER, .delta = { D(wake_marker, 1), D(lat_frames, 1) } },
+	{ "stream: LAT+MORE is deferred", SMALL(LAT | MORE), .policy = XW_POLICY_STREAM,
+	  .verdict = XDP_REDIRECT, .wake = W_DEFER,
+	  .delta = { D(deferrals, 1), D(timer_starts, 1), D(lat_frames, 1), D(more_frames, 1) } },
+	{ "stream: burst continues (MORE), stays deferred", MEDIUM(MORE), .policy = XW_POLICY_STREAM,
+	  .deferred = 1, .pending = 3, .produced = 3, .verdict = XDP_REDIRECT, .wake = W_DEFER,
+	  .delta = { D(timer_starts, 1), D(more_frames, 1) } },
+	{ "stream: burst ends (no MORE), deferred wake sent", MEDIUM(0), .policy = XW_POLICY_STREAM,
+	  .deferred = 1, .pending = 3, .produced = 3, .verdict = XDP_REDIRECT, .wake = W_NOW,
+	  .reason = XW_WAKE_STREAM, .delta = { D(wake_stream, 1) } },
+	{ "stream: burst ends on a LAT frame", SMALL(LAT), .policy = XW_POLICY_STREAM, .deferred = 1,
+	  .pending = 3, .produced = 3, .verdict = XDP_REDIRECT, .wake = W_NOW, .reason = XW_WAKE_STREAM,
+	  .delta = { D(wake_stream, 1), D(lat_frames, 1) } },
+	{ "stream: unmarked frame outside a burst: timeout rule", MEDIUM(MORE), .policy = XW_POLICY_STREAM,
+	  .verdict = XDP_REDIRECT, .wake = W_DEFER, .delta = { D(timer_starts, 1), D(more_frames, 1) } },
+	{ "stream: gap knob, previous frame 10us ago: deferred", SMALL(LAT), .policy = XW_POLICY_STREAM,
+	  .last_frame_ago_us = 10, .knobs = { K(stream_gap_usecs, 500) }, .verdict = XDP_REDIRECT,
+	  .wake = W_DEFER, .delta = { D(deferrals, 1), D(timer_starts, 1), D(lat_frames, 1) } },
+	{ "stream: gap knob, previous frame 100ms ago: wake", SMALL(LAT), .policy = XW_POLICY_STREAM,
+	  .last_frame_ago_us = 100000, .knobs = { K(stream_gap_usecs, 500) }, .verdict = XDP_REDIRECT,
+	  .wake = W_NOW, .reason = XW_WAKE_MARKER, .delta = { D(wake_marker, 1), D(lat_frames, 1) } },
+	{ "stream: not armed, burst end", MEDIUM(0), .policy = XW_POLICY_STREAM, .deferred = 1, .unarmed = 1,
+	  .pending = 3, .produced = 3, .verdict = XDP_REDIRECT, .wake = W_NONE,
+	  .delta = { D(wake_unarmed, 1) } },
+
+	/* ---- adaptive ---- */
+	{ "adaptive: fast arrivals switch to stream, LAT+MORE deferred", SMALL(LAT | MORE),
+	  .policy = XW_POLICY_ADAPTIVE, .gap_ewma_ns = 1000, .last_frame_ago_us = 1, .verdict = XDP_REDIRECT,
+	  .wake = W_DEFER, .delta = { D(adapt_switches, 1), D(deferrals, 1), D(timer_starts, 1),
+	  D(lat_frames, 1), D(more_frames, 1) } },
+	{ "adaptive: slow arrivals stay marker, LAT+MORE wakes", SMALL(LAT | MORE),
+	  .policy = XW_POLICY_ADAPTIVE, .gap_ewma_ns = 500000, .last_frame_ago_us = 500,
+	  .verdict = XDP_REDIRECT, .wake = W_NOW, .reason = XW_WAKE_MARKER,
+	  .delta = { D(wake_marker, 1), D(lat_frames, 1), D(more_frames, 1) } },
+	{ "adaptive: stream mode, gaps grow, back to marker", SMALL(LAT | MORE),
+	  .policy = XW_POLICY_ADAPTIVE, .adapt_mode = XW_ADAPT_STREAM, .gap_ewma_ns = 200000,
+	  .last_frame_ago_us = 1000, .verdict = XDP_REDIRECT, .wake = W_NOW, .reason = XW_WAKE_MARKER,
+	  .delta = { D(adapt_switches, 1), D(wake_marker, 1), D(lat_frames, 1), D(more_frames, 1) } },
+};
+
+static void apply_knobs(struct xwt_xdp *x, const struct knobset *ks, int n)
+{
+	struct xw_knob_info ki;
+
+	for (int i = 0; i < n && ks[i].k; i++) {
+		int idx = xw_knob_find(ks[i].k);
+
+		REQUIRE(idx >= 0, "knob %s", ks[i].k);
+		xw_knob_info(idx, &ki);
+		xwt_set_knob(x, ks[i].k, ki.per_endpoint ? EP : 0, ks[i].v);
+	}
+}
+
+static void restore_knobs(struct xwt_xdp *x)
+{
+	struct xw_knob_info ki;
+
+	for (int i = 0; i < xw_knob_count(); i++) {
+		xw_knob_info(i, &ki);
+		xwt_set_knob(x, ki.name, ki.per_endpoint ? EP : 0, ki.def);
+	}
+	/* Long enough that no coalescing timer fires while a row is checked. */
+	xwt_set_knob(x, "coalesce_usecs", EP, SEC_US);
+}
+
+static void prepare(struct xwt_xdp *x, __u32 policy, int unarmed, __u64 produced, __u64 consumed,
+		    const struct xw_wake_state *ws)
+{
+	struct xw_shared sh = { .armed = !unarmed, .produced = produced, .consumed = consumed };
+
+	xwt_set_wake_state(x, EP, ws);
+	xwt_set_shared(x, EP, &sh);
+	xwt_set_knob(x, "policy", EP, policy);
+	xwt_drain(x);
+}
+
+static int run_row(struct xwt_xdp *x, const struct fx *r)
+{
+	static __u8 in[XWT_MAX_FRAME], out[XWT_MAX_FRAME];
+	long long want[XW_STATS_NR] = { 0 };
+	struct xw_wake_state ws = { .pending = r->pending, .deferred = r->deferred,
+				    .gap_ewma_ns = r->gap_ewma_ns, .adapt_mode = r->adapt_mode };
+	struct xw_stats before, after;
+	int len, out_len, v, nw = 0, fails = xwt_failures;
+	__u64 now = xwt_now_ns();
+
+	if (r->deferred)
+		ws.deferred_since_ns = now - 1000;
+	if (r->pending)
+		ws.first_pending_ns = now - 1000;
+	if (r->last_frame_ago_us)
+		ws.last_frame_ns = now - r->last_frame_ago_us * 1000;
+	restore_knobs(x);
+	apply_knobs(x, r->knobs, 3);
+	prepare(x, r->policy, r->unarmed, r->produced, r->consumed, &ws);
+
+	len = xwt_build(&r->f, in);
+	if (getenv("XWT_VERBOSE"))
+		printf("row: %s (%d bytes)\n", r->name, len);
+	before = xwt_stats(x);
+	v = xwt_run(x, in, len, r->queue, &out_len, out);
+	after = xwt_stats(x);
+
+	CHECK(v == r->verdict, "[%s] verdict %s, want %s", r->name, xwt_verdict(v),
+	      xwt_verdict(r->verdict));
+	if (r->verdict != XDP_REDIRECT)
+		CHECK(out_len == len && !memcmp(in, out, len), "[%s] frame modified", r->name);
+
+	/* Wake records present right after the frame. */
+	xwt_drain(x);
+	for (int i = 0; i < x->nrecs; i++) {
+		if (x->recs[i].kind != XW_REC_WAKE)
+			continue;
+		nw++;
+		if (r->wake == W_NOW)
+			CHECK(x->recs[i].reason == r->reason && x->recs[i].ep == EP,
+			      "[%s] wake reason %s, want %s", r->name,
+			      xw_wake_reason_name(x->recs[i].reason), xw_wake_reason_name(r->reason));
+	}
+	CHECK(nw == (r->wake == W_NOW), "[%s] %d wake records, want %d", r->name, nw,
+	      r->wake == W_NOW);
+	if (r->wake == W_DEFER) {
+		struct xw_wake_state w = xwt_get_wake_state(x, EP);
+
+		CHECK(w.deadline_ns > now, "[%s] deferred but no timer running", r->name);
+	}
+	if (r->wake == W_NOW) {
+		struct xw_shared sh = xwt_get_shared(x, EP);
+
+		CHECK(sh.armed == 0, "[%s] armed flag not taken", r->name);
+	}
+
+	/* Every counter changes exactly as expected. */
+	want[C(frames_seen)] = 1;
+	want[C(bytes_seen)] = len;
+	if (r->verdict == XDP_PASS)
+		want[C(frames_passed)] = 1;
+	else
+		want[C(frames_ours)] = 1;
+	if (r->verdict == XDP_REDIRECT) {
+		want[C(frames_redirected)] = 1;
+		want[C(bytes_redirected)] = len;
+	}
+	for (int i = 0; i < 5 && r->delta[i].d; i++)
+		want[r->delta[i].idx] = r->delta[i].d;
+	for (int i = 0; i < XW_STATS_NR; i++) {
+		long long d = (long long)(xw_stat_value(&after, i) - xw_stat_value(&before, i));
+
+		CHECK(d == want[i], "[%s] counter %s changed by %lld, want %lld", r->name,
+		      xw_stat_name(i), d, want[i]);
+	}
+	return xwt_failures == fails;
+}
+
+/* LAT honoured on every packet type under marker; counters per type. */
+static void lat_per_type(struct xwt_xdp *x)
+{
+	static __u8 in[XWT_MAX_FRAME];
+	struct xw_wake_state ws = {};
+
+	for (int t = XW_PKT_SMALL; t < XW_PKT_TYPE_MAX; t++) {
+		for (int masked = 0; masked < 2; masked++) {
+			struct xwt_frame f = { .type = t, .flags = LAT, .msg_len = 4000, .frag_count = 4,
+					       .frag_idx = 3, .frag_off = 3000, .payload_len = 100,
+					       .present = -1 };
+			int v;
+
+			if (t == XW_PKT_SMALL) {
+				f.frag_count = 1;
+				f.frag_idx = 0;
+				f.frag_off = 0;
+			}
+			if (t >= XW_PKT_NOTIFY) {
+				f.frag_count = f.frag_idx = f.frag_off = 0;
+				f.payload_len = 0;
+			}
+			restore_knobs(x);
+			if (masked)
+				xwt_set_knob(x, "lat_mask", EP, ~(1u << t));
+			prepare(x, XW_POLICY_MARKER, 0, 0, 0, &ws);
+			v = xwt_run(x, in, xwt_build(&f, in), 0, NULL, NULL);
+			CHECK(v == XDP_REDIRECT, "type %s: verdict %s", xw_pkt_type_name(t),
+			      xwt_verdict(v));
+			xwt_drain(x);
+			CHECK(x->nrecs == !masked, "type %s LAT %s: %d records", xw_pkt_type_name(t),
+			      masked ? "masked" : "honoured", x->nrecs);
+		}
+	}
+}
+
+/* Two LAT frames during one sleep: one wake; the second finds it unarmed. */
+static void one_wake_per_sleep(struct xwt_xdp *x)
+{
+	static __u8 in[XWT_MAX_FRAME];
+	struct xwt_frame f = SMALL(LAT);
+	struct xw_wake_state ws = {};
+	struct xw_stats b, a;
+	int len = xwt_build(&f, in);
+
+	restore_knobs(x);
+	prepare(x, XW_POLICY_EVERY, 0, 0, 0, &ws);
+	b = xwt_stats(x);
+	xwt_run(x, in, len, 0, NULL, NULL);
+	xwt_run(x, in, len, 0, NULL, NULL);
+	xwt_run(x, in, len, 0, NULL, NULL);
+	a = xwt_stats(x);
+	xwt_drain(x);
+	CHECK(x->nrecs == 1, "one sleep got %d wakes", x->nrecs);
+	CHECK(a.wake_every - b.wake_every == 1 && a.wake_unarmed - b.wake_unarmed == 2,
+	      "wake_every +%llu wake_unarmed +%llu", a.wake_every - b.wake_every,
+	      a.wake_unarmed - b.wake_unarmed);
+	CHECK(x->nrecs == 1 && x->recs[0].produced == 1, "record counts %llu produced frames",
+	      x->nrecs ? (unsigned long long)x->recs[0].produced : 0ULL);
+	/* Re-arm: the next frame wakes again, and the record counts all 4. */
+	struct xw_shared sh = xwt_get_shared(x, EP);
+
+	sh.armed = 1;
+	xwt_set_shared(x, EP, &sh);
+	xwt_run(x, in, len, 0, NULL, NULL);
+	xwt_drain(x);
+	CHECK(x->nrecs == 1 && x->recs[0].produced == 4, "re-armed: %d records", x->nrecs);
+}
+
+/* A deferred or coalesced wake arrives within its bound, not before. */
+static void timer_case(struct xwt_xdp *x, const char *name, __u32 policy, struct xwt_frame f,
+		       const struct knobset *ks, __u64 min_us, __u64 max_us, int reason)
+{
+	static __u8 in[XWT_MAX_FRAME];
+	struct xw_wake_state ws = {};
+	unsigned long long t0, dt;
+
+	restore_knobs(x);
+	apply_knobs(x, ks, 3);
+	prepare(x, policy, 0, 0, 0, &ws);
+	t0 = xwt_now_ns();
+	xwt_run(x, in, xwt_build(&f, in), 0, NULL, NULL);
+	CHECK(xwt_drain(x) == 0, "[%s] woke at once", name);
+	xwt_wait_rec(x, (int)(max_us / 1000) + 200);
+	dt = x->nrecs ? (x->recs[0].ts_ns - t0) / 1000 : 0;
+	CHECK(x->nrecs == 1, "[%s] %d wake records after the bound", name, x->nrecs);
+	if (x->nrecs == 1) {
+		CHECK(x->recs[0].reason == reason, "[%s] reason %s, want %s", name,
+		      xw_wake_reason_name(x->recs[0].reason), xw_wake_reason_name(reason));
+		/* The record's timestamp is taken in the timer callback, so
+		 * scheduling noise of this VM does not blur it. */
+		CHECK(dt >= min_us && dt <= max_us, "[%s] wake after %llu us, want %llu..%llu",
+		      name, dt, (unsigned long long)min_us, (unsigned long long)max_us);
+	}
+}
+
+static void timers(struct xwt_xdp *x)
+{
+	struct knobset k1[3] = { K(coalesce_usecs, 2000) };
+	struct knobset k2[3] = { K(coalesce_usecs, 3000) };
+	struct knobset k3[3] = { K(coalesce_usecs, 100000), K(stream_gap_usecs, 500) };
+	struct knobset k4[3] = { K(coalesce_usecs, 1000), K(stream_gap_usecs, 5000) };
+	struct xwt_frame med = MEDIUM(0), lm = SMALL(LAT | MORE), l = SMALL(LAT);
+
+	/* Slack above the bound covers timer-softirq latency on a busy VM. */
+	timer_case(x, "timeout 2 ms", XW_POLICY_TIMEOUT, med, k1, 2000, 2000 + 3000, XW_WAKE_TIMEOUT);
+	timer_case(x, "marker, unmarked 2 ms", XW_POLICY_MARKER, med, k1, 2000, 2000 + 3000,
+		   XW_WAKE_TIMEOUT);
+	timer_case(x, "stream deferral capped at 3 ms", XW_POLICY_STREAM, lm, k2, 3000, 3000 + 3000,
+		   XW_WAKE_TIMEOUT);
+	timer_case(x, "stream gap 500 us", XW_POLICY_STREAM, lm, k3, 500, 500 + 3000, XW_WAKE_STREAM);
+	timer_case(x, "stream gap 5 ms but cap 1 ms", XW_POLICY_STREAM, lm, k4, 1000, 1000 + 3000,
+		   XW_WAKE_TIMEOUT);
+	(void)l;
+
+	/* The receiver consumed the frame before the timer: no wake. */
+	{
+		static __u8 in[XWT_MAX_FRAME];
+		struct xw_wake_state ws = {};
+		struct xw_shared sh;
+
+		restore_knobs(x);
+		xwt_set_knob(x, "coalesce_usecs", EP, 2000);
+		prepare(x, XW_POLICY_TIMEOUT, 0, 0, 0, &ws);
+		xwt_run(x, in, xwt_build(&med, in), 0, NULL, NULL);
+		sh = xwt_get_shared(x, EP);
+		sh.consumed = sh.produced;
+		xwt_set_shared(x, EP, &sh);
+		xwt_wait_rec(x, 30);
+		CHECK(x->nrecs == 0, "timer woke a receiver that had consumed everything");
+		CHECK(xwt_get_wake_state(x, EP).pending == 0, "pending not cleared by the timer");
+	}
+}
+
+/* Watchdog: frames left unconsumed for a period wake the watchdog ring. */
+static void watchdog(struct xwt_xdp *x)
+{
+	static __u8 in[XWT_MAX_FRAME];
+	struct xwt_frame f = MEDIUM(0);
+	struct xw_wake_state ws = {};
+	struct xw_shared sh;
+	unsigned long long t0, dt;
+	int len = xwt_build(&f, in);
+
+	restore_knobs(x);
+	xwt_set_knob(x, "watchdog_usecs", EP, 1000);
+	prepare(x, XW_POLICY_MARKER, 1, 0, 0, &ws);
+	sh = xwt_get_shared(x, EP);
+	sh.wd_armed = 1;
+	xwt_set_shared(x, EP, &sh);
+	t0 = xwt_now_ns();
+	xwt_run(x, in, len, 0, NULL, NULL);
+	xwt_wait_rec(x, 200);
+	CHECK(x->nrecs == 1 && x->recs[0].reason == XW_WAKE_WATCHDOG, "watchdog: %d records",
+	      x->nrecs);
+	if (x->nrecs) {
+		dt = (x->recs[0].ts_ns - t0) / 1000;
+		CHECK(dt >= 1000 && dt <= 1000 + 3000, "watchdog after %llu us, want 1000..4000", dt);
+	}
+	sh = xwt_get_shared(x, EP);
+	CHECK(sh.wd_armed == 0 && sh.wd_wakes == 1, "wd_armed %u wd_wakes %llu", sh.wd_armed,
+	      (unsigned long long)sh.wd_wakes);
+
+	/* Consumed in time: the watchdog stays asleep. */
+	sh.wd_armed = 1;
+	xwt_set_shared(x, EP, &sh);
+	xwt_run(x, in, len, 0, NULL, NULL);
+	sh = xwt_get_shared(x, EP);
+	sh.consumed = sh.produced;
+	xwt_set_shared(x, EP, &sh);
+	xwt_wait_rec(x, 20);
+	CHECK(x->nrecs == 0, "watchdog woke although the frames were consumed");
+	xwt_set_knob(x, "watchdog_usecs", EP, 0);
+}
+
+/* Per-endpoint attribution: drops before the endpoint is known go to the
+ * interface entry, the rest to the endpoint's entry. */
+static void attribution(struct xwt_xdp *x)
+{
+	static __u8 in[XWT_MAX_FRAME];
+	struct xwt_frame bad = { .version = 9, .type = XW_PKT_SMALL }, ok = SMALL(LAT);
+	int ncpu = libbpf_num_possible_cpus();
+	struct xw_stats v[ncpu];
+	__u64 ep_drop = 0, if_drop = 0, ep_red = 0;
+	__u32 k;
+	struct xw_wake_state ws = {};
+
+	restore_knobs(x);
+	prepare(x, XW_POLICY_MARKER, 1, 0, 0, &ws);
+	xwt_run(x, in, xwt_build(&bad, in), 0, NULL, NULL);
+	xwt_run(x, in, xwt_build(&ok, in), 0, NULL, NULL);
+	k = XW_STATS_IFACE;
+	bpf_map_lookup_elem(bpf_map__fd(x->skel->maps.stats), &k, v);
+	for (int c = 0; c < ncpu; c++)
+		if_drop += v[c].drop_version;
+	k = EP;
+	bpf_map_lookup_elem(bpf_map__fd(x->skel->maps.stats), &k, v);
+	for (int c = 0; c < ncpu; c++) {
+		ep_drop += v[c].drop_version;
+		ep_red += v[c].frames_redirected;
+	}
+	CHECK(if_drop >= 1 && ep_drop == 0, "drop_version: iface %llu ep %llu",
+	      (unsigned long long)if_drop, (unsigned long long)ep_drop);
+	CHECK(ep_red >= 1, "redirect not attributed to the endpoint");
+}
+
+int main(void)
+{
+	struct xwt_xdp x;
+	int passed = 0, n = (int)(sizeof(table) / sizeof(table[0]));
+
+	xwt_setup(&x, EP);
+	xwt_set_endpoint(&x, EP_NOSOCK, XW_EPF_ACTIVE, 0);
+	for (int i = 0; i < n; i++)
+		passed += run_row(&x, &table[i]);
+	printf("fixture table: %d/%d rows as expected\n", passed, n);
+	lat_per_type(&x);
+	one_wake_per_sleep(&x);
+	attribution(&x);
+	timers(&x);
+	watchdog(&x);
+	xwt_teardown(&x);
+	return xwt_done();
+}

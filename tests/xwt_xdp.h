@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * Helpers for tests that run the real compiled XDP program with
+ * BPF_PROG_TEST_RUN: load the skeleton (no attach), give it a real AF_XDP
+ * socket on a veth in the test's private namespace so redirects succeed,
+ * build frames, read counters and wake records.
+ */
+#ifndef XWT_XDP_H
+#define XWT_XDP_H
+
+#include <arpa/inet.h>
+#include <endian.h>
+#include <net/if.h>
+#include <sys/mman.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/udp.h>
+#include <linux/in.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/xsk.h>
+
+#include "harness.h"
+#include "xdpwake.h"
+#include "xdpwake.skel.h"
+
+#define XWT_IF_A "xwta"
+#define XWT_IF_B "xwtb"
+#define XWT_MAX_FRAME 2048
+
+struct xwt_xdp {
+	struct xw_xdp_bpf *skel;
+	int prog_fd;
+	int ifindex;
+	void *umem_area;
+	struct xsk_umem *umem;
+	struct xsk_ring_prod fq;
+	struct xsk_ring_cons cq;
+	struct xsk_socket *xsk;
+	struct xsk_ring_cons rx;
+	int ring_fd[XW_MAX_ENDPOINTS];
+	int wd_ring_fd[XW_MAX_ENDPOINTS];
+	struct ring_buffer *rb;
+	/* records read by xwt_drain() */
+	struct xw_wake_rec recs[256];
+	int nrecs;
+};
+
+static int xwt_silent(enum libbpf_print_level l, const char *f, va_list ap)
+{
+	return l == LIBBPF_WARN ? vfprintf(stderr, f, ap) : 0;
+}
+
+static inline int xwt_knob_fd(struct xwt_xdp *x, const char *name)
+{
+	char n[64];
+
+	snprintf(n, sizeof(n), "k_%s", name);
+	return bpf_map__fd(bpf_object__find_map_by_name(x->skel->obj, n));
+}
+
+static inline void xwt_set_knob(struct xwt_xdp *x, const char *name, __u32 ep, __u32 v)
+{
+	REQUIRE(bpf_map_update_elem(xwt_knob_fd(x, name), &ep, &v, 0) == 0, "set %s", name);
+}
+
+/* Write every knob's default, as the library does on attach. */
+static inline void xwt_defaults(struct xwt_xdp *x)
+{
+	struct xw_knob_info ki;
+
+	for (int i = 0; i < xw_knob_count(); i++) {
+		xw_knob_info(i, &ki);
+		for (__u32 k = 0; k < (ki.per_endpoint ? XW_MAX_ENDPOINTS : 1u); k++)
+			xwt_set_knob(x, ki.name, k, ki.def);
+	}
+}
+
+static inline void xwt_set_endpoint(struct xwt_xdp *x, __u32 ep, __u32 flags, __u32 queue)
+{
+	struct xw_endpoint e = { .flags = flags, .queue_id = queue };
+
+	REQUIRE(bpf_map_update_elem(bpf_map__fd(x->skel->maps.endpoints), &ep, &e, 0) == 0,
+		"endpoint %u", ep);
+}
+
+static inline void xwt_set_shared(struct xwt_xdp *x, __u32 ep, const struct xw_shared *s)
+{
+	REQUIRE(bpf_map_update_elem(bpf_map__fd(x->skel->maps.shared), &ep, s, 0) == 0,
+		"shared %u", ep);
+}
+
+static inline struct xw_shared xwt_get_shared(struct xwt_xdp *x, __u32 ep)
+{
+	struct xw_shared s;
+
+	REQUIRE(bpf_map_lookup_elem(bpf_map__fd(x->skel->maps.shared), &ep, &s) == 0, "shared");
+	return s;
+}
+
+/* Overwrite the wake state (an update also cancels the entry's timer). */
+static inline void xwt_set_wake_state(struct xwt_xdp *x, __u32 ep, const struct xw_wake_state *w)
+{
+	REQUIRE(bpf_map_update_elem(bpf_map__fd(x->skel->maps.wake_state), &ep, w, 0) == 0,
+		"wake_state %u", ep);
+}
+
+static inline struct xw_wake_state xwt_get_wake_state(struct xwt_xdp *x, __u32 ep)
+{
+	struct xw_wake_state w;
+
+	REQUIRE(bpf_map_lookup_elem(bpf_map__fd(x->skel->maps.wake_state), &ep, &w) == 0, "ws");
+	return w;
+}
+
+static int xwt_rec_cb(void *ctx, void *data, size_t len)
+{
+	struct xwt_xdp *x = ctx;
+
+	if (len == sizeof(struct xw_wake_rec) &&
+	    x->nrecs < (int)(sizeof(x->recs) / sizeof(x->recs[0])))
+		memcpy(&x->recs[x->nrecs++], data, len);
+	return 0;
+}
+
+/* Give endpoint @ep a wake ring and a watchdog ring, read through x->rb. */
+static inline void xwt_add_rings(struct xwt_xdp *x, __u32 ep)
+{
+	int fd;
+
+	for (int w = 0; w < 2; w++) {
+		fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, w ? "xwt_wd" : "xwt_wake", 0, 0,
+				    XW_RING_BYTES, NULL);
+		REQUIRE(fd >= 0, "ringbuf: %s", strerror(errno));
+		REQUIRE(bpf_map_update_elem(bpf_map__fd(w ? x->skel->maps.wd_rings
+							   : x->skel->maps.wake_rings),
+					    &ep, &fd, 0) == 0,
+			"ring in map: %s", strerror(errno));
+		if (!x->rb)
+			x->rb = ring_buffer__new(fd, xwt_rec_cb, x, NULL);
+		else
+			REQUIRE(ring_buffer__add(x->rb, fd, xwt_rec_cb, x) == 0, "rb add");
+		REQUIRE(x->rb, "ring_buffer__new");
+		if (w)
+			x->wd_ring_fd[ep] = fd;
+		else
+			x->ring_fd[ep] = fd;
+	}
+}
+
+/* Read whatever records are there now (no waiting). */
+static inline int xwt_drain(struct xwt_xdp *x)
+{
+	x->nrecs = 0;
+	if (x->rb)
+		ring_buffer__consume(x->rb);
+	return x->nrecs;
+}
+
+/* Wait up to @timeout_ms for at least one record. */
+static inline int xwt_wait_rec(struct xwt_xdp *x, int timeout_ms)
+{
+	unsigned long long end = xwt_now_ns() + timeout_ms * 1000000ULL;
+
+	unsigned long long now;
+
+	x->nrecs = 0;
+	while (!x->nrecs && (now = xwt_now_ns()) < end)
+		ring_buffer__poll(x->rb, (int)((end - now) / 1000000ULL) + 1);
+	return x->nrecs;
+}
+
+/*
+ * Load the program and give endpoint 0..n_xsk-1... only endpoint @ep an
+ * AF_XDP socket bound to XWT_IF_A queue 0 (copy mode).  Moves the process
+ * into a private network namespace.
+ */
+static inline void xwt_setup(struct xwt_xdp *x, __u32 ep)
+{
+	struct xsk_socket_config cfg = {
+		.rx_size = XSK_RING_CONS__DEFAULT_NUM_DESCS,
+		.tx_size = XSK_RING_PROD__DEFAULT_NUM_DESCS,
+		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
+		.bind_flags = XDP_COPY,
+	};
+	size_t umem_len = 4096 * 64;
+	int fd;
+
+	memset(x, 0, sizeof(*x));
+	for (int i = 0; i < XW_MAX_ENDPOINTS; i++)
+		x->ring_fd[i] = x->wd_ring_fd[i] = -1;
+	xwt_private_netns();
+	libbpf_set_print(xwt_silent);
+	if (xwt_sh("ip link add " XWT_IF_A " numrxqueues 2 numtxqueues 2 type veth peer name " XWT_IF_B
+		   " && ip link set " XWT_IF_A " up && ip link set " XWT_IF_B " up"))
+		xwt_skip("cannot create a veth pair");
+	x->ifindex = if_nametoindex(XWT_IF_A);
+	x->skel = xw_xdp_bpf__open_and_load();
+	if (!x->skel)
+		xwt_skip("the kernel rejected the XDP program (bpf_timer/ringbuf missing?): %s",
+			 strerror(errno));
+	x->prog_fd = bpf_program__fd(x->skel->progs.xw_xdp);
+	xwt_defaults(x);
+
+	x->umem_area = mmap(NULL, umem_len, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	REQUIRE(x->umem_area != MAP_FAILED, "umem mmap");
+	if (xsk_umem__create(&x->umem, x->umem_area, umem_len, &x->fq, &x->cq, NULL))
+		xwt_skip("AF_XDP unavailable (xsk_umem__create failed)");
+	if (xsk_socket__create(&x->xsk, XWT_IF_A, 0, x->umem, &x->rx, NULL, &cfg))
+		xwt_skip("AF_XDP socket bind failed");
+	fd = xsk_socket__fd(x->xsk);
+	REQUIRE(bpf_map_update_elem(bpf_map__fd(x->skel->maps.xsks), &ep, &fd, 0) == 0,
+		"xskmap: %s", strerror(errno));
+	xwt_set_endpoint(x, ep, XW_EPF_ACTIVE, 0);
+	xwt_add_rings(x, ep);
+}
+
+static inline void xwt_teardown(struct xwt_xdp *x)
+{
+	ring_buffer__free(x->rb);
+	xsk_socket__delete(x->xsk);
+	xsk_umem__delete(x->umem);
+	xw_xdp_bpf__destroy(x->skel);
+}
+
+/* Sum the per-CPU counters of every stats entry. */
+static inline struct xw_stats xwt_stats(struct xwt_xdp *x)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct xw_stats out = {}, vals[ncpu];
+	__u64 *o = (__u64 *)&out;
+
+	for (__u32 k = 0; k < XW_STATS_ENTRIES; k++) {
+		REQUIRE(bpf_map_lookup_elem(bpf_map__fd(x->skel->maps.stats), &k, vals) == 0,
+			"stats");
+		for (int c = 0; c < ncpu; c++)
+			for (int i = 0; i < XW_STATS_NR; i++)
+				o[i] += ((__u64 *)&vals[c])[i];
+	}
+	return out;
+}
+
+/* ---- frames ---------------------------------------------------------- */
+
+#define XWT_ENC_ETH 1
+#define XWT_ENC_UDP 2
+
+struct xwt_frame {
+	int encap;	  /* XWT_ENC_ETH (default) or XWT_ENC_UDP          */
+	int vlans;	  /* 0..3 VLAN tags                                */
+	__u16 ethertype;  /* 0: XW_DEFAULT_ETHERTYPE                       */
+	__u16 udp_port;	  /* 0: XW_DEFAULT_UDP_PORT                        */
+	int ip_opt_words; /* IPv4 options, 32-bit words                    */
+	__u16 ip_frag;	  /* IPv4 frag_off field (host order)              */
+	int udp_len_delta;/* added to the correct UDP length               */
+	int ip_len_delta; /* added to the correct IPv4 total length        */
+	__u8 version;	  /* 0: XW_VERSION                                 */
+	__u8 type, flags;
+	__u16 dst_ep, src_ep;
+	__u32 session;
+	__u32 msg_len, frag_off, frag_idx, frag_count;
+	int msg_len_set;  /* use msg_len as given (else = payload for SMALL) */
+	__u16 payload_len;/* declared */
+	int present;	  /* payload bytes actually present (-1: declared)  */
+	int pad;	  /* trailing bytes after everything               */
+	int truncate;	  /* >0: cut the frame to this many bytes           */
+};
+
+/* Build @f into @buf; returns the frame length. */
+static inline int xwt_build(const struct xwt_frame *f, __u8 *buf)
+{
+	__u8 *p = buf;
+	struct ethhdr *eth = (void *)p;
+	struct iphdr *ip = NULL;
+	struct udphdr *udp = NULL;
+	struct xw_hdr *h;
+	int present = f->present < 0 ? f->payload_len : f->present, len;
+	__u16 proto = f->encap == XWT_ENC_UDP ? ETH_P_IP
+			: (f->ethertype ? f->ethertype : XW_DEFAULT_ETHERTYPE);
+
+	memset(buf, 0, XWT_MAX_FRAME);
+	memcpy(eth->h_dest, "\x02\x00\x00\x00\x00\x0b", 6);
+	memcpy(eth->h_source, "\x02\x00\x00\x00\x00\x0a", 6);
+	p += sizeof(*eth);
+	if (f->vlans) {
+		eth->h_proto = htons(0x88A8);
+		for (int i = 0; i < f->vlans; i++) {
+			__u16 *tag = (void *)p;
+
+			tag[0] = htons(100 + i);
+			tag[1] = htons(i + 1 < f->vlans ? 0x8100 : proto);
+			p += 4;
+		}
+	} else {
+		eth->h_proto = htons(proto);
+	}
+	if (f->encap == XWT_ENC_UDP) {
+		ip = (void *)p;
+		ip->version = 4;
+		ip->ihl = 5 + f->ip_opt_words;
+		ip->ttl = 64;
+		ip->protocol = IPPROTO_UDP;
+		ip->frag_off = htons(f->ip_frag);
+		ip->saddr = htonl(0x0a000001);
+		ip->daddr = htonl(0x0a000002);
+		for (int i = 0; i < f->ip_opt_words * 4; i++)
+			p[sizeof(*ip) + i] = 1; /* NOP options */
+		p += ip->ihl * 4;
+		udp = (void *)p;
+		udp->source = htons(40000);
+		udp->dest = htons(f->udp_port ? f->udp_port : XW_DEFAULT_UDP_PORT);
+		p += sizeof(*udp);
+	}
+	h = (void *)p;
+	h->version = f->version ? f->version : XW_VERSION;
+	h->type = f->type;
+	h->flags = f->flags;
+	h->dst_ep = htons(f->dst_ep);
+	h->src_ep = htons(f->src_ep);
+	h->session = htonl(f->session);
+	h->msg_len = htonl(f->msg_len_set || f->type != XW_PKT_SMALL ? f->msg_len : f->payload_len);
+	h->frag_off = htonl(f->frag_off);
+	h->frag_idx = htonl(f->frag_idx);
+	h->frag_count = htonl(f->frag_count);
+	h->payload_len = htons(f->payload_len);
+	h->match = htobe64(0x1122334455667788ULL);
+	p += sizeof(*h);
+	for (int i = 0; i < present; i++)
+		*p++ = (__u8)i;
+	if (udp) {
+		udp->len = htons((__u16)(p - (__u8 *)udp + f->udp_len_delta));
+		ip->tot_len = htons((__u16)(p - (__u8 *)ip + f->ip_len_delta));
+	}
+	p += f->pad;
+	len = (int)(p - buf);
+	if (f->truncate > 0 && f->truncate < len)
+		len = f->truncate;
+	return len < ETH_ZLEN && !f->truncate ? ETH_ZLEN : len;
+}
+
+/* Run the program once on @len bytes of @buf; returns the XDP verdict. */
+static inline int xwt_run(struct xwt_xdp *x, const void *buf, int len, __u32 queue,
+			  int *out_len, void *out)
+{
+	struct xdp_md ctx = { .data_end = (__u32)len, .ingress_ifindex = x->ifindex,
+			      .rx_queue_index = queue };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = buf, .data_size_in = len,
+		    .data_out = out, .data_size_out = out ? XWT_MAX_FRAME : 0, .ctx_in = &ctx,
+		    .ctx_size_in = sizeof(ctx), .repeat = 1);
+	int err = bpf_prog_test_run_opts(x->prog_fd, &o);
+
+	REQUIRE(err == 0, "bpf_prog_test_run_opts: %s", strerror(errno));
+	if (out_len)
+		*out_len = o.data_size_out;
+	return o.retval;
+}
+
+static inline const char *xwt_verdict(int v)
+{
+	switch (v) {
+	case XDP_ABORTED: return "ABORTED";
+	case XDP_DROP: return "DROP";
+	case XDP_PASS: return "PASS";
+	case XDP_TX: return "TX";
+	case XDP_REDIRECT: return "REDIRECT";
+	default: return "?";
+	}
+}
+
+#endif

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * Internal declarations of the xdpwake command-line tool (not installed).
+ *
+ * Every subcommand is one entry of the table in xdpwake.c: its positional
+ * arguments, its options (struct cli_opt, each with a parse function), a
+ * description, and a run function.  xdpwake.c generates --help from the table,
+ * parses the options with getopt_long into one struct cli_args, checks the
+ * number of positional arguments, and calls run(), which returns the exit
+ * status (enum cli_exit).
+ */
+#ifndef XW_CLI_H
+#define XW_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "xdpwake.h"
+
+/* Documented exit codes. */
+enum cli_exit {
+	EXIT_OK = 0,		/* success                                       */
+	EXIT_RUNTIME = 1,	/* a library or system call failed               */
+	EXIT_USAGE = 2,		/* bad option, argument or value                 */
+	EXIT_NOTFOUND = 3,	/* xdpwake not attached / nothing found          */
+};
+
+#define CLI_DEFAULT_PIN_ROOT "/sys/fs/bpf/xdpwake" /* the library's default */
+#define CLI_PIN_ROOT_ENV "XDPWAKE_PIN_ROOT"
+
+/* Endpoint selectors besides 0..XW_MAX_ENDPOINTS-1. */
+#define CLI_EP_ALL (-1)			 /* every endpoint (and, for stats, the rest) */
+#define CLI_EP_IFACE XW_STATS_IFACE	 /* stats: frames not attributed to an endpoint */
+
+struct cli_args {
+	/* set by options */
+	const char *pin_root;	/* never NULL after parsing                    */
+	enum xw_xdp_mode mode;
+	bool mode_set;
+	__u32 encap, ethertype, udp_port, policy;
+	bool encap_set, ethertype_set, udp_port_set, policy_set;
+	int ep;			/* CLI_EP_ALL, 0..63, or CLI_EP_IFACE        */
+	bool ep_set;
+	double watch;		/* seconds; 0: no --watch                     */
+	long count;		/* 0: unbounded                               */
+	/* positional arguments */
+	int npos;
+	char **pos;
+	/* parse error text of the last failed option */
+	char err[256];
+};
+
+struct cli_opt {
+	const char *name;	/* long option name                        */
+	int key;		/* short option character, or >= 256       */
+	const char *arg;	/* argument placeholder; NULL: no argument  */
+	const char *help;
+	int (*parse)(struct cli_args *a, const char *val);	/* 0 or -errno, a->err */
+};
+
+struct cli_cmd {
+	const char *name;
+	const char *args;	/* positional arguments, for the usage line */
+	int min_pos, max_pos;	/* max_pos < 0: unlimited                  */
+	const char *summary;	/* one line                                */
+	const char *desc;	/* paragraph(s) of --help                  */
+	const struct cli_opt *opts; /* terminated by an entry with name NULL */
+	int (*run)(struct cli_args *a);
+};
+
+/* Global state of the run. */
+extern bool cli_json;
+extern int cli_verbose;
+extern const char *cli_cmd_name;	/* the running subcommand, for messages */
+extern volatile int cli_stop;		/* set by SIGINT/SIGTERM */
+
+/* ---- messages (xdpwake.c) ---- */
+
+/* Report a failure and return @code: text on stderr, or in JSON mode
+ * {"error": {"code": err, "message": ...}} on stdout.  @err is a negative
+ * errno (use -EINVAL for usage errors). */
+__attribute__((format(printf, 3, 4))) int cli_fail(int code, int err, const char *fmt, ...);
+/* A usage error (exit 2) with a pointer to the subcommand's --help. */
+__attribute__((format(printf, 1, 2))) int cli_usage(const char *fmt, ...);
+/* Informational message on stderr in text mode (silent in JSON mode). */
+__attribute__((format(printf, 1, 2))) void cli_note(const char *fmt, ...);
+
+/* ---- JSON emitter (json.c), writes to stdout ---- */
+void json_obj_begin(void);
+void json_obj_end(void);
+void json_arr_begin(void);
+void json_arr_end(void);
+void json_key(const char *key);
+void json_str(const char *s);
+void json_u64(unsigned long long v);
+void json_i64(long long v);
+void json_double(double v);
+void json_bool(bool v);
+void json_null(void);
+void json_kv_str(const char *key, const char *s);
+void json_kv_u64(const char *key, unsigned long long v);
+void json_kv_i64(const char *key, long long v);
+void json_kv_double(const char *key, double v);
+void json_kv_bool(const char *key, bool v);
+/* Write a string with JSON escaping (quotes included) to @f. */
+void json_escape(FILE *f, const char *s);
+
+/* ---- helpers (util.c) ---- */
+
+/* Option parsers shared by subcommands. */
+int cli_parse_pin_root(struct cli_args *a, const char *val);
+int cli_parse_ep(struct cli_args *a, const char *val);
+int cli_parse_ep_stats(struct cli_args *a, const char *val);
+/* Check an interface name argument; a usage error message otherwise. */
+int cli_check_ifname(const char *ifname);
+/* True if the caller may not search @pin_root (EACCES): "not attached"
+ * answers from the library are then permission problems. */
+bool cli_pin_root_denied(const char *pin_root);
+/* Exit code 1 with a message if interface @ifname does not exist. */
+int cli_require_iface(const char *ifname);
+/* Parse an unsigned long in [min, max]: 0 or -EINVAL/-ERANGE. */
+int cli_parse_ulong(const char *s, unsigned long min, unsigned long max, unsigned long *v);
+
+/* Format knob @idx's value as text ("stream", "eth,udp", "0x88b5", "75"). */
+const char *cli_knob_text(int idx, __u32 v, char *buf, size_t len);
+/* The symbolic name of a value, for knobs that have one (policy, encap,
+ * lat_mask); NULL for plain numbers. */
+const char *cli_knob_symbol(int idx, __u32 v, char *buf, size_t len);
+/* Accepted values of knob @idx, for messages and `knobs`. */
+const char *cli_knob_range(int idx, char *buf, size_t len);
+/* The members "value": N and, for knobs with symbolic values, "name": "..."
+ * of a knob value object that the caller opened (and closes). */
+void cli_json_knob_fields(int idx, __u32 v);
+/* Comma-separated list of every knob name. */
+const char *cli_knob_names(char *buf, size_t len);
+
+/* Open the xdpwake program already attached on @ifname (never attaches).
+ * On failure prints the error and returns the exit code (> 0). */
+int cli_open_attached(const struct cli_args *a, const char *ifname, struct xw_iface **ifc);
+/* Interface names that have a directory under the pin root, sorted.
+ * Returns the count (>= 0) or -errno; free with cli_free_names(). */
+int cli_list_pinned(const char *pin_root, char ***names);
+void cli_free_names(char **names, int n);
+
+/* Monotonic time in seconds. */
+double cli_now(void);
+
+/* Options every subcommand that works on an interface takes. */
+#define CLI_OPT_PIN_ROOT_KEY 0x100
+#define CLI_OPT_PIN_ROOT                                                               \
+	{ "pin-root", CLI_OPT_PIN_ROOT_KEY, "DIR",                                     \
+	  "bpffs directory holding one directory of pinned maps per interface "       \
+	  "(default $" CLI_PIN_ROOT_ENV " or " CLI_DEFAULT_PIN_ROOT ")",               \
+	  cli_parse_pin_root }
+
+/* ---- subcommands (one file each) ---- */
+extern const struct cli_cmd cli_cmd_attach;
+extern const struct cli_cmd cli_cmd_detach;
+extern const struct cli_cmd cli_cmd_status;
+extern const struct cli_cmd cli_cmd_stats;
+extern const struct cli_cmd cli_cmd_set;
+extern const struct cli_cmd cli_cmd_get;
+extern const struct cli_cmd cli_cmd_knobs;
+
+#endif
