@@ -74,7 +74,7 @@ BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS))
 
 .DELETE_ON_ERROR:
-.PHONY: all deps test check tests benches install uninstall clean bench-xdp
+.PHONY: all deps test check tests benches install uninstall clean bench-xdp demo
 
 all: $(LIB_A) $(LIB_SO) $(CLI)
 
@@ -90,6 +90,13 @@ check: all tests
 
 tests: $(TEST_BINS) $(BENCH_BINS)
 benches: $(BENCH_BINS)
+
+# The main job: two namespaces joined by veth, the program attached, a table
+# per policy (scripts/demo.sh; IFACE=... runs on a real NIC).
+demo:
+	$(Q)$(MAKE) deps
+	$(Q)$(MAKE) all benches
+	$(Q)OUTPUT=$(OUTPUT) scripts/demo.sh
 
 bench-xdp: $(OUTPUT)/bench/xdp_cost
 	$(Q)$(OUTPUT)/bench/xdp_cost
