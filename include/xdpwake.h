@@ -113,6 +113,10 @@ XW_API __u64 xw_stat_value(const struct xw_stats *s, int idx);
 
 /* ---- the program on an interface ------------------------------------ */
 
+/** Default bpffs directory of the pinned maps: one sub-directory per
+ *  interface. */
+#define XW_DEFAULT_PIN_ROOT "/sys/fs/bpf/xdpwake"
+
 /** An xdpwake program attached to one network interface, and its maps. */
 struct xw_iface;
 
@@ -138,7 +142,7 @@ struct xw_iface_opts {
 	bool policy_set;
 	__u32 policy;
 	/* Do not attach: only open an already attached program's maps
-	 * (-ENOENT if none). */
+	 * (-ENOENT if none; nothing is created). */
 	bool no_attach;
 	size_t :0;
 };

@@ -25,7 +25,6 @@
 #include "xdpwake.skel.h"
 
 #define XWI_PROG_NAME "xw_xdp"
-#define XWI_DEFAULT_PIN_ROOT "/sys/fs/bpf/xdpwake"
 #define XWI_PROG_PIN "prog"
 #define XWI_LOCK_FILE ".lock"
 #ifndef BPF_FS_MAGIC
@@ -145,16 +144,23 @@ static __u32 fd_prog_id(int fd)
 	return info.id;
 }
 
-/* Our program on @ifindex: returns its id (0: none) and how it is attached. */
-static __u32 find_attached(int ifindex, int *mode, int *multi, struct xdp_program **progp)
+/*
+ * Our program on @ifindex: *idp is its id (0: none) and how it is attached.
+ * Returns 0, or a negative errno when the interface cannot be queried
+ * (-EPERM without privileges).
+ */
+static int find_attached(int ifindex, __u32 *idp, int *mode, int *multi,
+			 struct xdp_program **progp)
 {
 	struct xdp_multiprog *mp;
 	struct xdp_program *p = NULL;
-	__u32 id = 0;
+	int err;
 
+	*idp = 0;
 	mp = xdp_multiprog__get_from_ifindex(ifindex);
-	if (libxdp_get_error(mp))
-		return 0;
+	err = libxdp_get_error(mp);
+	if (err)
+		return err == -ENOENT ? 0 : err;
 	if (xdp_multiprog__is_legacy(mp)) {
 		p = xdp_multiprog__main_prog(mp);
 		if (p && strcmp(xdp_program__name(p), XWI_PROG_NAME))
@@ -165,7 +171,7 @@ static __u32 find_attached(int ifindex, int *mode, int *multi, struct xdp_progra
 				break;
 	}
 	if (p) {
-		id = xdp_program__id(p);
+		*idp = xdp_program__id(p);
 		if (mode)
 			*mode = xdp_multiprog__attach_mode(mp) == XDP_MODE_SKB ? XW_MODE_GENERIC
 										: XW_MODE_NATIVE;
@@ -173,13 +179,13 @@ static __u32 find_attached(int ifindex, int *mode, int *multi, struct xdp_progra
 			*multi = !xdp_multiprog__is_legacy(mp);
 		if (progp) {
 			/* A fresh handle that outlives the multiprog. */
-			*progp = xdp_program__from_id(id);
+			*progp = xdp_program__from_id(*idp);
 			if (libxdp_get_error(*progp))
 				*progp = NULL;
 		}
 	}
 	xdp_multiprog__close(mp);
-	return id;
+	return 0;
 }
 
 static int open_pins(struct xw_iface *ifc)
@@ -348,9 +354,10 @@ static int load_and_attach(struct xw_iface *ifc, const struct xw_iface_opts *opt
 		xwi_err("%s: cannot pin the program: %s", ifc->name, strerror(-err));
 		return err;
 	}
-	if (!find_attached(ifc->ifindex, &ifc->mode, &ifc->multiprog, NULL)) {
+	err = find_attached(ifc->ifindex, &ifc->prog_id, &ifc->mode, &ifc->multiprog, NULL);
+	if (err || !ifc->prog_id) {
 		xwi_err("%s: program attached but not found on the interface", ifc->name);
-		return -ENOENT;
+		return err ? err : -ENOENT;
 	}
 	ifc->prog_id = xdp_program__id(ifc->prog);
 	xwi_info("%s: attached %s in %s mode%s", ifc->name, XWI_PROG_NAME,
@@ -374,7 +381,7 @@ static void iface_free(struct xw_iface *ifc)
 
 static int iface_dir(char *buf, size_t len, const char *root, const char *ifname)
 {
-	if ((size_t)snprintf(buf, len, "%s/%s", root ? root : XWI_DEFAULT_PIN_ROOT, ifname) >=
+	if ((size_t)snprintf(buf, len, "%s/%s", root ? root : XW_DEFAULT_PIN_ROOT, ifname) >=
 	    len)
 		return -ENAMETOOLONG;
 	return 0;
@@ -416,9 +423,17 @@ XW_API int xw_iface__open(const char *ifname, const struct xw_iface_opts *opts,
 	err = iface_dir(ifc->pin_dir, sizeof(ifc->pin_dir), root, ifname);
 	if (err)
 		goto out;
-	err = ensure_bpffs(root ? root : XWI_DEFAULT_PIN_ROOT);
+	err = ensure_bpffs(root ? root : XW_DEFAULT_PIN_ROOT);
 	if (err)
 		goto out;
+	if (XWI_OPT(opts, no_attach, false) && access(ifc->pin_dir, F_OK)) {
+		/* Only opening: create nothing.  Tell EPERM from absence. */
+		err = errno == ENOENT ? -ENOENT : -errno;
+		if (err == -ENOENT && geteuid() != 0 &&
+		    find_attached(ifc->ifindex, &id, NULL, NULL, NULL) == -EPERM)
+			err = -EPERM;
+		goto out;
+	}
 	err = mkdir_p(ifc->pin_dir);
 	if (err) {
 		xwi_err("cannot create %s: %s", ifc->pin_dir, strerror(-err));
@@ -430,7 +445,11 @@ XW_API int xw_iface__open(const char *ifname, const struct xw_iface_opts *opts,
 		goto out;
 	}
 
-	id = find_attached(ifc->ifindex, &ifc->mode, &ifc->multiprog, NULL);
+	err = find_attached(ifc->ifindex, &id, &ifc->mode, &ifc->multiprog, NULL);
+	if (err) {
+		xwi_err("%s: cannot query the attached XDP program: %s", ifname, xw_strerror(err));
+		goto out;
+	}
 	if (!pin_path(p, sizeof(p), ifc->pin_dir, XWI_PROG_PIN) && (fd = bpf_obj_get(p)) >= 0) {
 		pinned_id = fd_prog_id(fd);
 		close(fd);
@@ -454,7 +473,7 @@ XW_API int xw_iface__open(const char *ifname, const struct xw_iface_opts *opts,
 	/* Not attached: pins left there belong to a dead instance. */
 	unpin_all(ifc->pin_dir);
 	err = load_and_attach(ifc, opts);
-	if (err && ifc->prog && find_attached(ifc->ifindex, NULL, NULL, NULL))
+	if (err && ifc->prog && !find_attached(ifc->ifindex, &id, NULL, NULL, NULL) && id)
 		xdp_program__detach(ifc->prog, ifc->ifindex,
 				    ifc->mode == XW_MODE_GENERIC ? XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
 	if (err)
@@ -478,8 +497,12 @@ static int detach_locked(int ifindex, const char *ifname, const char *dir)
 {
 	struct xdp_program *p = NULL;
 	int mode = XW_MODE_NATIVE, err;
+	__u32 id;
 
-	if (!find_attached(ifindex, &mode, NULL, &p) || !p) {
+	err = find_attached(ifindex, &id, &mode, NULL, &p);
+	if (err)
+		return err;
+	if (!id || !p) {
 		unpin_all(dir);
 		return -ENOENT;
 	}
