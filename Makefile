@@ -74,7 +74,8 @@ BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS))
 
 .DELETE_ON_ERROR:
-.PHONY: all deps test check tests benches install uninstall clean bench-xdp demo
+FORCE:
+.PHONY: FORCE all deps test check tests benches install uninstall clean bench-xdp demo
 
 all: $(LIB_A) $(LIB_SO) $(CLI)
 
@@ -146,7 +147,8 @@ $(OUTPUT)/bench/%: bench/%.c $(wildcard tests/*.h) $(LIB_A) $(PUB_HDRS) $(SKELS)
 	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Itests \
 		-o $@ $< $(LIB_A) $(LDLIBS)
 
-$(OUTPUT)/libxdpwake.pc: userspace/libxdpwake.pc.in Makefile | $(OUTPUT)
+# Always regenerated: PREFIX/LIBDIR/INCLUDEDIR may differ between installs.
+$(OUTPUT)/libxdpwake.pc: userspace/libxdpwake.pc.in FORCE | $(OUTPUT)
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
 

@@ -30,10 +30,13 @@ extern "C" {
 
 /** Declare and zero an options struct with its size set:
  *  XW_OPTS(xw_iface_opts, o, .mode = XW_MODE_GENERIC); */
-#define XW_OPTS(TYPE, NAME, ...)                                        \
-	struct TYPE NAME = ({                                           \
-		__builtin_memset(&NAME, 0, sizeof(struct TYPE));        \
-		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ }; \
+#define XW_OPTS(TYPE, NAME, ...)                                                   \
+	struct TYPE NAME = ({                                                      \
+		_Pragma("GCC diagnostic push")                                     \
+		_Pragma("GCC diagnostic ignored \"-Wmissing-field-initializers\"") \
+		struct TYPE xw_opts_tmp_ = { .sz = sizeof(struct TYPE), __VA_ARGS__ }; \
+		_Pragma("GCC diagnostic pop")                                      \
+		xw_opts_tmp_;                                                      \
 	})
 
 /* ---- errors and logging --------------------------------------------- */

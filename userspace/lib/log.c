@@ -92,6 +92,8 @@ int xwi_opts_valid(const void *opts, size_t user_sz, size_t known_sz, const char
 
 XW_API const char *xw_strerror(int err)
 {
+	if (err == INT_MIN)
+		return "unknown error";
 	if (err < 0)
 		err = -err;
 	switch (err) {

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <ctype.h>
 
 #include "internal.h"
 
@@ -117,14 +118,22 @@ XW_API int xw_knob_find(const char *name)
 	return -ENOENT;
 }
 
+/* Decimal or 0x-prefixed hex, digits only (no sign, space or octal). */
 static int parse_u32(const char *text, unsigned long long *v)
 {
+	int base = 10;
 	char *end;
 
-	if (!*text || *text == '-' || *text == '+')
+	if ((text[0] == '0') && (text[1] == 'x' || text[1] == 'X')) {
+		base = 16;
+		text += 2;
+		if (!isxdigit((unsigned char)*text))
+			return -EINVAL;
+	} else if (*text < '0' || *text > '9') {
 		return -EINVAL;
+	}
 	errno = 0;
-	*v = strtoull(text, &end, 0);
+	*v = strtoull(text, &end, base);
 	if (errno || *end)
 		return -EINVAL;
 	return 0;
@@ -136,7 +145,11 @@ static int parse_list(const char *text, const char *const *names, int n, __u32 *
 	char buf[256], *tok, *save;
 	__u32 v = 0;
 
-	if (strlen(text) >= sizeof(buf))
+	size_t len = strlen(text);
+
+	/* No empty list, no empty element. */
+	if (!len || len >= sizeof(buf) || text[0] == ',' || text[len - 1] == ',' ||
+	    strstr(text, ",,"))
 		return -EINVAL;
 	strcpy(buf, text);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
