@@ -35,16 +35,23 @@ struct vlan_hdr {
 	__be16 proto;
 };
 
-/* ---- knobs: one array of __u32 per knob ------------------------------ */
-
-#define XW__KNOB_MAP(name, scope, def, min, max)                               \
-	struct {                                                               \
-		__uint(type, BPF_MAP_TYPE_ARRAY);                              \
-		__uint(max_entries, (scope) == XW_SCOPE_EP ? XW_MAX_ENDPOINTS : 1); \
-		__type(key, __u32);                                            \
-		__type(value, __u32);                                          \
+/*
+ * Knobs.  Per-endpoint knobs: one array of __u32 per knob, key = endpoint.
+ * Per-interface knobs: one single-entry data section each (a one-element
+ * array map to user space and bpftool), read with a plain load, so foreign
+ * traffic pays no map lookup.
+ */
+#define XW__KNOB_XW_SCOPE_EP(name, def)                   \
+	struct {                                          \
+		__uint(type, BPF_MAP_TYPE_ARRAY);         \
+		__uint(max_entries, XW_MAX_ENDPOINTS);    \
+		__type(key, __u32);                       \
+		__type(value, __u32);                     \
 	} k_##name SEC(".maps");
-XW_KNOBS(XW__KNOB_MAP)
+#define XW__KNOB_XW_SCOPE_IFACE(name, def) \
+	volatile __u32 xw_##name SEC(".data." #name) = (def);
+#define XW__KNOB(name, scope, def, min, max) XW__KNOB_##scope(name, def)
+XW_KNOBS(XW__KNOB)
 
 /* ---- state ---------------------------------------------------------- */
 
@@ -458,9 +465,10 @@ static __always_inline void decide(__u32 ep, __u32 epflags, struct xw_wake_state
 
 /* ---- the program ---------------------------------------------------- */
 
-static __always_inline int pass(struct xw_stats *g)
+static __always_inline int pass(struct xw_stats *g, __u64 len)
 {
 	g->frames_passed++;
+	g->bytes_passed += len;
 	return XDP_PASS;
 }
 
@@ -495,11 +503,9 @@ int xw_xdp(struct xdp_md *ctx)
 	g = bpf_map_lookup_elem(&stats, &gkey);
 	if (!g)
 		return XDP_PASS;
-	g->frames_seen++;
-	g->bytes_seen += frame_len;
 
 	if ((void *)(eth + 1) > data_end)
-		return pass(g);
+		return pass(g, frame_len);
 	proto = eth->h_proto;
 	pos = eth + 1;
 #pragma unroll
@@ -509,32 +515,32 @@ int xw_xdp(struct xdp_md *ctx)
 		if (proto != ETH_P_8021Q_BE && proto != ETH_P_8021AD_BE)
 			break;
 		if ((void *)(vh + 1) > data_end)
-			return pass(g);
+			return pass(g, frame_len);
 		proto = vh->proto;
 		pos = vh + 1;
 	}
 
-	encap = knob(&k_encap, 0, XW_ENCAP_ETH);
-	if ((encap & XW_ENCAP_ETH) &&
-	    proto == bpf_htons((__u16)knob(&k_ethertype, 0, XW_DEFAULT_ETHERTYPE))) {
+	encap = xw_encap;
+	if ((encap & XW_ENCAP_ETH) && proto == bpf_htons((__u16)xw_ethertype)) {
 		h = pos;
 	} else if ((encap & XW_ENCAP_UDP) && proto == bpf_htons(ETH_P_IP)) {
 		__u32 ihl, tot, ulen;
 
 		ip = pos;
 		if ((void *)(ip + 1) > data_end)
-			return pass(g);
+			return pass(g, frame_len);
 		if (ip->version != 4 || ip->ihl < 5 || ip->protocol != IPPROTO_UDP ||
 		    (ip->frag_off & IP_MF_OFFSET_BE))
-			return pass(g);
+			return pass(g, frame_len);
 		ihl = ip->ihl * 4;
 		udp = pos + ihl;
 		if ((void *)(udp + 1) > data_end)
-			return pass(g);
-		if (udp->dest != bpf_htons((__u16)knob(&k_udp_port, 0, XW_DEFAULT_UDP_PORT)))
-			return pass(g);
+			return pass(g, frame_len);
+		if (udp->dest != bpf_htons((__u16)xw_udp_port))
+			return pass(g, frame_len);
 		/* Ours from here on: the lengths must not lie. */
 		g->frames_ours++;
+		g->bytes_ours += frame_len;
 		tot = bpf_ntohs(ip->tot_len);
 		ulen = bpf_ntohs(udp->len);
 		if (tot < ihl + sizeof(*udp) || tot > (__u32)(data_end - pos) ||
@@ -545,10 +551,12 @@ int xw_xdp(struct xdp_md *ctx)
 		h = (void *)(udp + 1);
 		limit = (void *)udp + (ulen & 0xFFFF);
 	} else {
-		return pass(g);
+		return pass(g, frame_len);
 	}
-	if (!ip)
+	if (!ip) {
 		g->frames_ours++;
+		g->bytes_ours += frame_len;
+	}
 
 	if ((void *)(h + 1) > data_end || (void *)(h + 1) > limit) {
 		g->drop_short++;

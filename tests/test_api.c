@@ -311,7 +311,7 @@ static void test_stats(void)
 		CHECK(xw_stat_value(&s, i) == *(__u64 *)((char *)&s + stat_fields[i].off),
 		      "xw_stat_value(%s)", name);
 	}
-	CHECK(xw_stat_value(&s, 0) == s.frames_seen, "xw_stat_value(0) is frames_seen");
+	CHECK(xw_stat_value(&s, 0) == s.frames_passed, "xw_stat_value(0) is frames_passed");
 	CHECK(xw_stat_value(&s, n - 1) == s.adapt_switches, "last counter is adapt_switches");
 	CHECK(xw_stat_name(-1) == NULL && xw_stat_help(-1) == NULL, "stat -1");
 	CHECK(xw_stat_name(n) == NULL && xw_stat_help(n) == NULL, "stat count");

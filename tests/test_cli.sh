@@ -263,7 +263,7 @@ ping -c 2 -i 0.2 -W 1 -I "$B" ff02::1%"$B" >/dev/null 2>&1 # some frames to coun
 run "$X" -j stats "$A" "${P[@]}"
 check "stats -j is valid JSON (python3 -m json.tool)" test "$rc" -eq 0 -a -n "$(json_ok "$out" && echo y)"
 check "stats -j maps counter names to numbers" \
-	test "$(jq_py "$out" 'isinstance(d["frames_seen"], int) and isinstance(d["wake_marker"], int)')" = True
+	test "$(jq_py "$out" 'isinstance(d["frames_passed"], int) and isinstance(d["wake_marker"], int)')" = True
 run "$X" stats "$A" --ep 3 "${P[@]}"
 check "stats text shows wakes per redirected frame" \
 	test "$rc" -eq 0 -a -n "$(has "$out" 'wakes per redirected frame' && echo y)"

@@ -333,12 +333,13 @@ static int run_row(struct xwt_xdp *x, const struct fx *r)
 	}
 
 	/* Every counter changes exactly as expected. */
-	want[C(frames_seen)] = 1;
-	want[C(bytes_seen)] = len;
-	if (r->verdict == XDP_PASS)
+	if (r->verdict == XDP_PASS) {
 		want[C(frames_passed)] = 1;
-	else
+		want[C(bytes_passed)] = len;
+	} else {
 		want[C(frames_ours)] = 1;
+		want[C(bytes_ours)] = len;
+	}
 	if (r->verdict == XDP_REDIRECT) {
 		want[C(frames_redirected)] = 1;
 		want[C(bytes_redirected)] = len;

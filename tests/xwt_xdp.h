@@ -23,6 +23,7 @@
 #include "harness.h"
 #include "xdpwake.h"
 #include "xdpwake.skel.h"
+#include "internal.h"
 
 #define XWT_IF_A "xwta"
 #define XWT_IF_B "xwtb"
@@ -55,7 +56,7 @@ static inline int xwt_knob_fd(struct xwt_xdp *x, const char *name)
 {
 	char n[64];
 
-	snprintf(n, sizeof(n), "k_%s", name);
+	xwi_skel_map_name(xw_knob_find(name), n, sizeof(n));
 	return bpf_map__fd(bpf_object__find_map_by_name(x->skel->obj, n));
 }
 

@@ -297,7 +297,9 @@ XW_STATIC_ASSERT(sizeof(struct xw_conn_key) == 16, "xw_conn_key size");
 
 /* ------------------------------------------------------------------ */
 /* Statistics (per-CPU array `stats`; key = endpoint id, or            */
-/* XW_STATS_IFACE for frames not attributed to an endpoint)            */
+/* XW_STATS_IFACE for frames not attributed to an endpoint).  Frames   */
+/* seen = frames_passed + frames_ours (likewise bytes); foreign        */
+/* traffic costs two counter updates.                                  */
 /* ------------------------------------------------------------------ */
 
 #define XW_STATS_IFACE XW_MAX_ENDPOINTS
@@ -305,10 +307,10 @@ XW_STATIC_ASSERT(sizeof(struct xw_conn_key) == 16, "xw_conn_key size");
 
 /* X(name, description) */
 #define XW_STATS(X)                                                          \
-	X(frames_seen, "frames the program ran on")                          \
-	X(bytes_seen, "bytes the program ran on")                            \
 	X(frames_passed, "frames passed to the kernel (not ours)")           \
+	X(bytes_passed, "bytes passed to the kernel (not ours)")             \
 	X(frames_ours, "frames carrying our encapsulation")                  \
+	X(bytes_ours, "bytes of frames carrying our encapsulation")          \
 	X(frames_redirected, "frames redirected to an AF_XDP socket")        \
 	X(bytes_redirected, "bytes redirected to an AF_XDP socket")          \
 	X(lat_frames, "redirected frames with LAT honoured")                 \

@@ -207,15 +207,24 @@ static int open_pins(struct xw_iface *ifc)
 	return 0;
 }
 
+const char *xwi_skel_map_name(int i, char *buf, size_t len)
+{
+	struct xw_knob_info ki;
+
+	if (i < XWI_KNOB_NR) {
+		xw_knob_info(i, &ki);
+		snprintf(buf, len, ki.per_endpoint ? "k_%s" : ".data.%s", ki.name);
+	} else {
+		snprintf(buf, len, "%s", xwi_map_name(i));
+	}
+	return buf;
+}
+
 static struct bpf_map *skel_map(struct xw_xdp_bpf *skel, int i)
 {
 	char name[64];
 
-	if (i < XWI_KNOB_NR)
-		snprintf(name, sizeof(name), "k_%s", xwi_map_name(i));
-	else
-		snprintf(name, sizeof(name), "%s", xwi_map_name(i));
-	return bpf_object__find_map_by_name(skel->obj, name);
+	return bpf_object__find_map_by_name(skel->obj, xwi_skel_map_name(i, name, sizeof(name)));
 }
 
 static int write_defaults(struct xw_iface *ifc, const struct xw_iface_opts *opts)

@@ -55,6 +55,8 @@ enum {
 
 /* Pin file name of map index @i (knobs first, then XWI_MAPS). */
 const char *xwi_map_name(int i);
+/* Name of map index @i in the BPF object ("k_policy", ".data.encap", ...). */
+const char *xwi_skel_map_name(int i, char *buf, size_t len);
 
 struct xw_iface {
 	char name[16];
