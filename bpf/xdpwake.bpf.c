@@ -280,7 +280,8 @@ static int wake_timer_cb(void *map, __u32 *key, struct xw_wake_state *ws)
 	struct xw_stats *s;
 	__u64 now = bpf_ktime_get_ns(), due;
 
-	ws->deadline_ns = 0;
+	/* Exchange (full barrier) before reading pending: see decide(). */
+	__sync_lock_test_and_set(&ws->deadline_ns, 0);
 	sh = bpf_map_lookup_elem(&shared, &ep);
 	s = bpf_map_lookup_elem(&stats, &ep);
 	epi = bpf_map_lookup_elem(&endpoints, &ep);
@@ -382,19 +383,12 @@ static __always_inline void decide(__u32 ep, __u32 epflags, struct xw_wake_state
 
 	timer_init(ws);
 
-	/* Everything before this frame consumed: a new batch starts here. */
-	if (sh->consumed + 1 >= produced) {
-		ws->pending = 0;
-		ws->deferred = 0;
-		ws->deferred_since_ns = 0;
-	}
-	if (ws->pending++ == 0)
-		ws->first_pending_ns = now;
 	gap_since = ws->last_frame_ns ? now - ws->last_frame_ns : GAP_CLAMP_NS;
 	if (gap_since > GAP_CLAMP_NS)
 		gap_since = GAP_CLAMP_NS;
 	ws->last_frame_ns = now;
 
+	/* The watchdog covers an application that is not waiting at all. */
 	watchdog_arm(ep, produced, now);
 
 	lat = (flags & XW_F_LAT) &&
@@ -407,6 +401,7 @@ static __always_inline void decide(__u32 ep, __u32 epflags, struct xw_wake_state
 
 	policy = knob(&k_policy, ep, XW_DEF_POLICY);
 	if (policy == XW_POLICY_ADAPTIVE) {
+		/* The arrival rate is measured whether or not anyone sleeps. */
 		ws->gap_ewma_ns = (ws->gap_ewma_ns * 7 + gap_since) / 8;
 		if (ws->adapt_mode == XW_ADAPT_MARKER &&
 		    ws->gap_ewma_ns < (__u64)knob(&k_adapt_enter_usecs, ep,
@@ -421,6 +416,33 @@ static __always_inline void decide(__u32 ep, __u32 epflags, struct xw_wake_state
 		}
 		policy = ws->adapt_mode == XW_ADAPT_STREAM ? XW_POLICY_STREAM : XW_POLICY_MARKER;
 	}
+
+	/*
+	 * A receiver that is not armed is running and will see this frame:
+	 * no batch, no timer.  `produced` was incremented atomically (a full
+	 * barrier) before this load; user space stores armed, fences, then
+	 * rereads produced, so a receiver arming now cannot miss the frame.
+	 */
+	if (!*(volatile __u32 *)&sh->armed) {
+		s->wake_unarmed++;
+		ws->pending = 0;
+		ws->deferred = 0;
+		ws->deferred_since_ns = 0;
+		trace(ep, epflags, XW_REC_UNARMED, XW_WAKE_NONE, 1, now, produced);
+		return;
+	}
+
+	/* Everything before this frame consumed: a new batch starts here. */
+	if (sh->consumed + 1 >= produced) {
+		ws->pending = 0;
+		ws->deferred = 0;
+		ws->deferred_since_ns = 0;
+	}
+	/* Atomic (a full barrier) before timer_due() reads deadline_ns: pairs
+	 * with the callback's exchange of deadline_ns before it reads pending,
+	 * so a frame racing an expiring timer is seen by one of the two. */
+	if (__sync_fetch_and_add(&ws->pending, 1) == 0)
+		ws->first_pending_ns = now;
 
 	switch (policy) {
 	case XW_POLICY_EVERY:

@@ -147,9 +147,7 @@ struct xw_iface_opts {
 	/* Do not attach: only open an already attached program's maps
 	 * (-ENOENT if none; nothing is created). */
 	bool no_attach;
-	size_t :0;
 };
-#define xw_iface_opts__last_field no_attach
 
 /**
  * Open the xdpwake program of interface @ifname: attach it (loading the

@@ -268,70 +268,68 @@ struct xwt_frame {
 	int truncate;	  /* >0: cut the frame to this many bytes           */
 };
 
-/* Build @f into @buf; returns the frame length. */
+/* Build @f into @buf; returns the frame length.  Headers are assembled in
+ * aligned locals and copied in (IP sits at offset 14: not 4-aligned). */
 static inline int xwt_build(const struct xwt_frame *f, __u8 *buf)
 {
-	__u8 *p = buf;
-	struct ethhdr *eth = (void *)p;
-	struct iphdr *ip = NULL;
-	struct udphdr *udp = NULL;
-	struct xw_hdr *h;
+	__u8 *p = buf, *ip_at = NULL, *udp_at = NULL;
+	struct ethhdr eth = {};
+	struct iphdr ip = {};
+	struct udphdr udp = {};
+	struct xw_hdr h = {};
 	int present = f->present < 0 ? f->payload_len : f->present, len;
 	__u16 proto = f->encap == XWT_ENC_UDP ? ETH_P_IP
 			: (f->ethertype ? f->ethertype : XW_DEFAULT_ETHERTYPE);
 
 	memset(buf, 0, XWT_MAX_FRAME);
-	memcpy(eth->h_dest, "\x02\x00\x00\x00\x00\x0b", 6);
-	memcpy(eth->h_source, "\x02\x00\x00\x00\x00\x0a", 6);
-	p += sizeof(*eth);
-	if (f->vlans) {
-		eth->h_proto = htons(0x88A8);
-		for (int i = 0; i < f->vlans; i++) {
-			__u16 *tag = (void *)p;
+	memcpy(eth.h_dest, "\x02\x00\x00\x00\x00\x0b", 6);
+	memcpy(eth.h_source, "\x02\x00\x00\x00\x00\x0a", 6);
+	eth.h_proto = htons(f->vlans ? 0x88A8 : proto);
+	memcpy(p, &eth, sizeof(eth));
+	p += sizeof(eth);
+	for (int i = 0; i < f->vlans; i++) {
+		__u16 tag[2] = { htons(100 + i), htons(i + 1 < f->vlans ? 0x8100 : proto) };
 
-			tag[0] = htons(100 + i);
-			tag[1] = htons(i + 1 < f->vlans ? 0x8100 : proto);
-			p += 4;
-		}
-	} else {
-		eth->h_proto = htons(proto);
+		memcpy(p, tag, sizeof(tag));
+		p += sizeof(tag);
 	}
 	if (f->encap == XWT_ENC_UDP) {
-		ip = (void *)p;
-		ip->version = 4;
-		ip->ihl = 5 + f->ip_opt_words;
-		ip->ttl = 64;
-		ip->protocol = IPPROTO_UDP;
-		ip->frag_off = htons(f->ip_frag);
-		ip->saddr = htonl(0x0a000001);
-		ip->daddr = htonl(0x0a000002);
-		for (int i = 0; i < f->ip_opt_words * 4; i++)
-			p[sizeof(*ip) + i] = 1; /* NOP options */
-		p += ip->ihl * 4;
-		udp = (void *)p;
-		udp->source = htons(40000);
-		udp->dest = htons(f->udp_port ? f->udp_port : XW_DEFAULT_UDP_PORT);
-		p += sizeof(*udp);
+		ip.version = 4;
+		ip.ihl = 5 + f->ip_opt_words;
+		ip.ttl = 64;
+		ip.protocol = IPPROTO_UDP;
+		ip.frag_off = htons(f->ip_frag);
+		ip.saddr = htonl(0x0a000001);
+		ip.daddr = htonl(0x0a000002);
+		ip_at = p;
+		memset(p + sizeof(ip), 1, f->ip_opt_words * 4); /* NOP options */
+		p += ip.ihl * 4;
+		udp.source = htons(40000);
+		udp.dest = htons(f->udp_port ? f->udp_port : XW_DEFAULT_UDP_PORT);
+		udp_at = p;
+		p += sizeof(udp);
 	}
-	h = (void *)p;
-	h->version = f->version ? f->version : XW_VERSION;
-	h->type = f->type;
-	h->flags = f->flags;
-	h->dst_ep = htons(f->dst_ep);
-	h->src_ep = htons(f->src_ep);
-	h->session = htonl(f->session);
-	h->msg_len = htonl(f->msg_len_set || f->type != XW_PKT_SMALL ? f->msg_len : f->payload_len);
-	h->frag_off = htonl(f->frag_off);
-	h->frag_idx = htonl(f->frag_idx);
-	h->frag_count = htonl(f->frag_count);
-	h->payload_len = htons(f->payload_len);
-	h->match = htobe64(0x1122334455667788ULL);
-	p += sizeof(*h);
+	h.version = f->version ? f->version : XW_VERSION;
+	h.type = f->type;
+	h.flags = f->flags;
+	h.dst_ep = htons(f->dst_ep);
+	h.src_ep = htons(f->src_ep);
+	h.session = htonl(f->session);
+	h.msg_len = htonl(f->msg_len_set || f->type != XW_PKT_SMALL ? f->msg_len : f->payload_len);
+	h.frag_off = htonl(f->frag_off);
+	h.frag_idx = htonl(f->frag_idx);
+	h.frag_count = htonl(f->frag_count);
+	h.payload_len = htons(f->payload_len);
+	h.match = htobe64(0x1122334455667788ULL);
+	memcpy(p, &h, sizeof(h));
+	p += sizeof(h);
 	for (int i = 0; i < present; i++)
 		*p++ = (__u8)i;
-	if (udp) {
-		udp->len = htons((__u16)(p - (__u8 *)udp + f->udp_len_delta));
-		ip->tot_len = htons((__u16)(p - (__u8 *)ip + f->ip_len_delta));
+	if (udp_at) {
+		udp.len = htons((__u16)(p - udp_at + f->udp_len_delta));
+		ip.tot_len = htons((__u16)(p - ip_at + f->ip_len_delta));
+		memcpy(ip_at, &ip, sizeof(ip));
+		memcpy(udp_at, &udp, sizeof(udp));
 	}
 	p += f->pad;
 	len = (int)(p - buf);

@@ -502,6 +502,20 @@ XW_API void xw_iface__close(struct xw_iface *ifc)
 	iface_free(ifc);
 }
 
+/* Remove an interface's pin directory, and the root if it became empty. */
+static void rmdir_with_root(const char *dir)
+{
+	char root[PATH_MAX], *slash;
+
+	rmdir(dir);
+	snprintf(root, sizeof(root), "%s", dir);
+	slash = strrchr(root, '/');
+	if (slash && slash != root) {
+		*slash = '\0';
+		rmdir(root);
+	}
+}
+
 static int detach_locked(int ifindex, const char *ifname, const char *dir)
 {
 	struct xdp_program *p = NULL;
@@ -536,7 +550,7 @@ XW_API int xw_iface__detach(struct xw_iface *ifc)
 	lock = lock_dir(ifc->pin_dir);
 	err = detach_locked(ifc->ifindex, ifc->name, ifc->pin_dir);
 	unlock_dir(lock);
-	rmdir(ifc->pin_dir);
+	rmdir_with_root(ifc->pin_dir);
 	iface_free(ifc);
 	return err;
 }
@@ -558,7 +572,7 @@ XW_API int xw_detach(const char *ifname, const char *pin_root)
 	lock = lock_dir(dir);
 	err = detach_locked(ifindex, ifname, dir);
 	unlock_dir(lock);
-	rmdir(dir);
+	rmdir_with_root(dir);
 	return err;
 }
 

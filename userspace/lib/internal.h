@@ -10,13 +10,14 @@
 
 struct xw_xdp_bpf;
 
-/* Check an options struct: NULL is fine; sz must cover up to @last and any
- * tail this library does not know must be zero (libbpf's OPTS_VALID). */
+/* Check an options struct: NULL is fine; sz must at least hold `sz`, and
+ * any tail beyond the struct this library knows must be zero (an
+ * application built against a newer header using a newer field).  Padding
+ * inside the known struct is not checked: compound literals leave it
+ * unspecified. */
 int xwi_opts_valid(const void *opts, size_t user_sz, size_t known_sz, const char *what);
 #define XWI_OPTS_VALID(o, type) \
-	xwi_opts_valid((o), (o) ? (o)->sz : 0, \
-		       offsetof(struct type, type##__last_field) + \
-		       sizeof(((struct type *)0)->type##__last_field), #type)
+	xwi_opts_valid((o), (o) ? (o)->sz : 0, sizeof(struct type), #type)
 #define XWI_OPT(o, field, def) \
 	(((o) && offsetof(__typeof__(*(o)), field) < (o)->sz) ? (o)->field : (def))
 
