@@ -73,7 +73,7 @@ int main(void)
 
 	EXPECT(xw_stat_count() == XW_STATS_NR, "xw_stat_count() = %d, XW_STATS_NR = %d",
 	       xw_stat_count(), XW_STATS_NR);
-	EXPECT(xw_stat_name(0) && !strcmp(xw_stat_name(0), "frames_seen"), "xw_stat_name(0)");
+	EXPECT(xw_stat_name(0) && !strcmp(xw_stat_name(0), "frames_passed"), "xw_stat_name(0)");
 
 	EXPECT(sizeof(struct xw_hdr) == 56, "sizeof(struct xw_hdr) = %zu", sizeof(struct xw_hdr));
 	EXPECT(XW_HDR_LEN == 56, "XW_HDR_LEN = %d", XW_HDR_LEN);
