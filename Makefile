@@ -87,7 +87,7 @@ test:
 	$(Q)$(MAKE) check
 
 check: all tests
-	$(Q)OUTPUT=$(OUTPUT) tests/run.sh
+	$(Q)OUTPUT=$(OUTPUT) SANITIZE=$(SANITIZE) tests/run.sh
 
 tests: $(TEST_BINS) $(BENCH_BINS)
 benches: $(BENCH_BINS)

@@ -215,6 +215,10 @@ run() {
 
 csrc=$XW_SRC/tests/install/consumer.c
 cxxsrc=$XW_SRC/tests/install/consumer.cpp
+# A sanitizer build of the library needs consumers built the same way.
+if [ -n "${SANITIZE:-}" ]; then
+	cflags="$cflags -fsanitize=$SANITIZE"
+fi
 
 # shared
 # shellcheck disable=SC2086
