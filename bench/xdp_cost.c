@@ -223,7 +223,7 @@ struct bench {
 	struct xw_xdp_bpf *xw;
 	struct bench_pass_bpf *pass;
 	int xw_fd, pass_fd;
-	int stats_fd, shared_fd, wstate_fd, policy_fd;
+	int stats_fd, shared_fd, wstate_fd, policy_fd, coal_fd;
 	int ring_fd;
 	struct ring_buffer *rb;
 	volatile struct xw_shared *sh; /* mmap of `shared`, whole array */
@@ -346,6 +346,7 @@ static void setup_bpf(struct bench *b)
 	b->shared_fd = bpf_map__fd(b->xw->maps.shared);
 	b->wstate_fd = bpf_map__fd(b->xw->maps.wake_state);
 	b->policy_fd = bpf_map__fd(b->xw->maps.k_policy);
+	b->coal_fd = bpf_map__fd(b->xw->maps.k_coalesce_usecs);
 	b->ncpus = libbpf_num_possible_cpus();
 	if (b->ncpus <= 0)
 		die("libbpf_num_possible_cpus", b->ncpus);
@@ -523,6 +524,7 @@ enum path_kind {
 	P_FOREIGN1,	/* b1 */
 	P_WAKE1,	/* d  */
 	P_DEFER1,	/* e1 */
+	P_TIMER1,	/* c1 */
 	P__N,
 };
 
@@ -580,12 +582,12 @@ static void define_paths(void)
 	paths[P_FOREIGN] = (struct path){ "b", "xw_xdp foreign IPv4/TCP -> PASS", 1, 0,
 					  XW_POLICY_MARKER, 0, 0, XDP_PASS, P_PASS,
 					  &fr_foreign };
-	paths[P_REDIRECT] = (struct path){ "c", "xw_xdp MEDIUM redirect, no wake (unarmed)",
+	paths[P_REDIRECT] = (struct path){ "c", "xw_xdp MEDIUM redirect, receiver spinning",
 					   1, 0, XW_POLICY_MARKER, 0, 0, XDP_REDIRECT,
 					   P_PASS, &fr_medium };
 	paths[P_DROP] = (struct path){ "x", "xw_xdp ours, bad version -> DROP", 1, 0,
 				       XW_POLICY_MARKER, 0, 0, XDP_DROP, P_PASS, &fr_badver };
-	paths[P_DEFER] = (struct path){ "e", "xw_xdp stream LAT|MORE in burst (deferred)", 1,
+	paths[P_DEFER] = (struct path){ "e", "xw_xdp stream LAT|MORE, armed, burst deferred", 1,
 					0, XW_POLICY_STREAM, 1, 0, XDP_REDIRECT, P_PASS,
 					&fr_lat_more };
 	paths[P_PASS1] = (struct path){ "a1", "pass-only baseline, foreign, repeat=1", 0, 1,
@@ -599,6 +601,9 @@ static void define_paths(void)
 	paths[P_DEFER1] = (struct path){ "e1", "xw_xdp stream LAT|MORE defer start, repeat=1",
 					 1, 1, XW_POLICY_STREAM, 1, 1, XDP_REDIRECT, P_PASS1,
 					 &fr_lat_more };
+	paths[P_TIMER1] = (struct path){ "c1", "xw_xdp MEDIUM armed, timeout rule, repeat=1",
+					 1, 1, XW_POLICY_MARKER, 1, 1, XDP_REDIRECT, P_PASS1,
+					 &fr_medium };
 }
 
 static int test_run(struct bench *b, int prog_fd, const struct frame *f, int repeat,
@@ -642,6 +647,10 @@ static int reset_state(struct bench *b, __u32 policy)
 	if (bpf_map_update_elem(b->shared_fd, &key, &shv, BPF_ANY))
 		return -errno;
 	if (set_knob(b->policy_fd, key, policy))
+		return -errno;
+	/* Deferred and coalesced wakes stay pending for the whole run, so an
+	 * armed receiver stays armed (its timer never fires mid-measurement). */
+	if (set_knob(b->coal_fd, key, 10000000))
 		return -errno;
 	ring_buffer__consume(b->rb);
 	memset(b->rec_wake, 0, sizeof(b->rec_wake));
@@ -796,8 +805,23 @@ static void check_path(const struct path *p)
 		EXPECT(p, e[ST_wake_marker] == 0 && p->sh_wakes == 0,
 		       "ep.wake_marker = %llu, shared.wakes +%llu: an unarmed receiver was woken",
 		       (unsigned long long)e[ST_wake_marker], p->sh_wakes);
-		EXPECT(p, e[ST_timer_starts] >= (unsigned long long)p->nrep,
-		       "ep.timer_starts = %llu, expected >= 1 per repetition (timeout rule)",
+		/* Not armed: the receiver is running, no batch, no timer. */
+		EXPECT(p, e[ST_wake_unarmed] == n && e[ST_timer_starts] == 0,
+		       "ep.wake_unarmed = %llu, timer_starts = %llu: expected %llu and 0",
+		       (unsigned long long)e[ST_wake_unarmed],
+		       (unsigned long long)e[ST_timer_starts], n);
+		break;
+	case P_TIMER1:
+		expect_no_drops(p, e, "ep");
+		EXPECT(p, e[ST_frames_redirected] == n, "ep.frames_redirected = %llu, expected %llu",
+		       (unsigned long long)e[ST_frames_redirected], n);
+		EXPECT(p, e[ST_wake_marker] + e[ST_wake_frames] + e[ST_wake_timeout] == 0 &&
+			  e[ST_wake_unarmed] == 0 && e[ST_timer_starts] >= 1,
+		       "armed unmarked frame: wakes %llu, unarmed %llu, timer_starts %llu: "
+		       "expected no wake, a running timer",
+		       (unsigned long long)(e[ST_wake_marker] + e[ST_wake_frames] +
+					    e[ST_wake_timeout]),
+		       (unsigned long long)e[ST_wake_unarmed],
 		       (unsigned long long)e[ST_timer_starts]);
 		break;
 	case P_DEFER:
