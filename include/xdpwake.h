@@ -195,6 +195,53 @@ XW_API int xw_iface__stats(struct xw_iface *iface, int ep, struct xw_stats *out)
 /** Registered endpoint information (flags has XW_EPF_ACTIVE when in use). */
 XW_API int xw_iface__endpoint(struct xw_iface *iface, __u32 ep, struct xw_endpoint *out);
 
+
+/* ---- addresses ------------------------------------------------------ */
+
+/**
+ * Address of an endpoint.  Ethernet mode: the peer's MAC and endpoint id.
+ * UDP mode: the peer's IPv4 address and UDP port (network byte order), the
+ * next hop's MAC (filled by the library from the neighbour table when
+ * zero), and the endpoint id.
+ */
+struct xw_addr {
+	__u8 encap;	/* XW_ENCAP_ETH or XW_ENCAP_UDP */
+	__u8 mac[6];
+	__u8 rsvd;
+	__u16 ep;	/* endpoint id, 0 .. XW_MAX_ENDPOINTS-1 */
+	__be16 port;	/* UDP mode */
+	__be32 ip;	/* UDP mode */
+};
+
+/** Room for any formatted address, with the terminating NUL. */
+#define XW_ADDR_STRLEN 48
+
+/**
+ * Parse "02:00:00:00:00:0a/3" (Ethernet: MAC/endpoint) or
+ * "10.0.0.2:49152/3" (UDP: IPv4:port/endpoint; the MAC is resolved when
+ * sending).  -EINVAL on malformed text, -ERANGE endpoint out of range.
+ */
+XW_API int xw_addr_parse(const char *text, struct xw_addr *addr);
+/** Format @addr as xw_addr_parse() reads it; -ENOSPC if @len is too small,
+ *  -EINVAL if @addr is not valid.  Returns the length written. */
+XW_API int xw_addr_format(const struct xw_addr *addr, char *buf, size_t len);
+/** 1 when @a and @b name the same endpoint, else 0. */
+XW_API int xw_addr_equal(const struct xw_addr *a, const struct xw_addr *b);
+
+/* ---- messages ------------------------------------------------------- */
+
+/** Outcome of a completed request. */
+struct xw_status {
+	size_t len;	    /* bytes delivered into the receive buffer / sent */
+	size_t msg_len;	    /* the message's full length                        */
+	__u64 match;	    /* the message's match value                        */
+	struct xw_addr src; /* receives: the sender                             */
+	int error;	    /* 0, -EMSGSIZE (truncated), -ECANCELED, ...        */
+};
+
+/** A pending send or receive. */
+struct xw_request;
+
 #ifdef __cplusplus
 }
 #endif
