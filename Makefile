@@ -74,10 +74,11 @@ BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS))
 
 .DELETE_ON_ERROR:
-FORCE:
 .PHONY: FORCE all deps test check tests benches install uninstall clean bench-xdp demo
 
 all: $(LIB_A) $(LIB_SO) $(CLI)
+
+FORCE:
 
 deps:
 	$(Q)scripts/deps.sh

@@ -324,7 +324,7 @@ static void die(const char *what, int err)
 
 static void setup_bpf(struct bench *b)
 {
-	struct xw_endpoint epv = {
+	struct xw_ep_entry epv = {
 		.flags = XW_EPF_ACTIVE,
 		.queue_id = 0,
 		.owner_pid = (__u32)getpid(),

@@ -59,7 +59,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, XW_MAX_ENDPOINTS);
 	__type(key, __u32);
-	__type(value, struct xw_endpoint);
+	__type(value, struct xw_ep_entry);
 } endpoints SEC(".maps");
 
 struct {
@@ -275,7 +275,7 @@ static __always_inline __u64 due_time(struct xw_wake_state *ws, __u32 ep, __u32 
 static int wake_timer_cb(void *map, __u32 *key, struct xw_wake_state *ws)
 {
 	__u32 ep = *key, reason = XW_WAKE_TIMEOUT, zero_flags = 0;
-	struct xw_endpoint *epi;
+	struct xw_ep_entry *epi;
 	struct xw_shared *sh;
 	struct xw_stats *s;
 	__u64 now = bpf_ktime_get_ns(), due;
@@ -509,7 +509,7 @@ int xw_xdp(struct xdp_md *ctx)
 	__u32 gkey = XW_STATS_IFACE, ep, encap, plen, mlen, foff, fidx, fcnt, conf_sess;
 	__u64 frame_len;
 	struct ethhdr *eth = data;
-	struct xw_endpoint *epi;
+	struct xw_ep_entry *epi;
 	struct xw_wake_state *ws;
 	struct xw_shared *sh;
 	struct xw_stats *g, *s;

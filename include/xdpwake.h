@@ -193,7 +193,7 @@ XW_API int xw_iface__get_knob(struct xw_iface *iface, const char *name, __u32 ep
 XW_API int xw_iface__stats(struct xw_iface *iface, int ep, struct xw_stats *out);
 
 /** Registered endpoint information (flags has XW_EPF_ACTIVE when in use). */
-XW_API int xw_iface__endpoint(struct xw_iface *iface, __u32 ep, struct xw_endpoint *out);
+XW_API int xw_iface__endpoint(struct xw_iface *iface, __u32 ep, struct xw_ep_entry *out);
 
 
 /* ---- addresses ------------------------------------------------------ */
@@ -241,6 +241,125 @@ struct xw_status {
 
 /** A pending send or receive. */
 struct xw_request;
+
+/* ---- endpoints ------------------------------------------------------ */
+
+/** A message endpoint: an AF_XDP socket on one interface queue, its
+ *  endpoint id in the XDP program, and the protocol state. */
+struct xw_endpoint;
+
+struct xw_endpoint_opts {
+	size_t sz;
+	const char *pin_root;	/* as in xw_iface_opts (NULL: default)          */
+	enum xw_xdp_mode mode;	/* when this endpoint attaches the program      */
+	__u32 queue;		/* interface queue to bind (default 0)          */
+	__u32 encap;		/* XW_ENCAP_ETH (default) or XW_ENCAP_UDP       */
+	__u32 ethertype;	/* 0: the interface's current/default EtherType */
+	__u32 udp_port;		/* 0: the interface's current/default port      */
+	bool policy_set;	/* set this endpoint's wake policy              */
+	__u32 policy;
+	/* Framing (0: default): eager_max 32 KiB, btp1 one frame, btp2 four
+	 * frames, pull_block 32 fragments (max 32), pull_inflight 4. */
+	__u32 eager_max;
+	__u32 btp1;
+	__u32 btp2;
+	__u32 pull_block;
+	__u32 pull_inflight;
+	/* Marks (ablation): set marks_set and a mask of XW_MARK_*. */
+	bool marks_set;
+	__u32 marks;
+	/* Test only: LAT on the N-1-mark_shift-th fragment instead of the
+	 * last (the coalescing paper's mis-ordering experiment). */
+	__u32 mark_shift;
+	/* Memory bounds (0: default 8 MiB / 4 MiB / 1024 queued sends). */
+	__u64 unexpected_max;
+	__u64 pushed_max;
+	__u32 tx_backlog_max;
+	/* UMEM frames (0: 4096) of 4096 bytes; half for receiving. */
+	__u32 umem_frames;
+	/* Spin this long before sleeping in blocking calls (0: 20 us). */
+	__u32 spin_usecs;
+};
+
+/* Mark kinds for xw_endpoint_opts.marks. */
+#define XW_MARK_SMALL (1u << 0)	     /* SMALL                           */
+#define XW_MARK_MEDIUM (1u << 1)     /* the last MEDIUM fragment        */
+#define XW_MARK_RNDV (1u << 2)	     /* RNDV                            */
+#define XW_MARK_PULL (1u << 3)	     /* PULL requests                   */
+#define XW_MARK_PULL_REPLY (1u << 4) /* the last PULL_REPLY of a block  */
+#define XW_MARK_NOTIFY (1u << 5)     /* NOTIFY                          */
+#define XW_MARK_ALL 0x3Fu
+
+/**
+ * Open endpoint @id (0 .. XW_MAX_ENDPOINTS-1) on interface @ifname: attach
+ * the XDP program if it is not (sharing it otherwise), bind an AF_XDP
+ * socket to the queue (shared by this process's endpoints on that queue),
+ * register the endpoint in the program's maps.  Errors: -ENODEV no such
+ * interface; -EPERM missing privileges; -EBUSY the endpoint id is in use
+ * by a live process, or the queue is bound by another process;
+ * -EAFNOSUPPORT no AF_XDP in this kernel; -EINVAL bad options or queue.
+ */
+XW_API int xw_endpoint__open(const char *ifname, __u16 id, const struct xw_endpoint_opts *opts,
+			     struct xw_endpoint **epp);
+/** Close: pending requests are dropped; the last endpoint on an interface
+ *  (in any process) detaches the program if this process attached it. */
+XW_API void xw_endpoint__close(struct xw_endpoint *ep);
+/** This endpoint's address (Ethernet: MAC/id, UDP: IPv4:port/id). */
+XW_API int xw_endpoint__addr(const struct xw_endpoint *ep, struct xw_addr *addr);
+/** The interface handle (knobs, statistics). */
+XW_API struct xw_iface *xw_endpoint__iface(const struct xw_endpoint *ep);
+/** A file descriptor that becomes readable when the XDP program wakes this
+ *  endpoint (arm with xw_endpoint__arm() first), for the application's own
+ *  epoll loop. */
+XW_API int xw_endpoint__fd(const struct xw_endpoint *ep);
+/** Payload bytes per frame (from the interface MTU). */
+XW_API int xw_endpoint__frag_payload(const struct xw_endpoint *ep);
+
+/** Non-blocking send of @len bytes with @match to @dst.  Messages up to
+ *  eager_max are copied at once; larger ones are read from @buf until the
+ *  request completes.  -EAGAIN when the send backlog is full. */
+XW_API int xw_endpoint__isend(struct xw_endpoint *ep, const struct xw_addr *dst,
+			      const void *buf, size_t len, __u64 match, struct xw_request **reqp);
+/** Non-blocking receive of a message whose match m has
+ *  (m & mask) == (match & mask). */
+XW_API int xw_endpoint__irecv(struct xw_endpoint *ep, void *buf, size_t len, __u64 match,
+			      __u64 mask, struct xw_request **reqp);
+/** Blocking forms; @timeout_ms < 0 waits forever, -ETIMEDOUT otherwise. */
+XW_API int xw_endpoint__send(struct xw_endpoint *ep, const struct xw_addr *dst, const void *buf,
+			     size_t len, __u64 match, int timeout_ms);
+XW_API int xw_endpoint__recv(struct xw_endpoint *ep, void *buf, size_t len, __u64 match,
+			     __u64 mask, struct xw_status *st, int timeout_ms);
+/** One bounded pass of receive and transmit work; returns the number of
+ *  frames handled (>= 0). */
+XW_API int xw_endpoint__progress(struct xw_endpoint *ep);
+
+/** 1 and the status when the request completed (the request is released
+ *  then and must not be used again), 0 while pending. */
+XW_API int xw_request__test(struct xw_request *req, struct xw_status *st);
+/** Wait for completion (releases the request); -ETIMEDOUT after
+ *  @timeout_ms (< 0: no limit), the request then stays valid. */
+XW_API int xw_request__wait(struct xw_request *req, struct xw_status *st, int timeout_ms);
+/** Cancel: 0 if cancelled (collect it with test/wait: status.error is
+ *  -ECANCELED), -EBUSY if already in progress. */
+XW_API int xw_request__cancel(struct xw_request *req);
+
+/** Counters of an endpoint's library side. */
+struct xw_endpoint_stats {
+	__u64 tx_frames, rx_frames;
+	__u64 tx_kicks;		/* sendto() calls to start transmission     */
+	__u64 tx_full;		/* times the TX ring or frames ran out      */
+	__u64 rx_bad;		/* frames the library rejected              */
+	__u64 rx_dropped;	/* frames dropped over the memory bounds    */
+	__u64 rx_dup;		/* duplicate fragments                      */
+	__u64 unexpected_msgs;
+	__u64 spins, blocks, wakes, spurious_wakes;
+	/* UMEM ownership: total == fill (fill + RX rings) + free_tx +
+	 * tx_inflight (TX + completion rings) whenever no call is running. */
+	__u64 umem_frames_total, umem_frames_free_tx, umem_frames_fill;
+	__u64 umem_frames_tx_inflight;
+	__u64 umem_invariant_violations; /* checked when XDPWAKE_DEBUG=1 */
+};
+XW_API int xw_endpoint__stats(const struct xw_endpoint *ep, struct xw_endpoint_stats *st);
 
 #ifdef __cplusplus
 }

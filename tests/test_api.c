@@ -47,7 +47,7 @@ static void test_knob_metadata(void)
 	struct xw_knob_info ki, kj;
 	int n = xw_knob_count();
 
-	CHECK(n == 12, "xw_knob_count() = %d", n);
+	CHECK(n == 13, "xw_knob_count() = %d", n);
 	for (int i = 0; i < n; i++) {
 		memset(&ki, 0, sizeof(ki));
 		CHECK(xw_knob_info(i, &ki) == 0, "xw_knob_info(%d)", i);
@@ -65,9 +65,10 @@ static void test_knob_metadata(void)
 			CHECK(kj.name && strcmp(ki.name, kj.name), "knobs %d and %d are both %s", j, i,
 			      ki.name);
 		}
-		/* Per-interface knobs are exactly the encapsulation ones. */
+		/* Per-interface knobs: the encapsulation ones and auto_detach. */
 		CHECK(ki.per_endpoint == !(!strcmp(ki.name, "encap") || !strcmp(ki.name, "ethertype") ||
-					   !strcmp(ki.name, "udp_port")),
+					   !strcmp(ki.name, "udp_port") ||
+					   !strcmp(ki.name, "auto_detach")),
 		      "knob %s: per_endpoint %d", ki.name, ki.per_endpoint);
 	}
 	CHECK(xw_knob_info(-1, &ki) == -ERANGE, "xw_knob_info(-1)");
@@ -470,7 +471,7 @@ static void test_open_args(void)
 
 static void test_null_iface(void)
 {
-	struct xw_endpoint e;
+	struct xw_ep_entry e;
 	struct xw_stats s;
 	__u32 v = 5;
 

@@ -157,7 +157,7 @@ if [ -f "$so" ]; then
 	check "no internal (xwi_) or libbpf/libxdp symbols exported${bad:+: $bad}" test -z "$bad"
 	# Every XW_API function of the installed header is exported.
 	grep -ho 'XW_API[^(]*\bxw_[A-Za-z0-9_]*[[:space:]]*(' "$pfx/include/xdpwake.h" |
-		grep -o 'xw_[A-Za-z0-9_]*' | sort -u >"$tmp/api"
+		sed -E 's/.*\b(xw_[A-Za-z0-9_]*)[[:space:]]*\($/\1/' | sort -u >"$tmp/api"
 	missing=$(comm -23 "$tmp/api" "$tmp/exports")
 	check "all $(wc -l <"$tmp/api") XW_API functions of xdpwake.h are exported${missing:+ (missing: $(tr '\n' ' ' <<<"$missing"))}" \
 		test -z "$missing" -a -s "$tmp/api"

@@ -177,13 +177,16 @@ static void ethertype_sweep(struct xwt_xdp *x)
 	for (int tags = 0; tags <= 2; tags++) {
 		struct xwt_frame f = { .vlans = tags, .type = XW_PKT_SMALL, .frag_count = 1,
 				       .payload_len = 8, .present = -1, .dst_ep = EP };
-		struct xw_hdr *h;
+		const unsigned char *h;
 
 		len[tags] = xwt_build(&f, buf);
 		et_off[tags] = 12 + 4 * tags;
-		h = (struct xw_hdr *)(buf + et_off[tags] + 2);
+		/* The header is not aligned in the frame: read bytes. */
+		h = buf + et_off[tags] + 2;
 		REQUIRE(len[tags] >= 64, "frame of %d bytes", len[tags]);
-		REQUIRE(((h->flags << 8) | h->hdr_rsvd) != XW_DEFAULT_ETHERTYPE, "inner type");
+		REQUIRE(((h[XW_OFFSETOF(struct xw_hdr, flags)] << 8) |
+			 h[XW_OFFSETOF(struct xw_hdr, hdr_rsvd)]) != XW_DEFAULT_ETHERTYPE,
+			"inner type");
 		a = xwt_stats(x);
 		v = run(x, buf, len[tags], 0, &mod, NULL);
 		b = xwt_stats(x);

@@ -1106,7 +1106,7 @@ static inline int xwe_setup_xsk(struct xwe *e, const char *ifname, __u16 bind_fl
  * `endpoints` entry, the mmapped `shared` entry. */
 static inline int xwe_register(struct xwe *e)
 {
-	struct xw_endpoint ep = { .flags = XW_EPF_ACTIVE, .queue_id = 0,
+	struct xw_ep_entry ep = { .flags = XW_EPF_ACTIVE, .queue_id = 0,
 				  .owner_pid = (__u32)getpid() };
 	int fd = xsk_socket__fd(e->xsk);
 
@@ -1218,7 +1218,7 @@ static inline int xwe_setup(struct xwe *e, const struct xwe_opts *o)
  * result), else only close the interface handle. */
 static inline int xwe_teardown(struct xwe *e, bool detach)
 {
-	struct xw_endpoint none = {};
+	struct xw_ep_entry none = {};
 	int err = 0;
 
 	/* Detach first: the veth pair vanishes with the sender's namespace. */

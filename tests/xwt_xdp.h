@@ -79,7 +79,7 @@ static inline void xwt_defaults(struct xwt_xdp *x)
 
 static inline void xwt_set_endpoint(struct xwt_xdp *x, __u32 ep, __u32 flags, __u32 queue)
 {
-	struct xw_endpoint e = { .flags = flags, .queue_id = queue };
+	struct xw_ep_entry e = { .flags = flags, .queue_id = queue };
 
 	REQUIRE(bpf_map_update_elem(bpf_map__fd(x->skel->maps.endpoints), &ep, &e, 0) == 0,
 		"endpoint %u", ep);

@@ -153,13 +153,13 @@ enum xw_policy {
 #define XW_DEF_ADAPT_EXIT_USECS 60	/* mean gap above this: marker        */
 #define XW_DEF_WATCHDOG_USECS 0		/* 0: watchdog off                   */
 
-/* Bits in struct xw_endpoint.flags */
+/* Bits in struct xw_ep_entry.flags */
 #define XW_EPF_ACTIVE 0x1u  /* endpoint registered: frames are accepted */
 #define XW_EPF_TRACE 0x2u   /* also log non-wake decisions (NO_WAKEUP)  */
 #define XW_EPF_CONNS 0x4u   /* per-peer sessions registered in `conns`  */
 
 /* Value of the `endpoints` map (array, key = endpoint id). */
-struct xw_endpoint {
+struct xw_ep_entry {
 	__u32 flags;	/* XW_EPF_*                                    */
 	__u32 queue_id; /* RX queue the endpoint's AF_XDP socket binds */
 	__u32 owner_pid;
@@ -243,7 +243,8 @@ XW_STATIC_ASSERT(sizeof(struct xw_wake_rec) == 24, "xw_wake_rec size");
 	X(watchdog_usecs, XW_SCOPE_EP, XW_DEF_WATCHDOG_USECS, 0, 10000000)       \
 	X(encap, XW_SCOPE_IFACE, XW_ENCAP_ETH, 1, XW_ENCAP_ALL)                  \
 	X(ethertype, XW_SCOPE_IFACE, XW_DEFAULT_ETHERTYPE, 0x0600, 0xFFFF)       \
-	X(udp_port, XW_SCOPE_IFACE, XW_DEFAULT_UDP_PORT, 1, 0xFFFF)
+	X(udp_port, XW_SCOPE_IFACE, XW_DEFAULT_UDP_PORT, 1, 0xFFFF)             \
+	X(auto_detach, XW_SCOPE_IFACE, 0, 0, 1)
 
 /* ------------------------------------------------------------------ */
 /* Per-endpoint wake state (array `wake_state`, key = endpoint id)     */

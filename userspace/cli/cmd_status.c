@@ -36,7 +36,7 @@ struct findings {
 
 struct ep_row {
 	__u32 ep;
-	struct xw_endpoint e;
+	struct xw_ep_entry e;
 	__u32 policy;
 	int policy_err;
 	bool running;

@@ -697,7 +697,7 @@ XW_API int xw_iface__stats(struct xw_iface *ifc, int ep, struct xw_stats *out)
 	return err;
 }
 
-XW_API int xw_iface__endpoint(struct xw_iface *ifc, __u32 ep, struct xw_endpoint *out)
+XW_API int xw_iface__endpoint(struct xw_iface *ifc, __u32 ep, struct xw_ep_entry *out)
 {
 	if (!ifc || !out)
 		return -EINVAL;

@@ -77,6 +77,8 @@ static const char *const knob_help[XWI_KNOB_NR] = {
 	[XWI_KNOB_encap] = "encapsulations accepted: eth, udp, or eth,udp",
 	[XWI_KNOB_ethertype] = "EtherType of Ethernet encapsulation",
 	[XWI_KNOB_udp_port] = "UDP destination port of UDP encapsulation",
+	[XWI_KNOB_auto_detach] =
+		"1: attached by an endpoint, detached when the last endpoint closes (0: stays)",
 };
 
 static const char *const other_maps[] = {

@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Messages end to end: two processes in two network namespaces joined by a
+ * veth pair, each with xdpwake endpoints (real XDP program, AF_XDP
+ * sockets).  Every size class and threshold +-1 up to 64 MiB in both
+ * directions with early and late receivers, several endpoints and peers,
+ * unexpected messages matched in order, truncation, cancel, both
+ * encapsulations; payloads verified byte for byte.
+ *
+ * Host A is this process (after unshare), host B a child in its own
+ * namespace; they step through the same script and meet at barriers over a
+ * socketpair.
+ */
+#include <net/if.h>
+#include <sys/socket.h>
+#include <sys/prctl.h>
+
+#include "harness.h"
+#include "xdpwake.h"
+
+#define IF_A "xwma"
+#define IF_B "xwmb"
+#define IP_A "10.77.0.1"
+#define IP_B "10.77.0.2"
+#define TMO 20000 /* ms: a hang guard only */
+
+static int chan = -1;	  /* socketpair end to the other host */
+static int is_b;
+static char pin_root[PATH_MAX];
+
+static void bar(const char *what)
+{
+	char c = 'x', r;
+
+	REQUIRE(write(chan, &c, 1) == 1, "barrier %s: write", what);
+	REQUIRE(read(chan, &r, 1) == 1, "barrier %s: the other host is gone", what);
+}
+
+static void xchg_addr(const struct xw_addr *mine, struct xw_addr *theirs)
+{
+	REQUIRE(write(chan, mine, sizeof(*mine)) == sizeof(*mine), "send addr");
+	REQUIRE(read(chan, theirs, sizeof(*theirs)) == sizeof(*theirs), "recv addr");
+}
+
+static void fill(unsigned char *p, size_t n, unsigned int seed)
+{
+	__u32 x = seed * 2654435761u + 1;
+
+	for (size_t i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		p[i] = (unsigned char)x;
+	}
+}
+
+static size_t first_diff(const unsigned char *p, size_t n, unsigned int seed)
+{
+	static unsigned char *ref;
+	static size_t ref_len;
+
+	if (ref_len < n) {
+		free(ref);
+		ref = malloc(n);
+		REQUIRE(ref, "malloc");
+		ref_len = n;
+	}
+	fill(ref, n, seed);
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != ref[i])
+			return i;
+	return (size_t)-1;
+}
+
+static struct xw_endpoint *open_ep(const char *ifname, __u16 id, __u32 encap)
+{
+	struct xw_endpoint *ep;
+	int err;
+
+	XW_OPTS(xw_endpoint_opts, o, .pin_root = pin_root, .encap = encap);
+	err = xw_endpoint__open(ifname, id, &o, &ep);
+	if (err == -EAFNOSUPPORT)
+		xwt_skip("AF_XDP not supported by this kernel");
+	REQUIRE(err == 0, "%s: open endpoint %u: %s", is_b ? "B" : "A", id, xw_strerror(err));
+	return ep;
+}
+
+/* One message @len from the sender to the receiver, the receive posted
+ * before (early) or after (late) the send; both hosts call this. */
+static void transfer(struct xw_endpoint *ep, const struct xw_addr *peer, int sender, size_t len,
+		     int late, unsigned int seed)
+{
+	static unsigned char *buf;
+	static size_t cap;
+	struct xw_request *req;
+	struct xw_status st;
+	size_t d;
+	int err;
+
+	if (cap < len + 64) {
+		free(buf);
+		cap = len + 64;
+		buf = malloc(cap);
+		REQUIRE(buf, "malloc %zu", cap);
+	}
+	if (sender) {
+		fill(buf, len, seed);
+		if (!late)
+			bar("posted");
+		/* Late receiver: the send is posted, then the receiver is told;
+		 * a large send completes only once the receive is posted. */
+		err = xw_endpoint__isend(ep, peer, buf, len, 0x5000 + seed, &req);
+		REQUIRE(err == 0, "isend %zu: %s", len, xw_strerror(err));
+		if (late)
+			bar("sent");
+		err = xw_request__wait(req, &st, TMO);
+		CHECK(err == 0 && st.error == 0, "send %zu bytes (%s receiver): %s / %d", len,
+		      late ? "late" : "early", xw_strerror(err), st.error);
+	} else {
+		memset(buf, 0xEE, len + 64);
+		if (late) {
+			/* The message is unexpected (or its RNDV waits) when
+			 * the receive is posted: wait until it has arrived. */
+			bar("sent");
+			for (int i = 0; i < 200; i++) {
+				xw_endpoint__progress(ep);
+				usleep(100);
+			}
+		}
+		err = xw_endpoint__irecv(ep, buf, len, 0x5000 + seed, ~0ULL, &req);
+		REQUIRE(err == 0, "irecv: %s", xw_strerror(err));
+		if (!late)
+			bar("posted");
+		err = xw_request__wait(req, &st, TMO);
+		CHECK(err == 0, "recv %zu bytes: %s", len, xw_strerror(err));
+		if (err)
+			return;
+		CHECK(st.error == 0 && st.len == len && st.msg_len == len &&
+		      st.match == 0x5000 + seed && xw_addr_equal(&st.src, peer),
+		      "recv %zu (%s): status error %d len %zu msg_len %zu match %#llx", len,
+		      late ? "late" : "early", st.error, st.len, st.msg_len,
+		      (unsigned long long)st.match);
+		d = first_diff(buf, len, seed);
+		CHECK(d == (size_t)-1, "recv %zu (%s): byte %zu differs", len, late ? "late" : "early",
+		      d);
+		for (int i = 0; i < 64; i++)
+			if (buf[len + i] != 0xEE) {
+				CHECK(0, "recv %zu: wrote past the buffer", len);
+				break;
+			}
+	}
+}
+
+static void sizes(struct xw_endpoint *ep, const struct xw_addr *peer, const char *encap_name)
+{
+	size_t P = (size_t)xw_endpoint__frag_payload(ep), E = 32768, B1 = P, B2 = 4 * P;
+	size_t list[] = { 0, 1, P - 1, P, P + 1, 2 * P, E - 1, E, E + 1, B1 + B2 - 1, B1 + B2,
+			  B1 + B2 + 1, E + 32 * P - 1, E + 32 * P, E + 32 * P + 1, 1 << 20,
+			  (1 << 20) + 7, 4u << 20, 64u << 20 };
+	unsigned int seed = 1;
+	int n = (int)(sizeof(list) / sizeof(list[0]));
+
+	for (int dir = 0; dir < 2; dir++)
+		for (int i = 0; i < n; i++)
+			for (int late = 0; late < 2; late++) {
+				/* 64 MiB once per direction (early), to keep it quick. */
+				if (list[i] == (64u << 20) && late)
+					continue;
+				transfer(ep, peer, dir == is_b, list[i], late, seed++);
+			}
+	if (!is_b)
+		printf("%s: %d sizes x 2 directions x early/late receivers, up to 64 MiB\n",
+		       encap_name, n);
+}
+
+/* Unexpected messages are matched in the order they were sent; posted
+ * receives in the order they were posted. */
+static void ordering(struct xw_endpoint *ep, const struct xw_addr *peer)
+{
+	char buf[16][64];
+	struct xw_status st;
+
+	if (!is_b) {
+		for (int i = 0; i < 16; i++) {
+			snprintf(buf[i], sizeof(buf[i]), "msg %d", i);
+			CHECK(xw_endpoint__send(ep, peer, buf[i], 64, 0x700 + (i % 4), TMO) == 0,
+			      "send %d", i);
+		}
+		bar("ordered sent");
+		bar("ordered done");
+		return;
+	}
+	bar("ordered sent");
+	for (int i = 0; i < 200; i++) {
+		xw_endpoint__progress(ep);
+		usleep(100);
+	}
+	/* Wildcard over the low 2 bits: all 16 in send order. */
+	for (int i = 0; i < 16; i++) {
+		CHECK(xw_endpoint__recv(ep, buf[i], 64, 0x700, ~0x3ULL, &st, TMO) == 0, "recv");
+		{
+			char want[16];
+
+			snprintf(want, sizeof(want), "msg %d", i);
+			CHECK(!strcmp(buf[i], want), "unexpected #%d matched \"%s\"", i, buf[i]);
+			CHECK(st.match == 0x700u + (unsigned)(i % 4), "match %#llx",
+			      (unsigned long long)st.match);
+		}
+	}
+	bar("ordered done");
+}
+
+static void truncate_and_cancel(struct xw_endpoint *ep, const struct xw_addr *peer)
+{
+	static unsigned char big[100000];
+	unsigned char small[1000 + 64];
+	struct xw_request *req;
+	struct xw_status st;
+	size_t lens[] = { 5000, 100000 };
+
+	for (int k = 0; k < 2; k++) {
+		if (!is_b) {
+			fill(big, lens[k], 99 + k);
+			bar("trunc posted");
+			CHECK(xw_endpoint__send(ep, peer, big, lens[k], 0x99, TMO) == 0, "send");
+			continue;
+		}
+		memset(small, 0xEE, sizeof(small));
+		REQUIRE(xw_endpoint__irecv(ep, small, 1000, 0x99, ~0ULL, &req) == 0, "irecv");
+		bar("trunc posted");
+		CHECK(xw_request__wait(req, &st, TMO) == 0, "wait");
+		CHECK(st.error == -EMSGSIZE && st.len == 1000 && st.msg_len == lens[k],
+		      "truncated %zu: error %d len %zu msg_len %zu", lens[k], st.error, st.len,
+		      st.msg_len);
+		CHECK(first_diff(small, 1000, 99 + k) == (size_t)-1, "truncated data differs");
+		for (int i = 0; i < 64; i++)
+			CHECK(small[1000 + i] == 0xEE, "truncation wrote past the buffer");
+	}
+	if (is_b) {
+		REQUIRE(xw_endpoint__irecv(ep, small, 10, 0xDEAD, ~0ULL, &req) == 0, "irecv");
+		CHECK(xw_request__cancel(req) == 0, "cancel an unmatched receive");
+		CHECK(xw_request__wait(req, &st, TMO) == 0 && st.error == -ECANCELED,
+		      "cancelled receive: error %d", st.error);
+	}
+	bar("trunc done");
+}
+
+/* Several endpoints on one host, several peers per endpoint. */
+static void many(struct xw_endpoint *ep, const struct xw_addr *peer, const char *ifname)
+{
+	struct xw_endpoint *e2 = open_ep(ifname, 2, XW_ENCAP_ETH);
+	struct xw_addr a2, peer2;
+	char msg[32], got[32];
+	struct xw_status st;
+
+	xw_endpoint__addr(e2, &a2);
+	xchg_addr(&a2, &peer2);
+	if (!is_b) {
+		/* A's endpoints 1 and 2 both send to B's endpoints 1 and 2. */
+		for (int i = 0; i < 4; i++) {
+			snprintf(msg, sizeof(msg), "from %d to %d", 1 + i / 2, 1 + i % 2);
+			CHECK(xw_endpoint__send(i / 2 ? e2 : ep, i % 2 ? &peer2 : peer, msg,
+						sizeof(msg), 0x42, TMO) == 0,
+			      "send %s", msg);
+		}
+	} else {
+		for (int i = 0; i < 4; i++) {
+			struct xw_endpoint *rx = i % 2 ? e2 : ep;
+
+			CHECK(xw_endpoint__recv(rx, got, sizeof(got), 0x42, ~0ULL, &st, TMO) == 0,
+			      "recv");
+			snprintf(msg, sizeof(msg), "from %d to %d", 1 + i / 2, 1 + i % 2);
+			/* Per receiving endpoint, messages arrive in send order. */
+			CHECK(!strcmp(got, msg), "endpoint %d got \"%s\", want \"%s\"", 1 + i % 2,
+			      got, msg);
+			CHECK(st.src.ep == 1 + i / 2, "source endpoint %u", st.src.ep);
+		}
+	}
+	bar("many done");
+	xw_endpoint__close(e2);
+}
+
+/* After traffic: every UMEM frame is accounted for. */
+static void umem_invariant(struct xw_endpoint *ep)
+{
+	struct xw_endpoint_stats s;
+
+	for (int i = 0; i < 100; i++) {
+		xw_endpoint__progress(ep);
+		usleep(100);
+	}
+	REQUIRE(xw_endpoint__stats(ep, &s) == 0, "stats");
+	CHECK(s.umem_frames_fill + s.umem_frames_free_tx + s.umem_frames_tx_inflight ==
+		      s.umem_frames_total && s.umem_invariant_violations == 0,
+	      "UMEM frames: fill %llu + free %llu + in flight %llu != %llu (violations %llu)",
+	      (unsigned long long)s.umem_frames_fill, (unsigned long long)s.umem_frames_free_tx,
+	      (unsigned long long)s.umem_frames_tx_inflight,
+	      (unsigned long long)s.umem_frames_total,
+	      (unsigned long long)s.umem_invariant_violations);
+}
+
+static void run_host(const char *ifname)
+{
+	struct xw_endpoint *ep;
+	struct xw_addr me, peer;
+
+	/* Ethernet encapsulation */
+	ep = open_ep(ifname, 1, XW_ENCAP_ETH);
+	xw_endpoint__addr(ep, &me);
+	xchg_addr(&me, &peer);
+	sizes(ep, &peer, "ethernet");
+	ordering(ep, &peer);
+	truncate_and_cancel(ep, &peer);
+	many(ep, &peer, ifname);
+	umem_invariant(ep);
+	xw_endpoint__close(ep);
+	bar("eth closed");
+
+	/* UDP encapsulation, endpoint 3 */
+	ep = open_ep(ifname, 3, XW_ENCAP_UDP);
+	xw_endpoint__addr(ep, &me);
+	xchg_addr(&me, &peer);
+	{
+		unsigned int seed = 500;
+		size_t P = (size_t)xw_endpoint__frag_payload(ep);
+		size_t list[] = { 0, 1, P, P + 1, 32768, 32769, 300000 };
+
+		for (size_t i = 0; i < sizeof(list) / sizeof(list[0]); i++)
+			for (int dir = 0; dir < 2; dir++)
+				transfer(ep, &peer, dir == is_b, list[i], (int)(i & 1), seed++);
+		if (!is_b)
+			printf("udp: %zu sizes both directions\n", sizeof(list) / sizeof(list[0]));
+	}
+	xw_endpoint__close(ep);
+	bar("udp closed");
+	/* The last endpoint closed: the program it attached is gone (while
+	 * both hosts, and so the veth pair, still exist). */
+	{
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "ip -d link show %s | grep -q 'prog/xdp'", ifname);
+		CHECK(xwt_sh("ip link show %s >/dev/null", ifname) == 0 && xwt_sh("%s", cmd) != 0,
+		      "%s: XDP program still attached after the last endpoint closed", ifname);
+	}
+	bar("final");
+}
+
+int main(void)
+{
+	int sv[2], st, sync_pipe[2];
+
+	setenv("XDPWAKE_DEBUG", "1", 1); /* the library checks its UMEM invariant */
+	pid_t pid;
+	char c;
+
+	xwt_private_netns();
+	snprintf(pin_root, sizeof(pin_root), "%s", xwt_pin_root());
+	if (xwt_sh("ip link add " IF_A " type veth peer name " IF_B))
+		xwt_skip("cannot create a veth pair");
+	REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0 && pipe(sync_pipe) == 0, "socketpair");
+	pid = fork();
+	REQUIRE(pid >= 0, "fork");
+	if (pid == 0) {
+		is_b = 1;
+		chan = sv[1];
+		/* Its own pins (the inherited exit handler removes this dir). */
+		snprintf(xwt_pin_dir, sizeof(xwt_pin_dir), "/sys/fs/bpf/xwtest-%d", (int)getpid());
+		snprintf(pin_root, sizeof(pin_root), "%s", xwt_pin_dir);
+		close(sv[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		REQUIRE(unshare(CLONE_NEWNET) == 0, "unshare");
+		REQUIRE(write(sync_pipe[1], "u", 1) == 1, "sync");
+		REQUIRE(read(chan, &c, 1) == 1, "wait for the link");
+		REQUIRE(xwt_sh("ip link set lo up && ip addr add " IP_B "/24 dev " IF_B
+			       " && ip link set " IF_B " up") == 0, "B link");
+		bar("up");
+		run_host(IF_B);
+		exit(xwt_failures ? 1 : 0);
+	}
+	chan = sv[0];
+	close(sv[1]);
+	REQUIRE(read(sync_pipe[0], &c, 1) == 1, "child unshared");
+	REQUIRE(xwt_sh("ip link set " IF_B " netns %d && ip addr add " IP_A "/24 dev " IF_A
+		       " && ip link set " IF_A " up", (int)pid) == 0, "move the peer end");
+	REQUIRE(write(chan, "g", 1) == 1, "go");
+	bar("up");
+	run_host(IF_A);
+	REQUIRE(waitpid(pid, &st, 0) == pid, "waitpid");
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "host B failed (status %#x)", st);
+	return xwt_done();
+}

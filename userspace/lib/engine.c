@@ -1,0 +1,1575 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * engine.c - the message protocol engine (see engine.h for the interface).
+ *
+ * Pure protocol: no sockets, no threads, no clock, nothing printed; errors
+ * are negative errno values; only libc (and xw_addr_equal) is used.
+ *
+ * ==== Protocol ==========================================================
+ *
+ * Fragments.  P = cfg.frag_payload.  Fragment i of a message of `len` bytes
+ * covers bytes [i*P, min((i+1)*P, len)); a message has
+ * N = max(1, ceil(len / P)) fragments.  Both ends must use the same P (it is
+ * fixed per deployment by the MTU): every data frame is checked for
+ * frag_count == N(msg_len), frag_off == frag_idx * P and payload_len == the
+ * size of that fragment, and frames that disagree are rejected (-EPROTO).
+ * Every data frame (SMALL, MEDIUM, RNDV, PULL_REPLY) carries msg_id,
+ * msg_len, frag_count = N and match, so any frame can be checked against
+ * the state already known for its message.
+ *
+ * Message ids.  Per (sender, destination) pair, 32 bits, consecutive from 0,
+ * compared wrap-safe.  An id is assigned when the message's first frame is
+ * actually emitted (so a send cancelled before that consumes no id and the
+ * receiver never waits for it).  At the receiver a message in flight is
+ * keyed by (source address, msg_id).
+ *
+ * Classes (chosen by the sender):
+ *  - len > eager_max: large (below);
+ *  - else len <= P: one SMALL frame (msg_len == payload_len, frag_idx 0,
+ *    frag_count 1, frag_off 0), LAT (XWI_MARK_SMALL).  A 0-byte message is
+ *    a SMALL frame with payload_len 0;
+ *  - else: MEDIUM fragments 0..N-1; XW_F_LAST on fragment N-1, LAT
+ *    (XWI_MARK_MEDIUM) on fragment N-1, or on N-1-mark_shift when
+ *    0 < mark_shift < N.
+ *  - large: RNDV, then pushed fragments, then pulls (below).
+ *
+ * Push-pull (large messages).  The sender computes K, the number of
+ * fragments it sends without being asked: K = ceil((btp1 + btp2) / P),
+ * at least 1, at most N.  It emits at once, without waiting:
+ *   RNDV      = fragment 0 (frag_off 0, payload = the first min(P, len)
+ *               bytes, msg_len = len, frag_count = N), LAT (XWI_MARK_RNDV),
+ *               and frag_idx = K - 1: the index of the LAST PUSHED FRAGMENT.
+ *               This is how the receiver knows which fragments are pushed:
+ *               fragments 0..K-1 are on their way unasked, K..N-1 must be
+ *               pulled.  (frag_idx < frag_count and frag_off + payload_len
+ *               <= msg_len still hold, so the XDP checks accept it; the
+ *               RNDV is the only frame whose frag_idx is not the index of
+ *               the fragment it carries - its payload is always fragment 0.)
+ *   PULL_REPLY fragments 1..K-1 ("pushed", BTP(1) + BTP(2) of the paper's
+ *               push-and-acknowledge overlap): no LAT, no LAST.
+ * Receiver with a matching receive (early receiver, or late receiver once
+ * the receive is posted): the RNDV and pushed bytes go straight into the
+ * user buffer (or are copied there from the pushed buffer).  It pulls every
+ * fragment it needs that it neither has nor expects as a push: contiguous
+ * runs of at most pull_block fragments, at most pull_inflight blocks in
+ * flight; when a block has fully arrived the next one is requested.  A PULL
+ * frame: frag_idx = first fragment of the block, frag_off = its byte offset,
+ * frag_count = N, msg_id, msg_len, match of the message, payload struct
+ * xw_pull_req { block_id (per message, counting from 0), nfrags }, LAT
+ * (XWI_MARK_PULL).  The sender answers with PULL_REPLY fragments
+ * frag_idx .. frag_idx+nfrags-1 in order; the last one of the block has
+ * XW_F_LAST and LAT (XWI_MARK_PULL_REPLY; on position nfrags-1-mark_shift
+ * instead when 0 < mark_shift < nfrags).  Replies do not echo block_id (the
+ * header has no free field for it): the receiver maps a fragment to its
+ * block by index.  Once every needed fragment is in, the receiver completes
+ * the receive and sends NOTIFY (msg_id, msg_len, match, fragment fields 0,
+ * no payload, LAT if XWI_MARK_NOTIFY); the sender completes the send when
+ * the NOTIFY has arrived and the frames it had already queued for the
+ * message (pushes not yet out when a truncated receive finished early) are
+ * out: they are not withdrawn, because the frame before them may have said
+ * MORE.  PULLs arriving after the NOTIFY are ignored.
+ * Truncated large receive: only fragments overlapping the buffer are
+ * pulled, then NOTIFY; the receive ends with -EMSGSIZE.  Pushed fragments
+ * arriving after that are ignored (counted in rx_dup).
+ *
+ * Matching.  A message is matched when its first frame arrives (SMALL, any
+ * MEDIUM fragment, RNDV; a PULL_REPLY never starts a message and one for an
+ * unknown message is ignored), against posted receives in post order,
+ * (m & mask) == (match & mask).  Per-peer order: a message is eligible for
+ * matching only when its msg_id is the peer's next expected id; a message
+ * further ahead (possible only once a reliability layer reorders or loses
+ * frames) is HELD, buffered like an unexpected one, and released in id
+ * order.  Ids behind the next expected one that are no longer in flight
+ * are old: their frames are ignored (rx_dup).  Ids more than
+ * XWI_ORDER_WINDOW ahead are rejected.
+ *
+ * Unexpected messages (eligible, no posted receive) go to the unexpected
+ * queue, oldest first.  Eager ones keep their bytes in a buffer of msg_len
+ * bytes, all counted in unexpected_bytes <= unexpected_max; a message that
+ * does not fit is DROPPED whole: every frame of it is counted in
+ * rx_dropped_nomem, its msg_id is consumed and it is never matched.  Without
+ * the reliability layer such a message is lost; with it, the frames will
+ * simply not be acknowledged and be retransmitted.  Unexpected large
+ * messages keep an entry (header, bitmap) always, and their pushed bytes
+ * (fragments 0..K-1, min(K*P, len) bytes) only when they fit in
+ * pushed_max (pushed_bytes); otherwise the pushed bytes are dropped
+ * (rx_dropped_nomem) and, once a receive matches, those fragments are
+ * pulled like the rest.
+ *
+ * Received data is tracked per fragment in a bitmap: duplicates are ignored
+ * and counted (rx_dup) and a message completes only when every fragment it
+ * needs has its bit set (eager: all N; large: those overlapping the
+ * receive buffer).
+ *
+ * Transmission.  Work for a destination sits in that peer's two FIFO
+ * queues: control (PULL, NOTIFY: emitted first) and data (the initial
+ * frames of sends - SMALL, MEDIUM fragments, RNDV and pushes - and PULL
+ * blocks being answered).  Queue items are emitted whole and in order, so
+ * frames of one message keep their order and messages to one peer start in
+ * the order they were posted.  Peers with work are served round-robin, one
+ * frame at a time.  isend and irecv emit at once what they can; frames
+ * caused by received frames (PULL replies, PULLs, NOTIFY) are only queued
+ * by xwi_engine_rx and go out from xwi_engine_progress, so that a batch of
+ * received frames yields one burst with accurate MORE flags.  A send
+ * failure other than -EAGAIN is treated like -EAGAIN (the frame stays
+ * queued).  MORE is set on a frame when, after it, the engine holds another
+ * frame for the same destination; so it is never on the last frame of a
+ * burst.  LAT only where listed above (never on pushes, mid fragments or
+ * ACKs).  XW_F_LAST is set on the last MEDIUM fragment and on the last
+ * PULL_REPLY of a pull block only (not on SMALL, RNDV or pushes).
+ * tx_backlog_max bounds the sends whose initial frames are not all out yet.
+ * Eager sends complete when their last frame is emitted; their bytes are
+ * copied only if some frames must wait in the queue.
+ *
+ * Cancel.  A posted receive not yet matched, or a send none of whose frames
+ * went out, completes with -ECANCELED; anything matched or started, and
+ * anything already complete, gets -EBUSY.  (Cancelling a queued send is the
+ * one case where a frame already sent to that peer may have said MORE
+ * because of it and no frame follows; the XDP program's coalescing timeout
+ * covers that.)
+ *
+ * Limits.  unexpected_max / pushed_max bound the message bytes held; the
+ * per-message bookkeeping (about 200 bytes plus a bitmap of N bits) of an
+ * unexpected message is not counted.  Messages up to 4 GiB - 1 bytes.
+ *
+ * Header fields session, seq, ack, csum, hdr_rsvd, hdr_rsvd2 are 0 (the
+ * reliability layer will own the first four).
+ */
+#include <endian.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "engine.h"
+
+/* Messages whose id is this far ahead of the next expected one are bogus. */
+#define XWI_ORDER_WINDOW 65536u
+
+/* ---- intrusive lists --------------------------------------------------- */
+
+struct xl {
+	struct xl *next, *prev;
+};
+
+#define xl_entry(p, type, member) ((type *)((char *)(p) - offsetof(type, member)))
+
+static void xl_init(struct xl *l)
+{
+	l->next = l->prev = l;
+}
+
+static bool xl_empty(const struct xl *l)
+{
+	return l->next == l;
+}
+
+static void xl_add_tail(struct xl *n, struct xl *head)
+{
+	n->prev = head->prev;
+	n->next = head;
+	head->prev->next = n;
+	head->prev = n;
+}
+
+static void xl_add_before(struct xl *n, struct xl *pos)
+{
+	xl_add_tail(n, pos);
+}
+
+/* Unlink; the node is left self-linked, so xl_empty(n) tells "not linked". */
+static void xl_del(struct xl *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	xl_init(n);
+}
+
+/* ---- state ------------------------------------------------------------- */
+
+enum tx_kind {
+	TX_SEND = 1, /* initial frames of a send request */
+	TX_JOB = 2,  /* a PULL block being answered     */
+	TX_CTRL = 3, /* one PULL or NOTIFY frame         */
+};
+
+struct txitem {
+	struct xl link; /* in peer->ctrlq / peer->dataq; self-linked when idle */
+	enum tx_kind kind;
+};
+
+struct rmsg;
+
+struct peer {
+	struct xl link;	       /* e->peers                                     */
+	struct xl rr;	       /* e->txrr while it has frames to emit          */
+	struct xw_addr addr;
+	__u32 tx_next_id;      /* msg_id of the next message started to it     */
+	__u32 rx_next_id;      /* next msg_id eligible for matching from it    */
+	struct xl ctrlq;       /* struct ctrl: PULL, NOTIFY                    */
+	struct xl dataq;       /* send bursts and pull jobs                    */
+	struct xl sends;       /* large sends started: waiting PULL / NOTIFY   */
+	struct xl active;      /* incoming, eligible, still expecting frames   */
+	struct xl held;	       /* incoming, waiting for their turn, by msg_id  */
+	struct rmsg *last;     /* lookup cache                                 */
+};
+
+struct ctrl {
+	struct txitem tx;
+	__u8 type;	   /* XW_PKT_PULL or XW_PKT_NOTIFY */
+	bool standalone;   /* allocated alone: freed once emitted */
+	__u32 msg_id, msg_len, frag_idx, frag_count, nfrags, block_id;
+	__u64 match;
+};
+
+struct block {
+	struct ctrl pull; /* its PULL frame (queued until emitted) */
+	__u32 first, n, left;
+	bool busy;
+};
+
+struct job {
+	struct txitem tx;
+	struct xl slink; /* sreq jobs */
+	struct xwi_req_priv *s;
+	__u32 block_id, first, n, next;
+};
+
+enum rstate {
+	R_NEW = 0,	/* just created, not yet placed                  */
+	R_HELD = 1,	/* waiting for earlier messages of its peer      */
+	R_UNEXP = 2,	/* eligible, in the unexpected queue             */
+	R_MATCHED = 3,	/* a receive owns it                             */
+	R_DROPPED = 4,	/* eager, over unexpected_max: frames discarded  */
+};
+
+struct rmsg {
+	struct xl alink;     /* e->rmsgs (all)                                */
+	struct xl plink;     /* peer->active or peer->held                    */
+	struct xl ulink;     /* e->unexp                                      */
+	struct peer *peer;
+	struct xw_request *req;
+	enum rstate state;
+	bool rndv;
+	bool nodata;	     /* eager, held: no buffer (dropped)              */
+	bool push_dropped;   /* large: pushed bytes dropped (pull them)       */
+	__u32 msg_id, msg_len, nfrags;
+	__u32 npush;	     /* fragments sent unasked (eager: all)           */
+	__u32 nhave;
+	__u64 match;
+	__u64 *have;	     /* bitmap of fragments received                  */
+	unsigned char *data; /* unexpected bytes (eager: msg_len; large: push) */
+	size_t data_len;     /* bytes accounted for data                      */
+	/* matched */
+	__u32 need_end;	     /* fragments [0, need_end) are needed            */
+	__u32 need_left;     /* needed fragments still missing                */
+	__u32 pull_next;     /* next fragment to consider for a PULL          */
+	__u32 next_block;    /* next block id                                 */
+	__u32 inflight;	     /* busy blocks                                   */
+	struct block *blocks; /* cfg.pull_inflight (large only)               */
+	struct ctrl *notify; /* preallocated NOTIFY (large only)              */
+};
+
+struct xwi_req_priv {
+	struct xw_request *req;
+	struct xl elink;     /* e->pending */
+	__u64 t_post;
+	/* send */
+	struct txitem tx;    /* burst in peer->dataq */
+	struct xl slink;     /* peer->sends (large, started) */
+	struct peer *peer;
+	const unsigned char *data;
+	unsigned char *copy;
+	__u8 cls;	     /* XW_PKT_SMALL / MEDIUM / RNDV */
+	bool started;
+	bool notified;	     /* NOTIFY arrived: done once its queued frames are out */
+	__u32 len, nfrags, burst, next, msg_id;
+	__u64 match;
+	struct xl jobs;
+	/* receive */
+	struct xl qlink;     /* e->posted */
+	unsigned char *buf;
+	size_t buflen;
+	__u64 rmatch, mask;
+	struct rmsg *m;
+};
+
+struct reqbox {
+	struct xw_request pub;
+	struct xwi_req_priv priv;
+};
+
+struct xwi_engine {
+	struct xwi_engine_cfg cfg;
+	struct xwi_engine_ops ops;
+	void *ctx;
+	struct xl peers;
+	struct xl txrr;	    /* peers with frames to emit */
+	struct xl posted;   /* posted receives, post order */
+	struct xl unexp;    /* unexpected messages, oldest first */
+	struct xl pending;  /* all pending requests */
+	struct xl rmsgs;    /* all incoming messages */
+	struct peer *last_peer;
+	__u32 backlog;	    /* sends with initial frames queued */
+	struct xwi_engine_stats st;
+};
+
+/* ---- helpers ----------------------------------------------------------- */
+
+static __u64 nfrags_of(__u64 len, __u64 p)
+{
+	return len ? (len + p - 1) / p : 1;
+}
+
+static __u32 frag_size(__u32 len, __u32 p, __u32 idx)
+{
+	__u64 off = (__u64)idx * p;
+
+	if (off >= len)
+		return 0;
+	return len - off < p ? (__u32)(len - off) : p;
+}
+
+static __u32 mark_pos(const struct xwi_engine *e, __u32 n)
+{
+	__u32 s = e->cfg.mark_shift;
+
+	return (s > 0 && s < n) ? n - 1 - s : n - 1;
+}
+
+static bool bit_test(const __u64 *b, __u32 i)
+{
+	return b[i / 64] & (1ULL << (i % 64));
+}
+
+static void bit_set(__u64 *b, __u32 i)
+{
+	b[i / 64] |= 1ULL << (i % 64);
+}
+
+static __u32 bits_below(const __u64 *b, __u32 end)
+{
+	__u32 n = 0, w;
+
+	for (w = 0; w < end / 64; w++)
+		n += (__u32)__builtin_popcountll(b[w]);
+	if (end % 64)
+		n += (__u32)__builtin_popcountll(b[w] & ((1ULL << (end % 64)) - 1));
+	return n;
+}
+
+/* a is before b (wrap-safe). */
+static bool id_before(__u32 a, __u32 b)
+{
+	return (__s32)(a - b) < 0;
+}
+
+static __u64 now(struct xwi_engine *e)
+{
+	return e->ops.now_ns ? e->ops.now_ns(e->ctx) : 0;
+}
+
+/* ---- configuration, creation ------------------------------------------ */
+
+void xwi_engine_cfg_default(struct xwi_engine_cfg *cfg, __u16 ep, __u32 frag_payload)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->ep = ep;
+	cfg->frag_payload = frag_payload;
+	cfg->eager_max = 32 * 1024;
+	cfg->btp1 = frag_payload;
+	cfg->btp2 = 4 * frag_payload;
+	cfg->pull_block = 32;
+	cfg->pull_inflight = 4;
+	cfg->unexpected_max = 8ULL << 20;
+	cfg->pushed_max = 4ULL << 20;
+	cfg->tx_backlog_max = 1024;
+	cfg->marks = XWI_MARK_ALL;
+	cfg->mark_shift = 0;
+}
+
+struct xwi_engine *xwi_engine_new(const struct xwi_engine_cfg *cfg,
+				  const struct xwi_engine_ops *ops, void *ctx)
+{
+	struct xwi_engine *e;
+
+	if (!cfg || !ops || !ops->send || cfg->frag_payload < sizeof(struct xw_pull_req) ||
+	    cfg->frag_payload > 0xFFFF || cfg->pull_block < 1 || cfg->pull_block > 32 ||
+	    cfg->pull_inflight < 1 || cfg->pull_inflight > 1024 || cfg->tx_backlog_max < 1) {
+		errno = EINVAL;
+		return NULL;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->cfg = *cfg;
+	e->cfg.marks &= XWI_MARK_ALL;
+	e->ops = *ops;
+	e->ctx = ctx;
+	xl_init(&e->peers);
+	xl_init(&e->txrr);
+	xl_init(&e->posted);
+	xl_init(&e->unexp);
+	xl_init(&e->pending);
+	xl_init(&e->rmsgs);
+	return e;
+}
+
+void *xwi_engine_ctx(struct xwi_engine *e)
+{
+	return e ? e->ctx : NULL;
+}
+
+void xwi_engine_stats(const struct xwi_engine *e, struct xwi_engine_stats *out)
+{
+	if (e && out)
+		*out = e->st;
+}
+
+/* ---- peers ------------------------------------------------------------- */
+
+static struct peer *peer_find(struct xwi_engine *e, const struct xw_addr *a)
+{
+	struct xl *l;
+
+	if (e->last_peer && xw_addr_equal(&e->last_peer->addr, a))
+		return e->last_peer;
+	for (l = e->peers.next; l != &e->peers; l = l->next) {
+		struct peer *p = xl_entry(l, struct peer, link);
+
+		if (xw_addr_equal(&p->addr, a)) {
+			e->last_peer = p;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+static struct peer *peer_get(struct xwi_engine *e, const struct xw_addr *a)
+{
+	struct peer *p = peer_find(e, a);
+
+	if (p)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->addr = *a;
+	xl_init(&p->rr);
+	xl_init(&p->ctrlq);
+	xl_init(&p->dataq);
+	xl_init(&p->sends);
+	xl_init(&p->active);
+	xl_init(&p->held);
+	xl_add_tail(&p->link, &e->peers);
+	e->last_peer = p;
+	return p;
+}
+
+static bool peer_has_work(const struct peer *p)
+{
+	return !xl_empty(&p->ctrlq) || !xl_empty(&p->dataq);
+}
+
+/* Put @p in the round-robin when it has frames to emit. */
+static void peer_kick(struct xwi_engine *e, struct peer *p)
+{
+	if (xl_empty(&p->rr) && peer_has_work(p))
+		xl_add_tail(&p->rr, &e->txrr);
+}
+
+/* Take @p out of the round-robin when its queues became empty. */
+static void peer_idle_check(struct peer *p)
+{
+	if (!peer_has_work(p) && !xl_empty(&p->rr))
+		xl_del(&p->rr);
+}
+
+/* Does @p hold a queued item other than @it? */
+static bool peer_has_other(const struct peer *p, const struct txitem *it)
+{
+	const struct xl *qs[2] = { &p->ctrlq, &p->dataq };
+
+	for (int i = 0; i < 2; i++) {
+		const struct xl *q = qs[i];
+
+		if (xl_empty(q))
+			continue;
+		if (q->next != &it->link || q->next->next != q)
+			return true;
+	}
+	return false;
+}
+
+/* ---- requests ---------------------------------------------------------- */
+
+static struct xw_request *req_new(struct xwi_engine *e, enum xwi_req_kind kind)
+{
+	struct reqbox *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->pub.eng = e;
+	b->pub.kind = kind;
+	b->pub.state = XWI_REQ_PENDING;
+	b->pub.priv = &b->priv;
+	b->priv.req = &b->pub;
+	b->priv.t_post = now(e);
+	xl_init(&b->priv.tx.link);
+	b->priv.tx.kind = TX_SEND;
+	xl_init(&b->priv.slink);
+	xl_init(&b->priv.jobs);
+	xl_init(&b->priv.qlink);
+	xl_add_tail(&b->priv.elink, &e->pending);
+	return &b->pub;
+}
+
+static void req_done(struct xwi_engine *e, struct xw_request *req)
+{
+	xl_del(&req->priv->elink);
+	req->state = XWI_REQ_DONE;
+	if (req->kind == XWI_REQ_SEND)
+		e->st.sends_done++;
+	else
+		e->st.recvs_done++;
+}
+
+static void job_free(struct job *j)
+{
+	xl_del(&j->tx.link);
+	xl_del(&j->slink);
+	free(j);
+}
+
+/* Complete send @s (error @err); drops whatever of it is still queued. */
+static void send_complete(struct xwi_engine *e, struct xwi_req_priv *s, int err)
+{
+	struct xw_request *req = s->req;
+	struct peer *p = s->peer;
+
+	if (!xl_empty(&s->tx.link)) {
+		xl_del(&s->tx.link);
+		e->backlog--;
+	}
+	while (!xl_empty(&s->jobs))
+		job_free(xl_entry(s->jobs.next, struct job, slink));
+	xl_del(&s->slink);
+	peer_idle_check(p);
+	free(s->copy);
+	s->copy = NULL;
+	s->data = NULL;
+	req->status.len = err ? 0 : s->len;
+	req->status.msg_len = s->len;
+	req->status.match = s->match;
+	req->status.error = err;
+	req_done(e, req);
+}
+
+/*
+ * A NOTIFY'd large send completes once the frames it has queued are out:
+ * the last frame emitted may have said MORE because of them, so they are
+ * not withdrawn (a frame with MORE is always followed by another).
+ */
+static void send_try_finish(struct xwi_engine *e, struct xwi_req_priv *s)
+{
+	if (s->notified && xl_empty(&s->tx.link) && xl_empty(&s->jobs))
+		send_complete(e, s, 0);
+}
+
+int xwi_request_free(struct xw_request *req)
+{
+	if (!req)
+		return -EINVAL;
+	if (req->state != XWI_REQ_DONE)
+		return -EBUSY;
+	free(xl_entry(req, struct reqbox, pub));
+	return 0;
+}
+
+/* ---- transmit ---------------------------------------------------------- */
+
+static void hdr_init(const struct xwi_engine *e, struct xw_hdr *h, const struct peer *p,
+		     __u8 type)
+{
+	memset(h, 0, sizeof(*h));
+	h->version = XW_VERSION;
+	h->type = type;
+	h->dst_ep = htons(p->addr.ep);
+	h->src_ep = htons(e->cfg.ep);
+}
+
+static int emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const void *payload,
+		size_t len)
+{
+	h->payload_len = htons((__u16)len);
+	if (e->ops.send(e->ctx, &p->addr, h, payload, len))
+		return -EAGAIN;
+	e->st.tx_frames[h->type]++;
+	return 0;
+}
+
+/* Emit the next initial frame of send @s. */
+static int tx_send(struct xwi_engine *e, struct peer *p, struct xwi_req_priv *s, bool other)
+{
+	__u32 P = e->cfg.frag_payload, i = s->next, fsz = frag_size(s->len, P, i);
+	__u32 id = s->started ? s->msg_id : p->tx_next_id;
+	bool last = i + 1 == s->burst;
+	struct xw_hdr h;
+	__u8 flags = 0;
+	int err;
+
+	switch (s->cls) {
+	case XW_PKT_SMALL:
+		hdr_init(e, &h, p, XW_PKT_SMALL);
+		if (e->cfg.marks & XWI_MARK_SMALL)
+			flags |= XW_F_LAT;
+		break;
+	case XW_PKT_MEDIUM:
+		hdr_init(e, &h, p, XW_PKT_MEDIUM);
+		if ((e->cfg.marks & XWI_MARK_MEDIUM) && i == mark_pos(e, s->nfrags))
+			flags |= XW_F_LAT;
+		if (i == s->nfrags - 1)
+			flags |= XW_F_LAST;
+		h.frag_idx = htonl(i);
+		h.frag_off = htonl(i * P);
+		break;
+	default: /* RNDV, then pushed PULL_REPLY fragments */
+		if (i == 0) {
+			hdr_init(e, &h, p, XW_PKT_RNDV);
+			if (e->cfg.marks & XWI_MARK_RNDV)
+				flags |= XW_F_LAT;
+			h.frag_idx = htonl(s->burst - 1);
+		} else {
+			hdr_init(e, &h, p, XW_PKT_PULL_REPLY);
+			h.frag_idx = htonl(i);
+			h.frag_off = htonl(i * P);
+		}
+		break;
+	}
+	if (!last || other)
+		flags |= XW_F_MORE;
+	h.flags = flags;
+	h.msg_id = htonl(id);
+	h.msg_len = htonl(s->len);
+	h.frag_count = htonl(s->nfrags);
+	h.match = htobe64(s->match);
+	err = emit(e, p, &h, fsz ? s->data + (size_t)i * P : NULL, fsz);
+	if (err)
+		return err;
+	if (!s->started) {
+		s->started = true;
+		s->msg_id = id;
+		p->tx_next_id++;
+		if (s->cls == XW_PKT_RNDV)
+			xl_add_tail(&s->slink, &p->sends);
+	}
+	s->next++;
+	if (last) {
+		xl_del(&s->tx.link);
+		e->backlog--;
+		if (s->cls != XW_PKT_RNDV)
+			send_complete(e, s, 0);
+		else
+			send_try_finish(e, s);
+	}
+	return 0;
+}
+
+static int tx_job(struct xwi_engine *e, struct peer *p, struct job *j, bool other)
+{
+	struct xwi_req_priv *s = j->s;
+	__u32 P = e->cfg.frag_payload, i = j->next, pos = i - j->first;
+	bool last = pos + 1 == j->n;
+	__u32 fsz = frag_size(s->len, P, i);
+	struct xw_hdr h;
+	__u8 flags = 0;
+	int err;
+
+	hdr_init(e, &h, p, XW_PKT_PULL_REPLY);
+	if ((e->cfg.marks & XWI_MARK_PULL_REPLY) && pos == mark_pos(e, j->n))
+		flags |= XW_F_LAT;
+	if (last)
+		flags |= XW_F_LAST;
+	if (!last || other)
+		flags |= XW_F_MORE;
+	h.flags = flags;
+	h.msg_id = htonl(s->msg_id);
+	h.msg_len = htonl(s->len);
+	h.frag_idx = htonl(i);
+	h.frag_off = htonl(i * P);
+	h.frag_count = htonl(s->nfrags);
+	h.match = htobe64(s->match);
+	err = emit(e, p, &h, fsz ? s->data + (size_t)i * P : NULL, fsz);
+	if (err)
+		return err;
+	j->next++;
+	if (last) {
+		job_free(j);
+		send_try_finish(e, s);
+	}
+	return 0;
+}
+
+static int tx_ctrl(struct xwi_engine *e, struct peer *p, struct ctrl *c, bool other)
+{
+	struct xw_pull_req pr;
+	struct xw_hdr h;
+	__u8 flags = 0;
+	int err;
+
+	hdr_init(e, &h, p, c->type);
+	h.msg_id = htonl(c->msg_id);
+	h.msg_len = htonl(c->msg_len);
+	h.match = htobe64(c->match);
+	if (other)
+		flags |= XW_F_MORE;
+	if (c->type == XW_PKT_PULL) {
+		if (e->cfg.marks & XWI_MARK_PULL)
+			flags |= XW_F_LAT;
+		h.frag_idx = htonl(c->frag_idx);
+		h.frag_off = htonl(c->frag_idx * e->cfg.frag_payload);
+		h.frag_count = htonl(c->frag_count);
+		pr.block_id = htonl(c->block_id);
+		pr.nfrags = htonl(c->nfrags);
+		h.flags = flags;
+		err = emit(e, p, &h, &pr, sizeof(pr));
+	} else {
+		if (e->cfg.marks & XWI_MARK_NOTIFY)
+			flags |= XW_F_LAT;
+		h.flags = flags;
+		err = emit(e, p, &h, NULL, 0);
+	}
+	if (err)
+		return err;
+	xl_del(&c->tx.link);
+	if (c->standalone)
+		free(c);
+	return 0;
+}
+
+/* Emit one frame of @p's work. */
+static int peer_tx_one(struct xwi_engine *e, struct peer *p)
+{
+	struct xl *q = !xl_empty(&p->ctrlq) ? &p->ctrlq : &p->dataq;
+	struct txitem *it = xl_entry(q->next, struct txitem, link);
+	bool other = peer_has_other(p, it);
+
+	switch (it->kind) {
+	case TX_SEND:
+		return tx_send(e, p, xl_entry(it, struct xwi_req_priv, tx), other);
+	case TX_JOB:
+		return tx_job(e, p, xl_entry(it, struct job, tx), other);
+	default:
+		return tx_ctrl(e, p, xl_entry(it, struct ctrl, tx), other);
+	}
+}
+
+static int tx_run(struct xwi_engine *e, int budget)
+{
+	int n = 0;
+
+	while (n < budget && !xl_empty(&e->txrr)) {
+		struct peer *p = xl_entry(e->txrr.next, struct peer, rr);
+
+		if (peer_tx_one(e, p))
+			break;
+		n++;
+		xl_del(&p->rr);
+		peer_kick(e, p);
+	}
+	return n;
+}
+
+int xwi_engine_progress(struct xwi_engine *e, int budget)
+{
+	if (!e || budget <= 0)
+		return 0;
+	return tx_run(e, budget);
+}
+
+bool xwi_engine_tx_pending(const struct xwi_engine *e)
+{
+	return e && !xl_empty(&e->txrr);
+}
+
+/* ---- sending ----------------------------------------------------------- */
+
+int xwi_engine_isend(struct xwi_engine *e, const struct xw_addr *dst, const void *buf, size_t len,
+		     __u64 match, struct xw_request **reqp)
+{
+	__u32 P, n;
+	struct xwi_req_priv *s;
+	struct xw_request *req;
+	unsigned char *copy = NULL;
+	struct peer *p;
+
+	if (!e || !dst || !reqp || (!buf && len) || dst->ep >= XW_MAX_ENDPOINTS)
+		return -EINVAL;
+	if ((__u64)len > UINT32_MAX)
+		return -EMSGSIZE;
+	if (e->backlog >= e->cfg.tx_backlog_max)
+		return -EAGAIN;
+	P = e->cfg.frag_payload;
+	n = (__u32)nfrags_of(len, P);
+	if (len <= e->cfg.eager_max && len > 0) {
+		/* reserved now, filled only if frames must wait */
+		copy = malloc(len);
+		if (!copy)
+			return -ENOMEM;
+	}
+	p = peer_get(e, dst);
+	req = p ? req_new(e, XWI_REQ_SEND) : NULL;
+	if (!req) {
+		free(copy);
+		return -ENOMEM;
+	}
+	s = req->priv;
+	s->peer = p;
+	s->data = buf;
+	s->len = (__u32)len;
+	s->nfrags = n;
+	s->match = match;
+	if (len > e->cfg.eager_max) {
+		__u64 btp = (__u64)e->cfg.btp1 + e->cfg.btp2;
+		__u64 k = btp ? (btp + P - 1) / P : 1;
+
+		s->cls = XW_PKT_RNDV;
+		s->burst = (__u32)(k < 1 ? 1 : k > n ? n : k);
+	} else {
+		s->cls = len <= P ? XW_PKT_SMALL : XW_PKT_MEDIUM;
+		s->burst = n;
+	}
+	xl_add_tail(&s->tx.link, &p->dataq);
+	e->backlog++;
+	peer_kick(e, p);
+	*reqp = req;
+	tx_run(e, INT_MAX);
+	if (copy) {
+		if (req->state == XWI_REQ_PENDING) {
+			size_t off = (size_t)s->next * P;
+
+			memcpy(copy + off, (const unsigned char *)buf + off, len - off);
+			s->copy = copy;
+			s->data = copy;
+		} else {
+			free(copy);
+		}
+	}
+	return 0;
+}
+
+static struct xwi_req_priv *send_find(struct peer *p, __u32 id)
+{
+	for (struct xl *l = p->sends.next; l != &p->sends; l = l->next) {
+		struct xwi_req_priv *s = xl_entry(l, struct xwi_req_priv, slink);
+
+		if (s->msg_id == id)
+			return s;
+	}
+	return NULL;
+}
+
+/* ---- incoming messages ------------------------------------------------- */
+
+static void ctrl_unqueue(struct peer *p, struct ctrl *c)
+{
+	if (!xl_empty(&c->tx.link)) {
+		xl_del(&c->tx.link);
+		peer_idle_check(p);
+	}
+}
+
+static void rmsg_free(struct xwi_engine *e, struct rmsg *m)
+{
+	struct peer *p = m->peer;
+
+	if (p->last == m)
+		p->last = NULL;
+	xl_del(&m->alink);
+	xl_del(&m->plink);
+	xl_del(&m->ulink);
+	if (m->blocks) {
+		for (__u32 i = 0; i < e->cfg.pull_inflight; i++)
+			ctrl_unqueue(p, &m->blocks[i].pull);
+		free(m->blocks);
+	}
+	free(m->notify);
+	if (m->data) {
+		if (m->rndv)
+			e->st.pushed_bytes -= m->data_len;
+		else
+			e->st.unexpected_bytes -= m->data_len;
+		free(m->data);
+	}
+	free(m->have);
+	free(m);
+}
+
+static struct rmsg *rmsg_find(struct peer *p, __u32 id)
+{
+	struct xl *l;
+
+	if (p->last && p->last->msg_id == id)
+		return p->last;
+	for (l = p->active.prev; l != &p->active; l = l->prev) {
+		struct rmsg *m = xl_entry(l, struct rmsg, plink);
+
+		if (m->msg_id == id)
+			return p->last = m;
+	}
+	for (l = p->held.next; l != &p->held; l = l->next) {
+		struct rmsg *m = xl_entry(l, struct rmsg, plink);
+
+		if (m->msg_id == id)
+			return p->last = m;
+	}
+	return NULL;
+}
+
+/* Reserve the unexpected buffer of @m; false when over the bound. */
+static bool rmsg_reserve(struct xwi_engine *e, struct rmsg *m)
+{
+	__u64 size, *cur, max;
+
+	if (m->rndv) {
+		size = (__u64)m->npush * e->cfg.frag_payload;
+		if (size > m->msg_len)
+			size = m->msg_len;
+		cur = &e->st.pushed_bytes;
+		max = e->cfg.pushed_max;
+	} else {
+		size = m->msg_len;
+		cur = &e->st.unexpected_bytes;
+		max = e->cfg.unexpected_max;
+	}
+	if (!size)
+		return true;
+	if (*cur + size > max)
+		return false;
+	m->data = malloc(size);
+	if (!m->data)
+		return false;
+	m->data_len = size;
+	*cur += size;
+	return true;
+}
+
+static void rmsg_drop_data(struct xwi_engine *e, struct rmsg *m)
+{
+	if (!m->data)
+		return;
+	if (m->rndv)
+		e->st.pushed_bytes -= m->data_len;
+	else
+		e->st.unexpected_bytes -= m->data_len;
+	free(m->data);
+	m->data = NULL;
+	m->data_len = 0;
+}
+
+static bool expected_push(const struct rmsg *m, __u32 i)
+{
+	return i < m->npush && !m->push_dropped;
+}
+
+/* Request blocks while slots are free and fragments are missing. */
+static void pull_fill(struct xwi_engine *e, struct rmsg *m)
+{
+	struct peer *p = m->peer;
+
+	while (m->inflight < e->cfg.pull_inflight) {
+		__u32 i = m->pull_next, first, n = 0;
+		struct block *b = NULL;
+
+		while (i < m->need_end && (bit_test(m->have, i) || expected_push(m, i)))
+			i++;
+		if (i >= m->need_end) {
+			m->pull_next = i;
+			return;
+		}
+		first = i;
+		while (i < m->need_end && n < e->cfg.pull_block && !bit_test(m->have, i) &&
+		       !expected_push(m, i)) {
+			i++;
+			n++;
+		}
+		m->pull_next = i;
+		for (__u32 k = 0; k < e->cfg.pull_inflight; k++) {
+			if (!m->blocks[k].busy) {
+				b = &m->blocks[k];
+				break;
+			}
+		}
+		b->busy = true;
+		b->first = first;
+		b->n = n;
+		b->left = n;
+		b->pull.type = XW_PKT_PULL;
+		b->pull.msg_id = m->msg_id;
+		b->pull.msg_len = m->msg_len;
+		b->pull.frag_idx = first;
+		b->pull.frag_count = m->nfrags;
+		b->pull.nfrags = n;
+		b->pull.block_id = m->next_block++;
+		b->pull.match = m->match;
+		xl_add_tail(&b->pull.tx.link, &p->ctrlq);
+		m->inflight++;
+		peer_kick(e, p);
+	}
+}
+
+/* Fragment @i arrived: account it to its block. */
+static void block_account(struct xwi_engine *e, struct rmsg *m, __u32 i)
+{
+	for (__u32 k = 0; k < e->cfg.pull_inflight; k++) {
+		struct block *b = &m->blocks[k];
+
+		if (!b->busy || i < b->first || i - b->first >= b->n)
+			continue;
+		if (--b->left == 0) {
+			b->busy = false;
+			m->inflight--;
+			ctrl_unqueue(m->peer, &b->pull);
+		}
+		return;
+	}
+}
+
+/* Every needed fragment of matched @m is in: complete its receive. */
+static void rmsg_complete(struct xwi_engine *e, struct rmsg *m)
+{
+	struct xw_request *req = m->req;
+	struct xwi_req_priv *r = req->priv;
+	struct peer *p = m->peer;
+
+	req->status.len = r->buflen < m->msg_len ? r->buflen : m->msg_len;
+	req->status.msg_len = m->msg_len;
+	req->status.match = m->match;
+	req->status.src = p->addr;
+	req->status.error = r->buflen < m->msg_len ? -EMSGSIZE : 0;
+	r->m = NULL;
+	req_done(e, req);
+	if (m->rndv) {
+		struct ctrl *c = m->notify;
+
+		m->notify = NULL;
+		c->standalone = true;
+		c->type = XW_PKT_NOTIFY;
+		c->msg_id = m->msg_id;
+		c->msg_len = m->msg_len;
+		c->match = m->match;
+		xl_add_tail(&c->tx.link, &p->ctrlq);
+		peer_kick(e, p);
+	}
+	rmsg_free(e, m);
+}
+
+/* Receive @req takes message @m (eligible; held data copied over). */
+static void rmsg_attach(struct xwi_engine *e, struct rmsg *m, struct xw_request *req)
+{
+	struct xwi_req_priv *r = req->priv;
+	__u32 P = e->cfg.frag_payload;
+	size_t want = r->buflen < m->msg_len ? r->buflen : m->msg_len;
+
+	r->m = m;
+	m->req = req;
+	xl_del(&m->ulink);
+	m->state = R_MATCHED;
+	if (m->rndv)
+		m->need_end = (__u32)(want ? (want + P - 1) / P : 0);
+	else
+		m->need_end = m->nfrags;
+	if (m->data) {
+		for (__u32 i = 0; i < m->nfrags; i++) {
+			size_t off = (size_t)i * P;
+			__u32 fsz;
+
+			if (off >= want)
+				break;
+			if (!bit_test(m->have, i))
+				continue;
+			fsz = frag_size(m->msg_len, P, i);
+			if (fsz > want - off)
+				fsz = (__u32)(want - off);
+			memcpy(r->buf + off, m->data + off, fsz);
+		}
+	}
+	rmsg_drop_data(e, m);
+	m->need_left = m->need_end - bits_below(m->have, m->need_end);
+	if (m->need_left == 0 && (m->rndv || m->nhave == m->nfrags)) {
+		rmsg_complete(e, m);
+		return;
+	}
+	if (xl_empty(&m->plink))
+		xl_add_tail(&m->plink, &m->peer->active);
+	if (m->rndv)
+		pull_fill(e, m);
+}
+
+static struct xw_request *posted_match(struct xwi_engine *e, __u64 match)
+{
+	for (struct xl *l = e->posted.next; l != &e->posted; l = l->next) {
+		struct xwi_req_priv *r = xl_entry(l, struct xwi_req_priv, qlink);
+
+		if ((match & r->mask) == (r->rmatch & r->mask)) {
+			xl_del(&r->qlink);
+			return r->req;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * @m's turn has come (its id is the peer's next): match it or make it
+ * unexpected (or dropped), then release the held messages that follow.
+ */
+static void rmsg_eligible(struct xwi_engine *e, struct rmsg *m)
+{
+	struct peer *p = m->peer;
+
+	for (;;) {
+		struct xw_request *req;
+
+		p->rx_next_id++;
+		xl_del(&m->plink);
+		if (!m->rndv && m->nodata) {
+			m->state = R_DROPPED;
+		} else if ((req = posted_match(e, m->match))) {
+			rmsg_attach(e, m, req);
+			m = NULL;
+		} else if (!m->rndv && m->state == R_NEW && !rmsg_reserve(e, m)) {
+			m->state = R_DROPPED;
+		} else {
+			if (m->rndv && m->state == R_NEW && !rmsg_reserve(e, m))
+				m->push_dropped = true;
+			m->state = R_UNEXP;
+			xl_add_tail(&m->ulink, &e->unexp);
+			e->st.unexpected_msgs++;
+		}
+		if (m) {
+			bool expecting = m->rndv ? true : m->nhave < m->nfrags;
+
+			if (expecting)
+				xl_add_tail(&m->plink, &p->active);
+			else if (m->state == R_DROPPED)
+				rmsg_free(e, m);
+		}
+		if (xl_empty(&p->held))
+			return;
+		m = xl_entry(p->held.next, struct rmsg, plink);
+		if (m->msg_id != p->rx_next_id)
+			return;
+	}
+}
+
+/*
+ * A new incoming message, from its first frame.  It may be complete (and
+ * freed) on return: a large message matched by a receive of 0 bytes.
+ */
+static int rmsg_new(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h)
+{
+	__u32 id = ntohl(h->msg_id);
+	struct rmsg *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return -ENOMEM;
+	m->peer = p;
+	m->msg_id = id;
+	m->msg_len = ntohl(h->msg_len);
+	m->nfrags = ntohl(h->frag_count);
+	m->match = be64toh(h->match);
+	m->rndv = h->type == XW_PKT_RNDV;
+	m->npush = m->rndv ? ntohl(h->frag_idx) + 1 : m->nfrags;
+	m->have = calloc((m->nfrags + 63) / 64, sizeof(__u64));
+	if (m->rndv) {
+		m->blocks = calloc(e->cfg.pull_inflight, sizeof(*m->blocks));
+		m->notify = calloc(1, sizeof(*m->notify));
+	}
+	if (!m->have || (m->rndv && (!m->blocks || !m->notify))) {
+		free(m->have);
+		free(m->blocks);
+		free(m->notify);
+		free(m);
+		return -ENOMEM;
+	}
+	if (m->rndv) {
+		for (__u32 k = 0; k < e->cfg.pull_inflight; k++) {
+			xl_init(&m->blocks[k].pull.tx.link);
+			m->blocks[k].pull.tx.kind = TX_CTRL;
+		}
+		xl_init(&m->notify->tx.link);
+		m->notify->tx.kind = TX_CTRL;
+	}
+	xl_init(&m->plink);
+	xl_init(&m->ulink);
+	xl_add_tail(&m->alink, &e->rmsgs);
+	if (id == p->rx_next_id) {
+		m->state = R_NEW;
+		rmsg_eligible(e, m);
+		return 0;
+	}
+	/* ahead of its turn: held, buffered like an unexpected message */
+	m->state = R_HELD;
+	if (!rmsg_reserve(e, m)) {
+		if (m->rndv)
+			m->push_dropped = true;
+		else
+			m->nodata = true;
+	}
+	{
+		struct xl *pos = &p->held;
+
+		for (struct xl *l = p->held.next; l != &p->held; l = l->next) {
+			if (id_before(id, xl_entry(l, struct rmsg, plink)->msg_id)) {
+				pos = l;
+				break;
+			}
+		}
+		xl_add_before(&m->plink, pos);
+	}
+	return 0;
+}
+
+/* A data fragment @i (bytes at i*P) of known message @m; @m may be freed. */
+static void rmsg_frag(struct xwi_engine *e, struct rmsg *m, __u32 i, const void *payload,
+		      __u32 plen)
+{
+	size_t off = (size_t)i * e->cfg.frag_payload;
+
+	if (bit_test(m->have, i)) {
+		e->st.rx_dup++;
+		return;
+	}
+	switch (m->state) {
+	case R_MATCHED: {
+		struct xwi_req_priv *r = m->req->priv;
+
+		if (off < r->buflen && plen) {
+			size_t n = r->buflen - off < plen ? r->buflen - off : plen;
+
+			memcpy(r->buf + off, payload, n);
+		}
+		bit_set(m->have, i);
+		m->nhave++;
+		if (i < m->need_end)
+			m->need_left--;
+		if (m->rndv)
+			block_account(e, m, i);
+		if (m->need_left == 0 && (m->rndv || m->nhave == m->nfrags))
+			rmsg_complete(e, m);
+		else if (m->rndv)
+			pull_fill(e, m);
+		return;
+	}
+	case R_DROPPED:
+		e->st.rx_dropped_nomem++;
+		bit_set(m->have, i);
+		if (++m->nhave == m->nfrags)
+			rmsg_free(e, m);
+		return;
+	default: /* R_HELD, R_UNEXP */
+		if (m->rndv) {
+			if (i >= m->npush)
+				return; /* not pushed, not asked: ignored */
+			if (m->push_dropped) {
+				e->st.rx_dropped_nomem++;
+				return;
+			}
+		} else if (m->nodata) {
+			e->st.rx_dropped_nomem++;
+			bit_set(m->have, i);
+			m->nhave++;
+			return;
+		}
+		if (plen)
+			memcpy(m->data + off, payload, plen);
+		bit_set(m->have, i);
+		m->nhave++;
+		if (!m->rndv && m->nhave == m->nfrags && m->state == R_UNEXP)
+			xl_del(&m->plink); /* complete: waits in the unexpected queue */
+		return;
+	}
+}
+
+/* ---- receive path ------------------------------------------------------ */
+
+/* Checks that need no state.  0 or -EPROTO. */
+static int rx_check(const struct xwi_engine *e, const struct xw_hdr *h, size_t len)
+{
+	__u64 P = e->cfg.frag_payload;
+	__u32 plen = ntohs(h->payload_len), mlen = ntohl(h->msg_len), off = ntohl(h->frag_off);
+	__u32 idx = ntohl(h->frag_idx), cnt = ntohl(h->frag_count);
+
+	if (h->version != XW_VERSION || h->type == XW_PKT_INVALID || h->type >= XW_PKT_TYPE_MAX)
+		return -EPROTO;
+	if (plen > len || ntohs(h->dst_ep) != e->cfg.ep)
+		return -EPROTO;
+	switch (h->type) {
+	case XW_PKT_SMALL:
+	case XW_PKT_MEDIUM:
+	case XW_PKT_RNDV:
+	case XW_PKT_PULL_REPLY:
+	case XW_PKT_PULL:
+		break;
+	case XW_PKT_NOTIFY:
+		if (plen)
+			return -EPROTO;
+		/* fall through */
+	default:
+		return (off || idx || cnt) ? -EPROTO : 0;
+	}
+	if (cnt == 0 || idx >= cnt || cnt != nfrags_of(mlen, P))
+		return -EPROTO;
+	switch (h->type) {
+	case XW_PKT_SMALL:
+		if (plen != mlen || idx || off || mlen > P)
+			return -EPROTO;
+		break;
+	case XW_PKT_RNDV:
+		if (off || plen != frag_size(mlen, (__u32)P, 0))
+			return -EPROTO;
+		break;
+	case XW_PKT_PULL:
+		if (off != idx * P || plen != sizeof(struct xw_pull_req))
+			return -EPROTO;
+		break;
+	default: /* MEDIUM, PULL_REPLY */
+		if (off != idx * P || plen != frag_size(mlen, (__u32)P, idx))
+			return -EPROTO;
+		break;
+	}
+	return 0;
+}
+
+static int rx_data(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
+		   const void *payload)
+{
+	__u32 id = ntohl(h->msg_id), mlen = ntohl(h->msg_len), cnt = ntohl(h->frag_count);
+	__u32 idx = ntohl(h->frag_idx), plen = ntohs(h->payload_len);
+	bool rndv = h->type == XW_PKT_RNDV || h->type == XW_PKT_PULL_REPLY;
+	__u64 match = be64toh(h->match);
+	struct peer *p = peer_find(e, src);
+	struct rmsg *m = p ? rmsg_find(p, id) : NULL;
+	__u32 next = p ? p->rx_next_id : 0;
+	int err;
+
+	if (m) {
+		if (m->msg_len != mlen || m->nfrags != cnt || m->match != match ||
+		    m->rndv != rndv || (h->type == XW_PKT_RNDV && m->npush != idx + 1)) {
+			e->st.rx_bad++;
+			return -EPROTO;
+		}
+	} else if (id_before(id, next)) {
+		/* a message already delivered (or dropped) */
+		e->st.rx_frames[h->type]++;
+		e->st.rx_dup++;
+		return 0;
+	} else if (id - next >= XWI_ORDER_WINDOW) {
+		e->st.rx_bad++;
+		return -EPROTO;
+	}
+	if (!m && h->type == XW_PKT_PULL_REPLY) {
+		/* a message whose RNDV we have not seen: nothing to do */
+		e->st.rx_frames[h->type]++;
+		return 0;
+	}
+	if (!m) {
+		if (!p)
+			p = peer_get(e, src);
+		if (!p)
+			return -ENOMEM;
+		err = rmsg_new(e, p, h);
+		if (err)
+			return err;
+		m = rmsg_find(p, id);
+	}
+	e->st.rx_frames[h->type]++;
+	if (m)
+		rmsg_frag(e, m, h->type == XW_PKT_RNDV ? 0 : idx, payload, plen);
+	return 0;
+}
+
+static int rx_pull(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
+		   const void *payload)
+{
+	__u32 id = ntohl(h->msg_id), idx = ntohl(h->frag_idx), cnt = ntohl(h->frag_count);
+	struct xwi_req_priv *s;
+	struct xw_pull_req pr;
+	struct peer *p;
+	struct job *j;
+	__u32 nf;
+
+	memcpy(&pr, payload, sizeof(pr));
+	nf = ntohl(pr.nfrags);
+	if (nf == 0 || (__u64)idx + nf > cnt) {
+		e->st.rx_bad++;
+		return -EPROTO;
+	}
+	p = peer_find(e, src);
+	s = p ? send_find(p, id) : NULL;
+	if (!s || s->notified) {
+		e->st.rx_frames[h->type]++;
+		return 0; /* unknown or finished send */
+	}
+	if (s->len != ntohl(h->msg_len) || s->match != be64toh(h->match)) {
+		e->st.rx_bad++;
+		return -EPROTO;
+	}
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return -ENOMEM;
+	e->st.rx_frames[h->type]++;
+	j->tx.kind = TX_JOB;
+	j->s = s;
+	j->block_id = ntohl(pr.block_id);
+	j->first = idx;
+	j->n = nf;
+	j->next = idx;
+	xl_add_tail(&j->slink, &s->jobs);
+	xl_add_tail(&j->tx.link, &p->dataq);
+	peer_kick(e, p);
+	return 0;
+}
+
+static int rx_notify(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h)
+{
+	struct peer *p = peer_find(e, src);
+	struct xwi_req_priv *s = p ? send_find(p, ntohl(h->msg_id)) : NULL;
+
+	if (s && s->len != ntohl(h->msg_len)) {
+		e->st.rx_bad++;
+		return -EPROTO;
+	}
+	e->st.rx_frames[h->type]++;
+	if (s && !s->notified) {
+		s->notified = true;
+		send_try_finish(e, s);
+	}
+	return 0;
+}
+
+int xwi_engine_rx(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
+		  const void *payload, size_t len)
+{
+	struct xw_hdr hc;
+
+	if (!e || !src || !h || (!payload && len))
+		return -EINVAL;
+	memcpy(&hc, h, sizeof(hc)); /* @h need not be aligned */
+	h = &hc;
+	if (rx_check(e, h, len) || src->ep != ntohs(h->src_ep)) {
+		e->st.rx_bad++;
+		return -EPROTO;
+	}
+	switch (h->type) {
+	case XW_PKT_SMALL:
+	case XW_PKT_MEDIUM:
+	case XW_PKT_RNDV:
+	case XW_PKT_PULL_REPLY:
+		return rx_data(e, src, h, payload);
+	case XW_PKT_PULL:
+		return rx_pull(e, src, h, payload);
+	case XW_PKT_NOTIFY:
+		return rx_notify(e, src, h);
+	default:
+		/* ACK, CONNECT*, CLOSE: the reliability layer's */
+		e->st.rx_frames[h->type]++;
+		return 0;
+	}
+}
+
+/* ---- receiving --------------------------------------------------------- */
+
+int xwi_engine_irecv(struct xwi_engine *e, void *buf, size_t len, __u64 match, __u64 mask,
+		     struct xw_request **reqp)
+{
+	struct xwi_req_priv *r;
+	struct xw_request *req;
+
+	if (!e || !reqp || (!buf && len))
+		return -EINVAL;
+	req = req_new(e, XWI_REQ_RECV);
+	if (!req)
+		return -ENOMEM;
+	r = req->priv;
+	r->buf = buf;
+	r->buflen = len;
+	r->rmatch = match;
+	r->mask = mask;
+	*reqp = req;
+	for (struct xl *l = e->unexp.next; l != &e->unexp; l = l->next) {
+		struct rmsg *m = xl_entry(l, struct rmsg, ulink);
+
+		if ((m->match & mask) == (match & mask)) {
+			rmsg_attach(e, m, req);
+			tx_run(e, INT_MAX);
+			return 0;
+		}
+	}
+	xl_add_tail(&r->qlink, &e->posted);
+	return 0;
+}
+
+/* ---- cancel, teardown --------------------------------------------------- */
+
+int xwi_engine_cancel(struct xwi_engine *e, struct xw_request *req)
+{
+	struct xwi_req_priv *r;
+
+	if (!e || !req || req->eng != e)
+		return -EINVAL;
+	if (req->state != XWI_REQ_PENDING)
+		return -EBUSY;
+	r = req->priv;
+	if (req->kind == XWI_REQ_RECV) {
+		if (r->m)
+			return -EBUSY;
+		xl_del(&r->qlink);
+		memset(&req->status, 0, sizeof(req->status));
+		req->status.error = -ECANCELED;
+		req_done(e, req);
+		return 0;
+	}
+	if (r->started)
+		return -EBUSY;
+	send_complete(e, r, -ECANCELED);
+	return 0;
+}
+
+void xwi_engine_free(struct xwi_engine *e)
+{
+	struct xl *l, *n;
+
+	if (!e)
+		return;
+	/* standalone control frames (NOTIFY) still queued */
+	for (l = e->peers.next; l != &e->peers; l = l->next) {
+		struct peer *p = xl_entry(l, struct peer, link);
+
+		while (!xl_empty(&p->ctrlq)) {
+			struct ctrl *c = xl_entry(p->ctrlq.next, struct ctrl, tx.link);
+
+			xl_del(&c->tx.link);
+			if (c->standalone)
+				free(c);
+		}
+	}
+	while (!xl_empty(&e->rmsgs))
+		rmsg_free(e, xl_entry(e->rmsgs.next, struct rmsg, alink));
+	for (l = e->pending.next; l != &e->pending; l = n) {
+		struct xwi_req_priv *r = xl_entry(l, struct xwi_req_priv, elink);
+
+		n = l->next;
+		while (!xl_empty(&r->jobs))
+			job_free(xl_entry(r->jobs.next, struct job, slink));
+		free(r->copy);
+		free(xl_entry(r->req, struct reqbox, pub));
+	}
+	for (l = e->peers.next; l != &e->peers; l = n) {
+		n = l->next;
+		free(xl_entry(l, struct peer, link));
+	}
+	free(e);
+}

@@ -1,0 +1,548 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * The AF_XDP side of endpoints: one socket per (process, interface, queue).
+ *
+ * UMEM frames are split in two pools.  Receive frames live in the fill and
+ * RX rings and go back to the fill ring as soon as a frame is handled; the
+ * fill ring has room for all of them twice over, because the kernel
+ * publishes its fill-ring consumer position lazily.  Transmit frames come
+ * from a free list and return to it from the completion ring.  Ownership
+ * invariant: fill/RX frames + free transmit frames + frames in flight on the
+ * TX/completion rings == nframes (xwi_port_check_frames()).
+ */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <net/if_arp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <linux/if_ether.h>
+#include <linux/if_xdp.h>
+#include <linux/ip.h>
+#include <linux/udp.h>
+#include <netinet/in.h>
+
+#include "internal.h"
+#include "port.h"
+
+#define XWI_FRAME_SIZE 4096
+#define XWI_VLAN_PROTO_Q 0x8100
+#define XWI_VLAN_PROTO_AD 0x88A8
+
+static struct xwi_port *ports;
+static pthread_mutex_t ports_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int if_info(struct xwi_port *p)
+{
+	struct ifreq ifr = {};
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", p->ifname);
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr)) {
+		err = -errno;
+		goto out;
+	}
+	memcpy(p->mac, ifr.ifr_hwaddr.sa_data, 6);
+	if (ioctl(fd, SIOCGIFMTU, &ifr)) {
+		err = -errno;
+		goto out;
+	}
+	p->mtu = ifr.ifr_mtu;
+	if (ioctl(fd, SIOCGIFADDR, &ifr) == 0)
+		p->ip = ((struct sockaddr_in *)&ifr.ifr_addr)->sin_addr.s_addr;
+out:
+	close(fd);
+	return err;
+}
+
+/* Explain the usual bind failures. */
+static int bind_error(const struct xwi_port *p, int err)
+{
+	switch (-err) {
+	case EBUSY:
+		xwi_err("%s queue %u: already bound by another AF_XDP socket (another "
+			"process?); use another queue", p->ifname, p->queue);
+		break;
+	case EINVAL:
+		xwi_err("%s: queue %u does not exist (or the interface refuses AF_XDP)",
+			p->ifname, p->queue);
+		break;
+	case EAFNOSUPPORT:
+		xwi_err("AF_XDP sockets are not supported by this kernel");
+		break;
+	case EPERM:
+		xwi_err("AF_XDP needs CAP_NET_RAW and CAP_BPF (run as root)");
+		break;
+	default:
+		xwi_err("%s queue %u: cannot create the AF_XDP socket: %s", p->ifname, p->queue,
+			strerror(-err));
+	}
+	return err;
+}
+
+static void port_free(struct xwi_port *p)
+{
+	if (p->xsk)
+		xsk_socket__delete(p->xsk);
+	if (p->umem)
+		xsk_umem__delete(p->umem);
+	if (p->area)
+		munmap(p->area, p->area_len);
+	if (p->arp_fd >= 0)
+		close(p->arp_fd);
+	free(p->free_tx);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+}
+
+static int port_create(const char *ifname, int ifindex, __u32 queue, __u32 nframes,
+		       struct xwi_port **portp)
+{
+	struct xsk_umem_config ucfg = {};
+	struct xsk_socket_config scfg = {};
+	struct xwi_port *p;
+	struct xdp_options xo;
+	socklen_t optlen = sizeof(xo);
+	__u32 idx;
+	int err;
+
+	if (nframes < 64 || (nframes & (nframes - 1)))
+		return -EINVAL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->arp_fd = -1;
+	pthread_mutex_init(&p->lock, NULL);
+	snprintf(p->ifname, sizeof(p->ifname), "%s", ifname);
+	p->ifindex = ifindex;
+	p->queue = queue;
+	p->refs = 1;
+	err = if_info(p);
+	if (err) {
+		xwi_err("%s: cannot read the interface's address and MTU: %s", ifname,
+			strerror(-err));
+		goto fail;
+	}
+
+	p->nframes = nframes;
+	p->frame_size = XWI_FRAME_SIZE;
+	p->nrx_frames = nframes / 2;
+	p->ntx_frames = nframes - p->nrx_frames;
+	p->area_len = (size_t)nframes * p->frame_size;
+	p->area = mmap(NULL, p->area_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+	if (p->area == MAP_FAILED) {
+		p->area = NULL;
+		err = -ENOMEM;
+		goto fail;
+	}
+	ucfg.fill_size = p->nrx_frames * 2; /* room for lazy consumer updates */
+	ucfg.comp_size = p->ntx_frames;
+	ucfg.frame_size = p->frame_size;
+	ucfg.frame_headroom = 0;
+	err = xsk_umem__create(&p->umem, p->area, p->area_len, &p->fq, &p->cq, &ucfg);
+	if (err) {
+		p->umem = NULL;
+		err = bind_error(p, err);
+		goto fail;
+	}
+	scfg.rx_size = p->nrx_frames;
+	scfg.tx_size = p->ntx_frames;
+	scfg.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD;
+	scfg.bind_flags = XDP_USE_NEED_WAKEUP;
+	err = xsk_socket__create(&p->xsk, ifname, queue, p->umem, &p->rx, &p->tx, &scfg);
+	if (err) {
+		p->xsk = NULL;
+		err = bind_error(p, err);
+		goto fail;
+	}
+	p->fd = xsk_socket__fd(p->xsk);
+	if (getsockopt(p->fd, SOL_XDP, XDP_OPTIONS, &xo, &optlen) == 0)
+		p->zerocopy = !!(xo.flags & XDP_OPTIONS_ZEROCOPY);
+
+	/* Receive frames: the first half of the UMEM, all in the fill ring. */
+	if (xsk_ring_prod__reserve(&p->fq, p->nrx_frames, &idx) != p->nrx_frames) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	for (__u32 i = 0; i < p->nrx_frames; i++)
+		*xsk_ring_prod__fill_addr(&p->fq, idx + i) = (__u64)i * p->frame_size;
+	xsk_ring_prod__submit(&p->fq, p->nrx_frames);
+	p->fill_posted = p->nrx_frames;
+
+	/* Transmit frames: the second half, in the free list. */
+	p->free_tx = calloc(p->ntx_frames, sizeof(*p->free_tx));
+	if (!p->free_tx) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	for (__u32 i = 0; i < p->ntx_frames; i++)
+		p->free_tx[i] = (__u64)(p->nrx_frames + i) * p->frame_size;
+	p->nfree = p->ntx_frames;
+	p->debug = getenv("XDPWAKE_DEBUG") && atoi(getenv("XDPWAKE_DEBUG")) > 0;
+	xwi_dbg("%s queue %u: AF_XDP socket in %s mode, %u UMEM frames", ifname, queue,
+		p->zerocopy ? "zero-copy" : "copy", nframes);
+	*portp = p;
+	return 0;
+fail:
+	port_free(p);
+	return err;
+}
+
+int xwi_port_get(const char *ifname, int ifindex, __u32 queue, __u32 umem_frames,
+		 struct xwi_port **portp)
+{
+	struct xwi_port *p;
+	int err = 0;
+
+	pthread_mutex_lock(&ports_lock);
+	for (p = ports; p; p = p->next)
+		if (p->ifindex == ifindex && p->queue == queue)
+			break;
+	if (p) {
+		p->refs++;
+	} else {
+		err = port_create(ifname, ifindex, queue, umem_frames, &p);
+		if (!err) {
+			p->next = ports;
+			ports = p;
+		}
+	}
+	pthread_mutex_unlock(&ports_lock);
+	if (!err)
+		*portp = p;
+	return err;
+}
+
+void xwi_port_put(struct xwi_port *port)
+{
+	struct xwi_port **pp;
+
+	if (!port)
+		return;
+	pthread_mutex_lock(&ports_lock);
+	if (--port->refs == 0) {
+		for (pp = &ports; *pp; pp = &(*pp)->next)
+			if (*pp == port) {
+				*pp = port->next;
+				break;
+			}
+		port_free(port);
+	}
+	pthread_mutex_unlock(&ports_lock);
+}
+
+static __u32 encap_overhead(const struct xwi_encap *enc)
+{
+	return XW_HDR_LEN + (enc->encap == XW_ENCAP_UDP ? sizeof(struct iphdr) +
+							 sizeof(struct udphdr) : 0);
+}
+
+__u32 xwi_port_frag_payload(const struct xwi_port *port, const struct xwi_encap *enc)
+{
+	__u32 room = port->mtu;
+
+	/* The frame (Ethernet header + MTU) must also fit a UMEM frame. */
+	if (room > port->frame_size - ETH_HLEN)
+		room = port->frame_size - ETH_HLEN;
+	return room - encap_overhead(enc);
+}
+
+/* ---- transmit ------------------------------------------------------- */
+
+static void reap_completions(struct xwi_port *p)
+{
+	__u32 idx, n = xsk_ring_cons__peek(&p->cq, p->ntx_frames, &idx);
+
+	for (__u32 i = 0; i < n; i++)
+		p->free_tx[p->nfree++] = *xsk_ring_cons__comp_addr(&p->cq, idx + i);
+	if (n) {
+		xsk_ring_cons__release(&p->cq, n);
+		p->tx_inflight -= n;
+	}
+}
+
+static void kick_tx(struct xwi_port *p)
+{
+	if (!p->tx_dirty && !p->tx_inflight)
+		return;
+	if (xsk_ring_prod__needs_wakeup(&p->tx)) {
+		p->tx_kicks++;
+		/* EAGAIN/EBUSY/ENOBUFS: the kernel is busy; retried next time. */
+		sendto(p->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
+	}
+	p->tx_dirty = false;
+}
+
+int xwi_port_check_frames(struct xwi_port *p)
+{
+	if (p->fill_posted == p->nrx_frames && p->nfree + p->tx_inflight == p->ntx_frames &&
+	    p->nfree <= p->ntx_frames)
+		return 0;
+	p->invariant_violations++;
+	xwi_err("%s queue %u: UMEM frames lost track of: fill/RX %u of %u, free %u + in flight "
+		"%u of %u", p->ifname, p->queue, p->fill_posted, p->nrx_frames, p->nfree,
+		p->tx_inflight, p->ntx_frames);
+	return -EFAULT;
+}
+
+void xwi_port_flush(struct xwi_port *p)
+{
+	kick_tx(p);
+	reap_completions(p);
+	if (p->debug)
+		xwi_port_check_frames(p);
+}
+
+static __u16 ip_csum(const void *data, size_t len)
+{
+	const __u16 *w = data;
+	__u32 sum = 0;
+
+	for (size_t i = 0; i < len / 2; i++)
+		sum += w[i];
+	while (sum >> 16)
+		sum = (sum & 0xFFFF) + (sum >> 16);
+	return (__u16)~sum;
+}
+
+static bool mac_zero(const __u8 *m)
+{
+	return !(m[0] | m[1] | m[2] | m[3] | m[4] | m[5]);
+}
+
+static void neigh_learn(struct xwi_port *p, __be32 ip, const __u8 *mac)
+{
+	for (unsigned int i = 0; i < XWI_NEIGH_SLOTS; i++)
+		if (p->neigh[i].ip == ip) {
+			memcpy(p->neigh[i].mac, mac, 6);
+			return;
+		}
+	p->neigh[p->neigh_next].ip = ip;
+	memcpy(p->neigh[p->neigh_next].mac, mac, 6);
+	p->neigh_next = (p->neigh_next + 1) % XWI_NEIGH_SLOTS;
+}
+
+/* The next hop's MAC for @ip: our cache, the kernel's neighbour table, or
+ * -EAGAIN after asking the kernel to resolve it. */
+static int neigh_resolve(struct xwi_port *p, __be32 ip, __u8 *mac)
+{
+	struct arpreq req = {};
+	struct sockaddr_in *sin = (struct sockaddr_in *)&req.arp_pa;
+	struct sockaddr_in dst = { .sin_family = AF_INET, .sin_port = htons(9) };
+	int fd;
+
+	for (unsigned int i = 0; i < XWI_NEIGH_SLOTS; i++)
+		if (p->neigh[i].ip == ip && !mac_zero(p->neigh[i].mac)) {
+			memcpy(mac, p->neigh[i].mac, 6);
+			return 0;
+		}
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	sin->sin_family = AF_INET;
+	sin->sin_addr.s_addr = ip;
+	snprintf(req.arp_dev, sizeof(req.arp_dev), "%s", p->ifname);
+	if (ioctl(fd, SIOCGARP, &req) == 0 && (req.arp_flags & ATF_COM)) {
+		close(fd);
+		memcpy(mac, req.arp_ha.sa_data, 6);
+		neigh_learn(p, ip, mac);
+		return 0;
+	}
+	close(fd);
+	/* Make the kernel resolve it: a datagram to the discard port. */
+	if (p->arp_fd < 0) {
+		p->arp_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (p->arp_fd >= 0)
+			setsockopt(p->arp_fd, SOL_SOCKET, SO_BINDTODEVICE, p->ifname,
+				   strlen(p->ifname));
+	}
+	dst.sin_addr.s_addr = ip;
+	if (p->arp_fd >= 0)
+		sendto(p->arp_fd, "", 0, MSG_DONTWAIT, (struct sockaddr *)&dst, sizeof(dst));
+	return -EAGAIN;
+}
+
+int xwi_port_tx(struct xwi_port *p, const struct xwi_encap *enc, const struct xw_addr *dst,
+		const struct xw_hdr *h, const void *payload, size_t len)
+{
+	size_t hdrs = ETH_HLEN + encap_overhead(enc), flen = hdrs + len;
+	struct ethhdr eth;
+	__u8 *frame;
+	__u64 addr;
+	__u32 idx;
+	int err;
+
+	if (flen > p->frame_size || len > xwi_port_frag_payload(p, enc))
+		return -EMSGSIZE;
+	memcpy(eth.h_source, p->mac, 6);
+	if (enc->encap == XW_ENCAP_UDP) {
+		if (!p->ip)
+			return -EADDRNOTAVAIL;
+		if (!mac_zero(dst->mac)) {
+			memcpy(eth.h_dest, dst->mac, 6);
+		} else {
+			err = neigh_resolve(p, dst->ip, eth.h_dest);
+			if (err)
+				return err;
+		}
+		eth.h_proto = htons(ETH_P_IP);
+	} else {
+		memcpy(eth.h_dest, dst->mac, 6);
+		eth.h_proto = htons(enc->ethertype);
+	}
+
+	if (!p->nfree)
+		reap_completions(p);
+	if (!p->nfree) {
+		kick_tx(p);
+		reap_completions(p);
+	}
+	if (!p->nfree || xsk_ring_prod__reserve(&p->tx, 1, &idx) != 1) {
+		p->tx_full++;
+		kick_tx(p);
+		return -EAGAIN;
+	}
+	addr = p->free_tx[--p->nfree];
+	frame = xsk_umem__get_data(p->area, addr);
+	memcpy(frame, &eth, ETH_HLEN);
+	if (enc->encap == XW_ENCAP_UDP) {
+		struct iphdr ip = {};
+		struct udphdr udp = {};
+
+		ip.version = 4;
+		ip.ihl = 5;
+		ip.tot_len = htons((__u16)(flen - ETH_HLEN));
+		ip.frag_off = htons(0x4000); /* DF */
+		ip.ttl = 64;
+		ip.protocol = IPPROTO_UDP;
+		ip.saddr = p->ip;
+		ip.daddr = dst->ip;
+		ip.check = ip_csum(&ip, sizeof(ip));
+		udp.source = htons(enc->udp_port);
+		udp.dest = dst->port;
+		udp.len = htons((__u16)(flen - ETH_HLEN - sizeof(ip)));
+		udp.check = 0; /* optional in IPv4; the payload has its own CRC */
+		memcpy(frame + ETH_HLEN, &ip, sizeof(ip));
+		memcpy(frame + ETH_HLEN + sizeof(ip), &udp, sizeof(udp));
+	}
+	memcpy(frame + hdrs - XW_HDR_LEN, h, XW_HDR_LEN);
+	if (len)
+		memcpy(frame + hdrs, payload, len);
+	xsk_ring_prod__tx_desc(&p->tx, idx)->addr = addr;
+	xsk_ring_prod__tx_desc(&p->tx, idx)->len = (__u32)flen;
+	xsk_ring_prod__submit(&p->tx, 1);
+	p->tx_inflight++;
+	p->tx_frames++;
+	p->tx_dirty = true;
+	return 0;
+}
+
+/* ---- receive -------------------------------------------------------- */
+
+/* Parse a received frame (the XDP program passed only ours, but a frame is
+ * checked again: user space trusts nothing). */
+static void rx_one(struct xwi_port *p, const __u8 *data, __u32 len)
+{
+	const __u8 *pos = data + ETH_HLEN, *end = data + len;
+	struct xw_addr src = {};
+	struct ethhdr eth;
+	struct xw_hdr h;
+	struct xw_endpoint *ep;
+	__u16 proto;
+
+	if (len < ETH_HLEN + XW_HDR_LEN)
+		goto foreign;
+	memcpy(&eth, data, ETH_HLEN);
+	proto = ntohs(eth.h_proto);
+	for (int i = 0; i < 2 && (proto == XWI_VLAN_PROTO_Q || proto == XWI_VLAN_PROTO_AD); i++) {
+		__u16 tag[2];
+
+		if (end - pos < 4)
+			goto foreign;
+		memcpy(tag, pos, 4);
+		proto = ntohs(tag[1]);
+		pos += 4;
+	}
+	if (proto == ETH_P_IP) {
+		struct iphdr ip;
+		struct udphdr udp;
+		size_t ihl;
+
+		if ((size_t)(end - pos) < sizeof(ip))
+			goto foreign;
+		memcpy(&ip, pos, sizeof(ip));
+		ihl = ip.ihl * 4u;
+		if (ip.version != 4 || ihl < sizeof(ip) || ip.protocol != IPPROTO_UDP ||
+		    (size_t)(end - pos) < ihl + sizeof(udp))
+			goto foreign;
+		memcpy(&udp, pos + ihl, sizeof(udp));
+		src.encap = XW_ENCAP_UDP;
+		src.ip = ip.saddr;
+		src.port = udp.source;
+		memcpy(src.mac, eth.h_source, 6);
+		if (ntohs(ip.tot_len) < ihl + sizeof(udp) || ntohs(ip.tot_len) > end - pos)
+			goto foreign;
+		end = pos + ntohs(ip.tot_len);
+		pos += ihl + sizeof(udp);
+		neigh_learn(p, ip.saddr, eth.h_source);
+	} else {
+		src.encap = XW_ENCAP_ETH;
+		memcpy(src.mac, eth.h_source, 6);
+	}
+	if ((size_t)(end - pos) < XW_HDR_LEN)
+		goto foreign;
+	memcpy(&h, pos, XW_HDR_LEN);
+	pos += XW_HDR_LEN;
+	src.ep = ntohs(h.src_ep);
+	if (ntohs(h.dst_ep) >= XW_MAX_ENDPOINTS || !(ep = p->eps[ntohs(h.dst_ep)])) {
+		p->rx_noep++;
+		return;
+	}
+	p->rx_frames++;
+	xwi_endpoint_deliver(ep, &src, &h, pos, (size_t)(end - pos));
+	return;
+foreign:
+	p->rx_foreign++;
+}
+
+__u32 xwi_port_rx_ready(struct xwi_port *p)
+{
+	/* Does not consume: the cached consumer position is left alone. */
+	return xsk_cons_nb_avail(&p->rx, p->nrx_frames);
+}
+
+int xwi_port_rx(struct xwi_port *p, int budget)
+{
+	__u32 idx, fidx, n;
+
+	n = xsk_ring_cons__peek(&p->rx, (__u32)budget, &idx);
+	if (!n) {
+		if (xsk_ring_prod__needs_wakeup(&p->fq))
+			recvfrom(p->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+		return 0;
+	}
+	for (__u32 i = 0; i < n; i++) {
+		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&p->rx, idx + i);
+		__u64 addr = xsk_umem__extract_addr(d->addr);
+
+		if (d->len <= p->frame_size)
+			rx_one(p, xsk_umem__get_data(p->area, xsk_umem__add_offset_to_addr(d->addr)),
+			       d->len);
+		/* The fill ring holds twice the receive frames: always room. */
+		if (xsk_ring_prod__reserve(&p->fq, 1, &fidx) == 1) {
+			*xsk_ring_prod__fill_addr(&p->fq, fidx) = addr - addr % p->frame_size;
+			xsk_ring_prod__submit(&p->fq, 1);
+		} else {
+			p->fill_posted--; /* cannot happen; keep the count honest */
+		}
+	}
+	xsk_ring_cons__release(&p->rx, n);
+	return (int)n;
+}

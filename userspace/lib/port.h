@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * port.h - one AF_XDP socket of this process on (interface, queue), shared
+ * by the process's endpoints on that queue: UMEM, the four rings, the
+ * transmit frame pool, encapsulation on transmit and parsing on receive,
+ * and the demultiplexing of received frames to endpoints.
+ */
+#ifndef XWI_PORT_H
+#define XWI_PORT_H
+
+#include <net/if.h>
+#include <pthread.h>
+#include <linux/types.h>
+#include <xdp/xsk.h>
+
+#include "xdpwake.h"
+
+struct xw_endpoint;
+
+/* How an endpoint's frames are encapsulated. */
+struct xwi_encap {
+	__u32 encap;	 /* XW_ENCAP_ETH or XW_ENCAP_UDP */
+	__u16 ethertype; /* host order */
+	__u16 udp_port;	 /* host order: our source and listening port */
+};
+
+#define XWI_NEIGH_SLOTS 16
+
+struct xwi_port {
+	struct xwi_port *next; /* process-wide list (port.c) */
+	int refs;
+	char ifname[IF_NAMESIZE];
+	int ifindex;
+	__u32 queue;
+	__u8 mac[6];
+	__be32 ip; /* 0 if the interface has no IPv4 address */
+	int mtu;
+	int zerocopy;
+
+	void *area;
+	size_t area_len;
+	__u32 nframes, frame_size;
+	struct xsk_umem *umem;
+	struct xsk_socket *xsk;
+	int fd;
+	struct xsk_ring_prod fq, tx;
+	struct xsk_ring_cons cq, rx;
+	__u64 *free_tx; /* transmit frame pool */
+	__u32 nfree, ntx_frames, nrx_frames;
+	__u32 tx_inflight; /* submitted, completion not yet reaped */
+	__u32 fill_posted; /* frames in the fill ring or the RX ring */
+	bool tx_dirty;	   /* submitted since the last kick */
+
+	struct xw_endpoint *eps[XW_MAX_ENDPOINTS];
+	pthread_mutex_t lock; /* progress from the application and helpers */
+
+	struct {
+		__be32 ip;
+		__u8 mac[6];
+	} neigh[XWI_NEIGH_SLOTS];
+	unsigned int neigh_next;
+	int arp_fd; /* UDP socket used to make the kernel resolve a peer */
+
+	__u64 tx_frames, rx_frames, tx_kicks, tx_full, rx_foreign, rx_noep;
+	bool debug;		/* XDPWAKE_DEBUG=1: check the frame invariant */
+	__u64 invariant_violations;
+};
+
+/* Every UMEM frame is in exactly one place (see port.c); 0 or -EFAULT. */
+int xwi_port_check_frames(struct xwi_port *port);
+
+/* Find or create the port for (@ifname, @queue); @umem_frames only when
+ * creating (power of two, >= 64).  Reference counted. */
+int xwi_port_get(const char *ifname, int ifindex, __u32 queue, __u32 umem_frames,
+		 struct xwi_port **portp);
+void xwi_port_put(struct xwi_port *port);
+
+/* Payload bytes per frame for @enc on this port's MTU. */
+__u32 xwi_port_frag_payload(const struct xwi_port *port, const struct xwi_encap *enc);
+
+/* Encapsulate and queue one frame (header @h, payload) to @dst; -EAGAIN
+ * when no transmit frame or descriptor is free (or, in UDP mode, the peer's
+ * MAC is still being resolved).  Transmission starts at xwi_port_flush(). */
+int xwi_port_tx(struct xwi_port *port, const struct xwi_encap *enc, const struct xw_addr *dst,
+		const struct xw_hdr *h, const void *payload, size_t len);
+/* Kick the kernel if it needs it and reap completions. */
+void xwi_port_flush(struct xwi_port *port);
+/* Take up to @budget received frames and hand each to its endpoint
+ * (xwi_endpoint_deliver); returns the number taken. */
+int xwi_port_rx(struct xwi_port *port, int budget);
+/* Frames visible in the RX ring now. */
+__u32 xwi_port_rx_ready(struct xwi_port *port);
+
+/* endpoint.c: one received frame for @ep. */
+void xwi_endpoint_deliver(struct xw_endpoint *ep, const struct xw_addr *src,
+			  const struct xw_hdr *h, const void *payload, size_t len);
+/* endpoint.c: the encapsulation @ep uses (for parsing received frames). */
+const struct xwi_encap *xwi_endpoint_encap(const struct xw_endpoint *ep);
+
+#endif
