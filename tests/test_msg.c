@@ -280,6 +280,111 @@ static void many(struct xw_endpoint *ep, const struct xw_addr *peer, const char 
 	xw_endpoint__close(e2);
 }
 
+static struct xw_stats xdp_stats(struct xw_endpoint *ep, __u16 id)
+{
+	struct xw_stats s;
+
+	REQUIRE(xw_iface__stats(xw_endpoint__iface(ep), id, &s) == 0, "xdp stats");
+	return s;
+}
+
+/*
+ * The marks as the receiving XDP program saw them: for each message class,
+ * how many frames arrived with LAT honoured and with MORE, on both hosts.
+ * Defaults: btp1 = P, btp2 = 4P, so the sender pushes K = 5 fragments
+ * (RNDV + 4) and the rest is pulled in blocks of 32.
+ */
+static void marks_on_wire(struct xw_endpoint *ep, const struct xw_addr *peer, __u16 id,
+			  __u32 marks)
+{
+	size_t P = (size_t)xw_endpoint__frag_payload(ep);
+	size_t lens[] = { 100, 10000, 300000 };
+	const char *names[] = { "small", "medium", "large" };
+
+	for (int k = 0; k < 3; k++) {
+		size_t len = lens[k], n = (len + P - 1) / P, pulled = n > 5 ? n - 5 : 0;
+		size_t blocks = (pulled + 31) / 32;
+		long long lat_rx, more_rx, frames_rx, lat_tx;
+		struct xw_stats a, b;
+
+		/* Expected at the receiver (frames from the sender) and at the
+		 * sender (PULLs and the NOTIFY from the receiver). */
+		if (k == 0) {
+			lat_rx = !!(marks & XW_MARK_SMALL);
+			more_rx = 0;
+			frames_rx = 1;
+			lat_tx = 0;
+		} else if (k == 1) {
+			lat_rx = !!(marks & XW_MARK_MEDIUM);
+			more_rx = (long long)n - 1;
+			frames_rx = (long long)n;
+			lat_tx = 0;
+		} else {
+			lat_rx = !!(marks & XW_MARK_RNDV) +
+				 (marks & XW_MARK_PULL_REPLY ? (long long)blocks : 0);
+			more_rx = -1; /* depends on scheduling: checked below */
+			frames_rx = (long long)n;
+			lat_tx = (marks & XW_MARK_PULL ? (long long)blocks : 0) +
+				 !!(marks & XW_MARK_NOTIFY);
+		}
+		a = xdp_stats(ep, id);
+		transfer(ep, peer, !is_b, len, 0, 900 + k);
+		bar("marks measured");
+		b = xdp_stats(ep, id);
+		if (is_b) {
+			long long lat = (long long)(b.lat_frames - a.lat_frames);
+			long long more = (long long)(b.more_frames - a.more_frames);
+			long long fr = (long long)(b.frames_redirected - a.frames_redirected);
+
+			CHECK(fr == frames_rx, "marks %#x %s: %lld frames at the receiver, want %lld",
+			      marks, names[k], fr, frames_rx);
+			CHECK(lat == lat_rx, "marks %#x %s: %lld LAT frames at the receiver, want %lld",
+			      marks, names[k], lat, lat_rx);
+			if (more_rx >= 0)
+				CHECK(more == more_rx, "marks %#x %s: %lld MORE frames, want %lld",
+				      marks, names[k], more, more_rx);
+			else
+				CHECK(more < fr, "marks %#x %s: MORE on every frame (%lld of %lld)",
+				      marks, names[k], more, fr);
+		} else {
+			long long lat = (long long)(b.lat_frames - a.lat_frames);
+			long long fr = (long long)(b.frames_redirected - a.frames_redirected);
+
+			CHECK(lat == lat_tx, "marks %#x %s: %lld LAT frames back at the sender, want "
+			      "%lld (%zu pull blocks)", marks, names[k], lat, lat_tx, blocks);
+			CHECK(fr == (k == 2 ? (long long)blocks + 1 : 0),
+			      "marks %#x %s: %lld frames back at the sender", marks, names[k], fr);
+		}
+	}
+	if (!is_b)
+		printf("marks on the wire (mask %#x): small, medium, large as the XDP program "
+		       "counted them\n", marks);
+}
+
+static void marks_ablation(const char *ifname)
+{
+	__u32 masks[] = { XW_MARK_ALL & ~XW_MARK_MEDIUM & ~XW_MARK_PULL_REPLY,
+			  XW_MARK_ALL & ~XW_MARK_SMALL & ~XW_MARK_RNDV & ~XW_MARK_PULL &
+				  ~XW_MARK_NOTIFY,
+			  0 };
+
+	for (int i = 0; i < 3; i++) {
+		struct xw_endpoint *ep;
+		struct xw_addr me, peer;
+		int err;
+
+		XW_OPTS(xw_endpoint_opts, o, .pin_root = pin_root, .marks_set = true,
+			.marks = masks[i]);
+		err = xw_endpoint__open(ifname, 6, &o, &ep);
+		REQUIRE(err == 0, "open with marks %#x: %s", masks[i], xw_strerror(err));
+		xw_endpoint__addr(ep, &me);
+		xchg_addr(&me, &peer);
+		marks_on_wire(ep, &peer, 6, masks[i]);
+		xw_endpoint__close(ep);
+		bar("ablation closed");
+	}
+}
+
 /* After traffic: every UMEM frame is accounted for. */
 static void umem_invariant(struct xw_endpoint *ep)
 {
@@ -312,9 +417,11 @@ static void run_host(const char *ifname)
 	ordering(ep, &peer);
 	truncate_and_cancel(ep, &peer);
 	many(ep, &peer, ifname);
+	marks_on_wire(ep, &peer, 1, XW_MARK_ALL);
 	umem_invariant(ep);
 	xw_endpoint__close(ep);
 	bar("eth closed");
+	marks_ablation(ifname);
 
 	/* UDP encapsulation, endpoint 3 */
 	ep = open_ep(ifname, 3, XW_ENCAP_UDP);
