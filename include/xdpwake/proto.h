@@ -71,6 +71,9 @@ enum xw_pkt_type {
  *   MEDIUM,     frag_count >= 1, frag_idx < frag_count                      [X]
  *   RNDV,       frag_off + payload_len <= msg_len                            [X]
  *   PULL_REPLY  (RNDV carries msg_len = the full message length)
+ *               RNDV: payload = fragment 0; frag_idx = K-1, the last
+ *               fragment the sender pushes unasked (K = ceil((BTP(1) +
+ *               BTP(2)) / fragment payload), 1 <= K <= frag_count).
  *   PULL        frag_idx < frag_count (first fragment asked, total), [X]
  *               frag_off <= msg_len                                          [X]
  *               payload: struct xw_pull_req
