@@ -245,6 +245,33 @@ static void truncate_and_cancel(struct xw_endpoint *ep, const struct xw_addr *pe
 	bar("trunc done");
 }
 
+/* Blocking calls give up at their timeout, also once a message is on its
+ * way (a large send whose receiver never posts), and the endpoint carries
+ * on afterwards. */
+static void timeouts(struct xw_endpoint *ep, const struct xw_addr *peer)
+{
+	static unsigned char big[200000];
+	struct xw_status st;
+	__u64 t0 = xwt_now_ns(), ms;
+	int err;
+
+	if (!is_b) {
+		err = xw_endpoint__send(ep, peer, big, sizeof(big), 0xABC, 300);
+		ms = (xwt_now_ns() - t0) / 1000000;
+		CHECK(err == -ETIMEDOUT, "large send nobody receives: %s", xw_strerror(err));
+		CHECK(ms >= 290 && ms < 2000, "large send gave up after %llu ms, want ~300",
+		      (unsigned long long)ms);
+	} else {
+		err = xw_endpoint__recv(ep, big, sizeof(big), 0xDEF, ~0ULL, &st, 200);
+		ms = (xwt_now_ns() - t0) / 1000000;
+		CHECK(err == -ETIMEDOUT && st.error == -ETIMEDOUT, "recv of nothing: %s",
+		      xw_strerror(err));
+		CHECK(ms >= 190 && ms < 2000, "recv gave up after %llu ms, want ~200",
+		      (unsigned long long)ms);
+	}
+	bar("timeouts");
+}
+
 /* Several endpoints on one host, several peers per endpoint. */
 static void many(struct xw_endpoint *ep, const struct xw_addr *peer, const char *ifname)
 {
@@ -416,6 +443,7 @@ static void run_host(const char *ifname)
 	sizes(ep, &peer, "ethernet");
 	ordering(ep, &peer);
 	truncate_and_cancel(ep, &peer);
+	timeouts(ep, &peer);
 	many(ep, &peer, ifname);
 	marks_on_wire(ep, &peer, 1, XW_MARK_ALL);
 	umem_invariant(ep);

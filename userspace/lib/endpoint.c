@@ -688,19 +688,24 @@ XW_API int xw_request__cancel(struct xw_request *req)
 	return err;
 }
 
-/* A blocking call's request after its timeout: cancelled if it has not
- * started; a message already on its way is finished (its buffer is in use
- * by the protocol), so the timeout bounds the wait for it to start. */
-static int finish_or_cancel(struct xw_endpoint *ep, struct xw_request *req, struct xw_status *st)
+/* A blocking call's request after its timeout: cancelled if nothing of it
+ * went out yet, otherwise aborted (the protocol forgets it and stops using
+ * the buffer), unless it completed in the meantime. */
+static int timed_out(struct xw_endpoint *ep, struct xw_request *req, struct xw_status *st)
 {
-	if (xw_request__cancel(req) == 0) {
-		wait_req(ep, req, 0);
-		collect(ep, req, NULL);
-		return -ETIMEDOUT;
-	}
-	wait_req(ep, req, 0);
+	int err;
+
+	pthread_mutex_lock(&ep->port->lock);
+	err = xwi_engine_cancel(req->eng, req);
+	if (err)
+		err = xwi_engine_abort(req->eng, req, -ETIMEDOUT);
+	pthread_mutex_unlock(&ep->port->lock);
 	collect(ep, req, st);
-	return st && st->error ? st->error : 0;
+	if (err == -EALREADY) /* completed after all */
+		return st ? st->error : 0;
+	if (st)
+		st->error = -ETIMEDOUT;
+	return -ETIMEDOUT;
 }
 
 XW_API int xw_endpoint__send(struct xw_endpoint *ep, const struct xw_addr *dst, const void *buf,
@@ -723,7 +728,7 @@ XW_API int xw_endpoint__send(struct xw_endpoint *ep, const struct xw_addr *dst, 
 		return err;
 	err = wait_req(ep, req, deadline);
 	if (err == -ETIMEDOUT)
-		return finish_or_cancel(ep, req, &st);
+		return timed_out(ep, req, &st);
 	collect(ep, req, &st);
 	return st.error;
 }
@@ -740,7 +745,7 @@ XW_API int xw_endpoint__recv(struct xw_endpoint *ep, void *buf, size_t len, __u6
 		return err;
 	err = wait_req(ep, req, timeout_ms < 0 ? 0 : now_ns() + (__u64)timeout_ms * 1000000ULL);
 	if (err == -ETIMEDOUT)
-		err = finish_or_cancel(ep, req, &s);
+		err = timed_out(ep, req, &s);
 	else
 		collect(ep, req, &s);
 	if (st)

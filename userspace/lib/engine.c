@@ -1538,6 +1538,37 @@ int xwi_engine_cancel(struct xwi_engine *e, struct xw_request *req)
 	return 0;
 }
 
+int xwi_engine_abort(struct xwi_engine *e, struct xw_request *req, int err)
+{
+	struct xwi_req_priv *r;
+
+	if (!e || !req || req->eng != e || err >= 0)
+		return -EINVAL;
+	if (req->state != XWI_REQ_PENDING)
+		return -EALREADY;
+	r = req->priv;
+	if (req->kind == XWI_REQ_SEND) {
+		send_complete(e, r, err);
+		return 0;
+	}
+	if (r->m) {
+		struct rmsg *m = r->m;
+
+		/* Forget the message: later frames of its id are stale. */
+		if (m->notify)
+			ctrl_unqueue(m->peer, m->notify);
+		m->req = NULL;
+		rmsg_free(e, m);
+		r->m = NULL;
+	} else {
+		xl_del(&r->qlink);
+	}
+	memset(&req->status, 0, sizeof(req->status));
+	req->status.error = err;
+	req_done(e, req);
+	return 0;
+}
+
 void xwi_engine_free(struct xwi_engine *e)
 {
 	struct xl *l, *n;

@@ -162,6 +162,15 @@ int xwi_engine_irecv(struct xwi_engine *e, void *buf, size_t len, __u64 match, _
  */
 int xwi_engine_cancel(struct xwi_engine *e, struct xw_request *req);
 
+/*
+ * Abort: complete a pending request now with status.error = @err (< 0) and
+ * forget its protocol state: a send emits nothing more and its buffer is no
+ * longer read; a receive writes nothing more into its buffer and sends no
+ * NOTIFY; later frames of that message are ignored as stale.  Used when a
+ * blocking call times out.  -EALREADY if the request already completed.
+ */
+int xwi_engine_abort(struct xwi_engine *e, struct xw_request *req, int err);
+
 /* Release a completed request (state DONE); -EBUSY if still pending. */
 int xwi_request_free(struct xw_request *req);
 
