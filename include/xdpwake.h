@@ -167,6 +167,7 @@ XW_API int xw_iface__detach(struct xw_iface *iface);
  *  -ENOENT if not attached. @pin_root as in xw_iface_opts (NULL: default). */
 XW_API int xw_detach(const char *ifname, const char *pin_root);
 
+/** The interface's name and index. */
 XW_API const char *xw_iface__name(const struct xw_iface *iface);
 XW_API int xw_iface__ifindex(const struct xw_iface *iface);
 /** Directory of the pinned maps. */
@@ -359,6 +360,8 @@ struct xw_endpoint_stats {
 	__u64 umem_frames_tx_inflight;
 	__u64 umem_invariant_violations; /* checked when XDPWAKE_DEBUG=1 */
 };
+/** Fill @st with the endpoint's counters (and its socket's, shared with the
+ *  process's other endpoints on the same queue). */
 XW_API int xw_endpoint__stats(const struct xw_endpoint *ep, struct xw_endpoint_stats *st);
 
 #ifdef __cplusplus
