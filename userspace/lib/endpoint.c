@@ -245,25 +245,24 @@ static int engine_setup(struct xw_endpoint *ep, const struct xw_endpoint_opts *o
 	struct xwi_engine_cfg cfg;
 
 	xwi_engine_cfg_default(&cfg, ep->id, xwi_port_frag_payload(ep->port, &ep->enc));
-	if (XWI_OPT(o, eager_max, 0))
-		cfg.eager_max = XWI_OPT(o, eager_max, 0);
-	if (XWI_OPT(o, btp1, 0))
-		cfg.btp1 = XWI_OPT(o, btp1, 0);
-	if (XWI_OPT(o, btp2, 0))
-		cfg.btp2 = XWI_OPT(o, btp2, 0);
-	if (XWI_OPT(o, pull_block, 0))
-		cfg.pull_block = XWI_OPT(o, pull_block, 0);
-	if (XWI_OPT(o, pull_inflight, 0))
-		cfg.pull_inflight = XWI_OPT(o, pull_inflight, 0);
+	/* Options left 0 keep the engine's default. */
+#define OPT_NZ(field, dst)                       \
+	do {                                     \
+		if (XWI_OPT(o, field, 0))        \
+			dst = XWI_OPT(o, field, 0); \
+	} while (0)
+	OPT_NZ(eager_max, cfg.eager_max);
+	OPT_NZ(btp1, cfg.btp1);
+	OPT_NZ(btp2, cfg.btp2);
+	OPT_NZ(pull_block, cfg.pull_block);
+	OPT_NZ(pull_inflight, cfg.pull_inflight);
+	OPT_NZ(unexpected_max, cfg.unexpected_max);
+	OPT_NZ(pushed_max, cfg.pushed_max);
+	OPT_NZ(tx_backlog_max, cfg.tx_backlog_max);
+#undef OPT_NZ
 	if (XWI_OPT(o, marks_set, false))
 		cfg.marks = XWI_OPT(o, marks, XW_MARK_ALL) & XWI_MARK_ALL;
 	cfg.mark_shift = XWI_OPT(o, mark_shift, 0);
-	if (XWI_OPT(o, unexpected_max, 0))
-		cfg.unexpected_max = XWI_OPT(o, unexpected_max, 0);
-	if (XWI_OPT(o, pushed_max, 0))
-		cfg.pushed_max = XWI_OPT(o, pushed_max, 0);
-	if (XWI_OPT(o, tx_backlog_max, 0))
-		cfg.tx_backlog_max = XWI_OPT(o, tx_backlog_max, 0);
 	if (cfg.pull_block < 1 || cfg.pull_block > 32 || cfg.pull_inflight < 1 ||
 	    cfg.eager_max < cfg.frag_payload) {
 		xwi_err("endpoint %u: bad framing options (pull_block 1..32, pull_inflight >= 1, "
