@@ -278,8 +278,13 @@ struct xw_endpoint_opts {
 	__u32 tx_backlog_max;
 	/* UMEM frames (0: 4096) of 4096 bytes; half for receiving. */
 	__u32 umem_frames;
-	/* Spin this long before sleeping in blocking calls (0: 20 us). */
+	/* How blocking calls wait (enum xw_wait_strategy; 0: spin-block)
+	 * and the spin time of the spin-* strategies (0: the calibrated
+	 * block-and-wake cost, see xw_block_cost_ns()). */
+	__u32 wait_strategy;
 	__u32 spin_usecs;
+	/* Polling watchdog period (0: off); see xw_endpoint__set_watchdog(). */
+	__u32 watchdog_usecs;
 };
 
 /* Mark kinds for xw_endpoint_opts.marks. */
@@ -363,6 +368,139 @@ struct xw_endpoint_stats {
 /** Fill @st with the endpoint's counters (and its socket's, shared with the
  *  process's other endpoints on the same queue). */
 XW_API int xw_endpoint__stats(const struct xw_endpoint *ep, struct xw_endpoint_stats *st);
+
+
+/* ---- waiting -------------------------------------------------------- */
+
+/** How a blocking call waits (after the SHRIMP paper's strategies). */
+enum xw_wait_strategy {
+	XW_WAIT_DEFAULT = 0,	/* the endpoint's default (spin-block)          */
+	XW_WAIT_SPIN = 1,	/* poll the rings until done                    */
+	XW_WAIT_YIELD = 2,	/* poll, sched_yield() between polls            */
+	XW_WAIT_BLOCK = 3,	/* sleep on the wake ring at once               */
+	XW_WAIT_SPIN_YIELD = 4, /* spin for the spin time, then yield           */
+	XW_WAIT_SPIN_BLOCK = 5, /* spin for the spin time, then sleep           */
+	XW_WAIT_NOTIFY = 6,	/* a library thread sleeps on the wake ring, runs
+				 * progress and the notify callback, and wakes
+				 * the waiting thread                           */
+	XW_WAIT_ADAPTIVE = 7,	/* spin-block, spin time from recent arrival
+				 * delays, kept in [B/2, 2B] (3-competitive)    */
+	XW_WAIT_MAX = 8,
+};
+
+/** Name ("spin", "spin-block", ...) of a strategy, or NULL. */
+XW_API const char *xw_wait_strategy_name(unsigned int s);
+/** Strategy for @name, or -EINVAL. */
+XW_API int xw_wait_strategy_parse(const char *name);
+
+/** The measured cost B of one block-and-wake on this machine, in ns
+ *  (calibrated once per process: two threads waking each other through
+ *  eventfds; XDPWAKE_BLOCK_COST_NS overrides).  Spin-block's default spin
+ *  time: spinning B before blocking costs at most 2x the offline optimum. */
+XW_API __u64 xw_block_cost_ns(void);
+
+/** Set the endpoint's default strategy and spin time (0: B). */
+XW_API int xw_endpoint__set_wait(struct xw_endpoint *ep, enum xw_wait_strategy s,
+				 __u64 spin_ns);
+
+/** Callback of the notify strategy, run on the library's thread after it
+ *  handled frames for @ep. */
+typedef void (*xw_notify_fn)(struct xw_endpoint *ep, void *arg);
+/** Install the notify callback (and start the endpoint's notify thread);
+ *  NULL stops it. */
+XW_API int xw_endpoint__set_notify(struct xw_endpoint *ep, xw_notify_fn fn, void *arg);
+
+/** Options of xw_request__wait_opts() and xw_wait_any(). */
+struct xw_wait_opts {
+	size_t sz;
+	int timeout_ms;		       /* 0 (or < 0): no limit; > 0: ms      */
+	enum xw_wait_strategy strategy; /* XW_WAIT_DEFAULT: the endpoint's  */
+	__u64 spin_ns;		       /* 0: the endpoint's                 */
+	/* xw_wait_any(): also ready when cond(arg) returns true (polled
+	 * between passes and after every wake). */
+	bool (*cond)(void *arg);
+	void *cond_arg;
+};
+
+/** Wait with explicit options; as xw_request__wait() otherwise. */
+XW_API int xw_request__wait_opts(struct xw_request *req, struct xw_status *st,
+				 const struct xw_wait_opts *opts);
+
+/** One thing xw_wait_any() waits for. */
+struct xw_waitable {
+	struct xw_request *req;	  /* ready when complete (collect with test) */
+	struct xw_endpoint *ep;	  /* or: ready when a message waits on it
+				   * unmatched (post a receive for it)       */
+};
+
+/**
+ * Wait until one of @items is ready, or opts->cond() is true, using the
+ * strategy of the first item's endpoint (or opts->strategy).  Returns the
+ * index of a ready item, @n when the condition is true, -ETIMEDOUT.  The
+ * items' endpoints are progressed; sleeping arms all of them.
+ */
+XW_API int xw_wait_any(struct xw_waitable *items, int n, const struct xw_wait_opts *opts);
+
+/** Per-endpoint waiting statistics. */
+struct xw_wait_stats {
+	__u64 waits;		/* blocking waits                          */
+	__u64 spins;		/* polls that found nothing                */
+	__u64 yields;		/* sched_yield() calls                     */
+	__u64 blocks;		/* sleeps on the wake ring                 */
+	__u64 wakes;		/* wake records received                   */
+	__u64 spurious_wakes;	/* woken with nothing to do                */
+	__u64 spin_ns;		/* time spent spinning                     */
+	__u64 block_ns;		/* time spent asleep                       */
+	__u64 block_cost_ns;	/* B, the calibrated block-and-wake cost   */
+	__u64 adaptive_spin_ns; /* the adaptive strategy's current spin    */
+	__u64 watchdog_runs;	/* watchdog thread passes                  */
+	__u64 watchdog_frames;	/* frames the watchdog handled             */
+	__u64 notify_runs;	/* notify callbacks run                    */
+};
+XW_API int xw_endpoint__wait_stats(const struct xw_endpoint *ep, struct xw_wait_stats *st);
+
+/**
+ * Polling watchdog: with @period_usecs > 0, frames that wait longer than
+ * the period while the application does not call the library are handled
+ * by a library thread, woken by the XDP program (no periodic timer: it costs
+ * nothing while no frames arrive).  0 stops it.
+ */
+XW_API int xw_endpoint__set_watchdog(struct xw_endpoint *ep, __u32 period_usecs);
+
+/* Check polls: sprinkle xw_check() in compute loops; it reads the cycle
+ * counter and polls only when the interval has passed. */
+struct xw_check {
+	__u64 next;	   /* cycle count of the next poll */
+	__u64 interval;	   /* cycles between polls         */
+	struct xw_endpoint *ep;
+};
+/** Set up @c to poll @ep every @interval_usecs. */
+XW_API int xw_check_init(struct xw_check *c, struct xw_endpoint *ep, __u32 interval_usecs);
+/** The slow path of xw_check(): one progress pass, next deadline. */
+XW_API int xw_check__poll(struct xw_check *c);
+
+static inline __u64 xw__cycles(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __builtin_ia32_rdtsc();
+#elif defined(__aarch64__)
+	__u64 v;
+
+	__asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
+	return v;
+#else
+	return 0; /* xw_check_init() falls back to a clock: see xw_check__poll */
+#endif
+}
+
+/** A few cycles when nothing is due; otherwise one progress pass.  Returns
+ *  the frames handled (0 when not due). */
+static inline int xw_check(struct xw_check *c)
+{
+	if (__builtin_expect(xw__cycles() < c->next, 1))
+		return 0;
+	return xw_check__poll(c);
+}
 
 #ifdef __cplusplus
 }

@@ -428,6 +428,11 @@ void xwi_engine_stats(const struct xwi_engine *e, struct xwi_engine_stats *out)
 		*out = e->st;
 }
 
+bool xwi_engine_has_unexpected(const struct xwi_engine *e)
+{
+	return e->unexp.next != &e->unexp;
+}
+
 /* ---- peers ------------------------------------------------------------- */
 
 static struct peer *peer_find(struct xwi_engine *e, const struct xw_addr *a)

@@ -187,5 +187,8 @@ struct xwi_engine_stats {
 	__u64 sends_done, recvs_done;
 };
 void xwi_engine_stats(const struct xwi_engine *e, struct xwi_engine_stats *out);
+/* True when a message waits in the unexpected queue (a receive would match
+ * it at once, given the right match and mask). */
+bool xwi_engine_has_unexpected(const struct xwi_engine *e);
 
 #endif

@@ -56,8 +56,12 @@ static int ensure_bpffs(const char *root)
 			return -ENOENT;
 		*slash = '\0';
 	}
-	if (r < 0)
-		return r;
+	if (r < 0) {
+		xwi_err("%s: %s%s", probe, strerror(-r),
+			r == -EACCES || r == -EPERM ? " (the BPF filesystem is for root only: run "
+						      "as root)" : "");
+		return r == -EACCES ? -EPERM : r;
+	}
 	if (r == 1)
 		return 0;
 	if (!strncmp(root, "/sys/fs/bpf", 11) && is_bpffs("/sys/fs/bpf") == 0) {
@@ -157,6 +161,40 @@ static int find_attached(int ifindex, __u32 *idp, int *mode, int *multi,
 	int err;
 
 	*idp = 0;
+	/* The common case, a program attached alone, without libxdp: its
+	 * lookups by id (1.3.x) leak the fd they open. */
+	{
+		LIBBPF_OPTS(bpf_xdp_query_opts, q);
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd;
+
+		err = bpf_xdp_query(ifindex, 0, &q);
+		if (err)
+			return err == -ENOENT ? 0 : err;
+		if (!q.prog_id)
+			return 0;
+		fd = bpf_prog_get_fd_by_id(q.prog_id);
+		if (fd < 0)
+			return -errno;
+		err = bpf_obj_get_info_by_fd(fd, &info, &len);
+		close(fd);
+		if (err)
+			return err;
+		if (!strcmp(info.name, XWI_PROG_NAME)) {
+			*idp = q.prog_id;
+			if (mode)
+				*mode = q.attach_mode == XDP_ATTACHED_SKB ? XW_MODE_GENERIC
+									 : XW_MODE_NATIVE;
+			if (multi)
+				*multi = 0;
+			if (progp)
+				*progp = NULL;
+			return 0;
+		}
+		if (strcmp(info.name, "xdp_dispatcher"))
+			return 0;
+	}
 	mp = xdp_multiprog__get_from_ifindex(ifindex);
 	err = libxdp_get_error(mp);
 	if (err)
@@ -519,12 +557,26 @@ static void rmdir_with_root(const char *dir)
 static int detach_locked(int ifindex, const char *ifname, const char *dir)
 {
 	struct xdp_program *p = NULL;
-	int mode = XW_MODE_NATIVE, err;
+	int mode = XW_MODE_NATIVE, multi = 0, err;
 	__u32 id;
 
-	err = find_attached(ifindex, &id, &mode, NULL, &p);
+	/* Attached alone: detach with plain libbpf (libxdp 1.3's by-id
+	 * lookups leak a program fd each). */
+	err = find_attached(ifindex, &id, &mode, &multi, &p);
 	if (err)
 		return err;
+	if (id && !multi) {
+		LIBBPF_OPTS(bpf_xdp_attach_opts, ao);
+		int fd = bpf_prog_get_fd_by_id(id);
+
+		ao.old_prog_fd = fd;
+		err = fd < 0 ? -errno
+			     : bpf_xdp_detach(ifindex, mode == XW_MODE_GENERIC ? XDP_FLAGS_SKB_MODE
+									: XDP_FLAGS_DRV_MODE, &ao);
+		if (fd >= 0)
+			close(fd);
+		goto detached;
+	}
 	if (!id || !p) {
 		unpin_all(dir);
 		return -ENOENT;
@@ -532,6 +584,7 @@ static int detach_locked(int ifindex, const char *ifname, const char *dir)
 	err = xdp_program__detach(p, ifindex,
 				  mode == XW_MODE_GENERIC ? XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
 	xdp_program__close(p);
+detached:
 	if (err) {
 		xwi_err("%s: cannot detach: %s", ifname, strerror(-err));
 		return err;

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -101,8 +102,40 @@ static void port_free(struct xwi_port *p)
 	free(p);
 }
 
+/* Queues this process released lately: the kernel frees a closed
+ * socket's queue from a work item, so for some 10-100 ms a reopen can find
+ * it still bound. */
+#define XWI_RECENT 8
+#define XWI_RECENT_NS 1000000000ULL
+#define XWI_REBIND_NS 500000000ULL
+static struct {
+	int ifindex;
+	__u32 queue;
+	__u64 when;
+} recent[XWI_RECENT];
+static unsigned int recent_next;
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+static bool released_lately(int ifindex, __u32 queue)
+{
+	__u64 now = mono_ns();
+
+	for (unsigned int i = 0; i < XWI_RECENT; i++)
+		if (recent[i].when && recent[i].ifindex == ifindex && recent[i].queue == queue &&
+		    now - recent[i].when < XWI_RECENT_NS)
+			return true;
+	return false;
+}
+
 static int port_create(const char *ifname, int ifindex, __u32 queue, __u32 nframes,
-		       struct xwi_port **portp)
+		       struct xwi_port **portp, bool quiet_busy)
 {
 	struct xsk_umem_config ucfg = {};
 	struct xsk_socket_config scfg = {};
@@ -157,6 +190,10 @@ static int port_create(const char *ifname, int ifindex, __u32 queue, __u32 nfram
 	scfg.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD;
 	scfg.bind_flags = XDP_USE_NEED_WAKEUP;
 	err = xsk_socket__create(&p->xsk, ifname, queue, p->umem, &p->rx, &p->tx, &scfg);
+	if (err == -EBUSY && quiet_busy) {
+		p->xsk = NULL;
+		goto fail;
+	}
 	if (err) {
 		p->xsk = NULL;
 		err = bind_error(p, err);
@@ -208,7 +245,17 @@ int xwi_port_get(const char *ifname, int ifindex, __u32 queue, __u32 umem_frames
 	if (p) {
 		p->refs++;
 	} else {
-		err = port_create(ifname, ifindex, queue, umem_frames, &p);
+		/* A queue we just released may still be busy: retry a while. */
+		__u64 end = released_lately(ifindex, queue) ? mono_ns() + XWI_REBIND_NS : 0;
+
+		for (;;) {
+			bool last = mono_ns() >= end;
+
+			err = port_create(ifname, ifindex, queue, umem_frames, &p, !last);
+			if (err != -EBUSY || last)
+				break;
+			usleep(1000);
+		}
 		if (!err) {
 			p->next = ports;
 			ports = p;
@@ -233,6 +280,10 @@ void xwi_port_put(struct xwi_port *port)
 				*pp = port->next;
 				break;
 			}
+		recent[recent_next].ifindex = port->ifindex;
+		recent[recent_next].queue = port->queue;
+		recent[recent_next].when = mono_ns();
+		recent_next = (recent_next + 1) % XWI_RECENT;
 		port_free(port);
 	}
 	pthread_mutex_unlock(&ports_lock);

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/* The waiting strategies' decisions (see wait.h). */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "internal.h"
+#include "wait.h"
+
+static const char *const strategy_names[XW_WAIT_MAX] = {
+	[XW_WAIT_DEFAULT] = "default",	   [XW_WAIT_SPIN] = "spin",
+	[XW_WAIT_YIELD] = "yield",	   [XW_WAIT_BLOCK] = "block",
+	[XW_WAIT_SPIN_YIELD] = "spin-yield", [XW_WAIT_SPIN_BLOCK] = "spin-block",
+	[XW_WAIT_NOTIFY] = "notify",	   [XW_WAIT_ADAPTIVE] = "adaptive",
+};
+
+XW_API const char *xw_wait_strategy_name(unsigned int s)
+{
+	return s < XW_WAIT_MAX ? strategy_names[s] : NULL;
+}
+
+XW_API int xw_wait_strategy_parse(const char *name)
+{
+	if (!name)
+		return -EINVAL;
+	for (int i = 0; i < XW_WAIT_MAX; i++)
+		if (!strcasecmp(name, strategy_names[i]))
+			return i;
+	if (!strcasecmp(name, "sched"))
+		return XW_WAIT_YIELD;
+	return -EINVAL;
+}
+
+static __u64 clamp_spin(__u64 s, __u64 b)
+{
+	if (s < b / 2)
+		return b / 2;
+	if (s > 2 * b)
+		return 2 * b;
+	return s;
+}
+
+void xwi_waitpol_init(struct xwi_waitpol *w, enum xw_wait_strategy s, __u64 block_cost,
+		      __u64 spin_ns)
+{
+	memset(w, 0, sizeof(*w));
+	w->strategy = s == XW_WAIT_DEFAULT ? XW_WAIT_SPIN_BLOCK : s;
+	w->block_cost = block_cost;
+	w->spin_ns = spin_ns;
+	w->adaptive_spin = block_cost; /* no history yet: spin-block */
+}
+
+__u64 xwi_waitpol_spin(const struct xwi_waitpol *w)
+{
+	switch (w->strategy) {
+	case XW_WAIT_SPIN_YIELD:
+	case XW_WAIT_SPIN_BLOCK:
+		return w->spin_ns ? w->spin_ns : w->block_cost;
+	case XW_WAIT_ADAPTIVE:
+		return w->adaptive_spin;
+	default:
+		return 0;
+	}
+}
+
+enum xwi_wait_act xwi_waitpol_next(const struct xwi_waitpol *w, __u64 waited)
+{
+	switch (w->strategy) {
+	case XW_WAIT_SPIN:
+		return XWI_ACT_SPIN;
+	case XW_WAIT_YIELD:
+		return XWI_ACT_YIELD;
+	case XW_WAIT_BLOCK:
+	case XW_WAIT_NOTIFY:
+		return XWI_ACT_BLOCK;
+	case XW_WAIT_SPIN_YIELD:
+		return waited < xwi_waitpol_spin(w) ? XWI_ACT_SPIN : XWI_ACT_YIELD;
+	case XW_WAIT_SPIN_BLOCK:
+	case XW_WAIT_ADAPTIVE:
+	default:
+		return waited < xwi_waitpol_spin(w) ? XWI_ACT_SPIN : XWI_ACT_BLOCK;
+	}
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Adaptive: look at the last XWI_WAIT_HIST delays.  If at least half of them
+ * ended within 2B, spin long enough for 3/4 of those (their 75th
+ * percentile, plus a quarter for jitter); otherwise waiting is mostly long
+ * and spinning is waste: spin the minimum.  Always within [B/2, 2B].
+ */
+void xwi_waitpol_done(struct xwi_waitpol *w, __u64 delay)
+{
+	__u64 sorted[XWI_WAIT_HIST], b = w->block_cost;
+	unsigned int n = 0;
+
+	w->hist[w->pos] = delay;
+	w->pos = (w->pos + 1) % XWI_WAIT_HIST;
+	if (w->nhist < XWI_WAIT_HIST)
+		w->nhist++;
+	if (w->strategy != XW_WAIT_ADAPTIVE)
+		return;
+	for (unsigned int i = 0; i < w->nhist; i++)
+		if (w->hist[i] <= 2 * b)
+			sorted[n++] = w->hist[i];
+	if (n * 2 < w->nhist) {
+		w->adaptive_spin = b / 2;
+		return;
+	}
+	qsort(sorted, n, sizeof(sorted[0]), cmp_u64);
+	w->adaptive_spin = clamp_spin(sorted[(n * 3) / 4 < n ? (n * 3) / 4 : n - 1] * 5 / 4, b);
+}
+
+__u64 xwi_wait_cost(__u64 spin, __u64 b, __u64 delay)
+{
+	return delay <= spin ? delay : spin + b;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * wait.h - the waiting strategies' decisions, kept pure (no clock, no I/O)
+ * so that tests drive them with synthetic time.
+ *
+ * Cost model (Karlin et al., as the SHRIMP paper uses it): a message that
+ * arrives d ns after the wait began costs d if we are still spinning, or
+ * S + B if we spun S ns and then blocked (B: one block-and-wake).  The
+ * offline optimum is min(d, B).
+ *  - spin-block with S = B is 2-competitive: d <= B costs d; d > B costs
+ *    2B against B.
+ *  - adaptive picks S in [B/2, 2B] from the recent delays: d <= S costs d;
+ *    S < d <= B costs S + B <= 3 min(d, B) (S >= B/2); d > B costs
+ *    S + B <= 3B.  3-competitive in the worst case, and better than
+ *    spin-block when delays are consistently long (S = B/2: 1.5B against 2B)
+ *    or consistently just above B (S covers them).
+ */
+#ifndef XWI_WAIT_H
+#define XWI_WAIT_H
+
+#include <linux/types.h>
+#include "xdpwake.h"
+
+#define XWI_WAIT_HIST 16
+
+enum xwi_wait_act {
+	XWI_ACT_SPIN = 0,
+	XWI_ACT_YIELD = 1,
+	XWI_ACT_BLOCK = 2,
+};
+
+struct xwi_waitpol {
+	enum xw_wait_strategy strategy;
+	__u64 block_cost; /* B */
+	__u64 spin_ns;	  /* configured spin time (0: B) */
+	__u64 hist[XWI_WAIT_HIST];
+	unsigned int nhist, pos;
+	__u64 adaptive_spin;
+};
+
+void xwi_waitpol_init(struct xwi_waitpol *w, enum xw_wait_strategy s, __u64 block_cost,
+		      __u64 spin_ns);
+/* Spin time before the pure strategy takes over (0 for spin/yield/block,
+ * which never switch). */
+__u64 xwi_waitpol_spin(const struct xwi_waitpol *w);
+/* What to do after @waited ns of the current wait without completion. */
+enum xwi_wait_act xwi_waitpol_next(const struct xwi_waitpol *w, __u64 waited);
+/* A wait ended: the message arrived @delay ns after it began. */
+void xwi_waitpol_done(struct xwi_waitpol *w, __u64 delay);
+/* The cost model above, for tests and benchmarks: the cost of waiting
+ * @delay ns with spin time @spin then blocking at cost @b. */
+__u64 xwi_wait_cost(__u64 spin, __u64 b, __u64 delay);
+
+#endif
