@@ -165,11 +165,13 @@ install: all $(OUTPUT)/libxdpwake.pc
 	$(Q)install -m 644 include/xdpwake/proto.h $(DESTDIR)$(INCLUDEDIR)/xdpwake/
 	$(Q)install -m 644 $(OUTPUT)/libxdpwake.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
 	$(Q)install -m 755 $(CLI) $(DESTDIR)$(BINDIR)/
+	$(Q)install -d $(DESTDIR)$(DATADIR)/xdpwake
+	$(Q)install -m 644 dissector/xdpwake.lua $(DESTDIR)$(DATADIR)/xdpwake/
 
 uninstall:
 	$(Q)rm -f $(DESTDIR)$(LIBDIR)/libxdpwake.* $(DESTDIR)$(LIBDIR)/pkgconfig/libxdpwake.pc \
 		$(DESTDIR)$(INCLUDEDIR)/xdpwake.h $(DESTDIR)$(BINDIR)/xdpwake
-	$(Q)rm -rf $(DESTDIR)$(INCLUDEDIR)/xdpwake
+	$(Q)rm -rf $(DESTDIR)$(INCLUDEDIR)/xdpwake $(DESTDIR)$(DATADIR)/xdpwake
 
 clean:
 	$(call msg,CLEAN,$(OUTPUT))

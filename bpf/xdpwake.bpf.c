@@ -309,7 +309,8 @@ static int wake_timer_cb(void *map, __u32 *key, struct xw_wake_state *ws)
 /*
  * Watchdog: frames that stay unconsumed for a whole period wake the
  * library's watchdog thread through the endpoint's watchdog ring.  Nothing
- * runs while no frames arrive; a frame waits at most two periods.
+ * runs while no frames wait; a frame waits at most two periods for a
+ * watchdog that is asleep.
  */
 static int wd_timer_cb(void *map, __u32 *key, struct xw_wd_state *wd)
 {
@@ -338,8 +339,10 @@ static int wd_timer_cb(void *map, __u32 *key, struct xw_wd_state *wd)
 			s->wake_watchdog++;
 		}
 	}
-	/* Frames that arrived during this period get one more period. */
-	if (produced != wd->produced && sh->consumed < produced) {
+	/* Frames still unconsumed: look again in a period (the watchdog
+	 * thread may have been between passes, not armed, just now).  Once
+	 * everything is consumed the timer stops: nothing runs while idle. */
+	if (sh->consumed < produced) {
 		period = (__u64)knob(&k_watchdog_usecs, ep, 0) * NSEC_PER_USEC;
 		if (period) {
 			wd->produced = produced;

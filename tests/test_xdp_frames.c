@@ -518,7 +518,13 @@ static void watchdog(struct xwt_xdp *x)
 	CHECK(sh.wd_armed == 0 && sh.wd_wakes == 1, "wd_armed %u wd_wakes %llu", sh.wd_armed,
 	      (unsigned long long)sh.wd_wakes);
 
-	/* Consumed in time: the watchdog stays asleep. */
+	/* Consumed in time: the watchdog stays asleep.  First let the
+	 * timer, which re-arms while frames stay unconsumed, run out. */
+	sh = xwt_get_shared(x, EP);
+	sh.consumed = sh.produced;
+	xwt_set_shared(x, EP, &sh);
+	usleep(5000);
+	xwt_drain(x);
 	sh.wd_armed = 1;
 	xwt_set_shared(x, EP, &sh);
 	xwt_run(x, in, len, 0, NULL, NULL);
@@ -527,6 +533,32 @@ static void watchdog(struct xwt_xdp *x)
 	xwt_set_shared(x, EP, &sh);
 	xwt_wait_rec(x, 20);
 	CHECK(x->nrecs == 0, "watchdog woke although the frames were consumed");
+
+	/* The watchdog thread was busy (not armed) when the period ended: the
+	 * timer keeps looking while frames stay unconsumed, so arming later
+	 * still gets a wake within a period. */
+	sh = xwt_get_shared(x, EP);
+	sh.wd_armed = 0;
+	xwt_set_shared(x, EP, &sh);
+	xwt_run(x, in, len, 0, NULL, NULL);
+	usleep(3500); /* three periods pass unarmed */
+	CHECK(xwt_drain(x) == 0, "watchdog woke while not armed");
+	sh = xwt_get_shared(x, EP);
+	sh.wd_armed = 1;
+	t0 = xwt_now_ns();
+	xwt_set_shared(x, EP, &sh);
+	xwt_wait_rec(x, 200);
+	CHECK(x->nrecs == 1 && x->recs[0].reason == XW_WAKE_WATCHDOG,
+	      "watchdog armed late: %d records", x->nrecs);
+	if (x->nrecs)
+		CHECK((x->recs[0].ts_ns - t0) / 1000 <= 1000 + 3000,
+		      "watchdog armed late woke after %llu us",
+		      (unsigned long long)((x->recs[0].ts_ns - t0) / 1000));
+	sh = xwt_get_shared(x, EP);
+	sh.consumed = sh.produced;
+	xwt_set_shared(x, EP, &sh);
+	usleep(3000);
+	xwt_drain(x);
 	xwt_set_knob(x, "watchdog_usecs", EP, 0);
 }
 

@@ -678,14 +678,14 @@ static void await_visible(struct xw_endpoint *ep)
  * we see the frame.  Returns true if the program took the flag (a wake).
  * Called without the port lock.
  */
-static bool sleep_armed(struct xw_endpoint *ep, __u32 *armed, int epfd, int ms)
+static bool sleep_armed(struct xw_endpoint *ep, __u32 *armed, int epfd, int ms, bool recheck)
 {
 	struct epoll_event ev[2];
 	bool woken;
 
 	__atomic_store_n(armed, 1, __ATOMIC_SEQ_CST);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (frames_in_flight(ep) || xwi_port_rx_ready(ep->port)) {
+	if (recheck && (frames_in_flight(ep) || xwi_port_rx_ready(ep->port))) {
 		woken = __atomic_exchange_n(armed, 0, __ATOMIC_SEQ_CST) == 0;
 		await_visible(ep);
 		return woken;
@@ -708,7 +708,7 @@ static void block_once(struct xw_endpoint *ep, __u64 deadline, int max_ms)
 			ms = (int)left;
 	}
 	ep->ws.blocks++;
-	sleep_armed(ep, &ep->shared->armed, ring_buffer__epoll_fd(ep->rb), ms);
+	sleep_armed(ep, &ep->shared->armed, ring_buffer__epoll_fd(ep->rb), ms, true);
 	ring_buffer__consume(ep->rb);
 	if (ep->wake_records != before) {
 		ep->ws.wakes += ep->wake_records - before;
@@ -1229,7 +1229,7 @@ static void *notify_thread(void *arg)
 		if (n > 0)
 			continue;
 		/* Sleep until a wake (or 1 s: a safety net, not a poll). */
-		sleep_armed(ep, &ep->shared->armed, ep->notify.epfd, 1000);
+		sleep_armed(ep, &ep->shared->armed, ep->notify.epfd, 1000, true);
 		ring_buffer__consume(ep->rb);
 	}
 	return NULL;
@@ -1264,7 +1264,9 @@ static void *watchdog_thread(void *arg)
 	while (__atomic_load_n(&ep->wd.running, __ATOMIC_SEQ_CST)) {
 		__u32 before = ep->wd_records;
 
-		sleep_armed(ep, &ep->shared->wd_armed, ep->wd.epfd, 1000);
+		/* No recheck: the application may be consuming right now; the
+		 * program wakes us only for frames left a whole period. */
+		sleep_armed(ep, &ep->shared->wd_armed, ep->wd.epfd, 1000, false);
 		ring_buffer__consume(ep->wd_rb);
 		if (ep->wd_records != before) {
 			ep->ws.watchdog_runs++;
