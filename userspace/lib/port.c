@@ -324,9 +324,14 @@ static void kick_tx(struct xwi_port *p)
 	if (!p->tx_dirty && !p->tx_inflight)
 		return;
 	if (xsk_ring_prod__needs_wakeup(&p->tx)) {
-		p->tx_kicks++;
-		/* EAGAIN/EBUSY/ENOBUFS: the kernel is busy; retried next time. */
-		sendto(p->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
+		/* Copy mode sends a batch (32 descriptors) per call and says
+		 * EAGAIN while more wait: keep kicking, bounded.  EBUSY/ENOBUFS:
+		 * the kernel is busy; retried on the next flush. */
+		for (int i = 0; i < 256; i++) {
+			p->tx_kicks++;
+			if (sendto(p->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0 || errno != EAGAIN)
+				break;
+		}
 	}
 	p->tx_dirty = false;
 }

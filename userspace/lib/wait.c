@@ -104,8 +104,8 @@ void xwi_waitpol_done(struct xwi_waitpol *w, __u64 delay)
 	w->pos = (w->pos + 1) % XWI_WAIT_HIST;
 	if (w->nhist < XWI_WAIT_HIST)
 		w->nhist++;
-	if (w->strategy != XW_WAIT_ADAPTIVE)
-		return;
+	/* Kept for every strategy: a call may ask for adaptive on an
+	 * endpoint whose default is another one. */
 	for (unsigned int i = 0; i < w->nhist; i++)
 		if (w->hist[i] <= 2 * b)
 			sorted[n++] = w->hist[i];
