@@ -160,5 +160,7 @@ extern const struct cli_cmd cli_cmd_stats;
 extern const struct cli_cmd cli_cmd_set;
 extern const struct cli_cmd cli_cmd_get;
 extern const struct cli_cmd cli_cmd_knobs;
+extern const struct cli_cmd cli_cmd_pingpong;
+extern const struct cli_cmd cli_cmd_stream;
 
 #endif
