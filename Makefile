@@ -74,9 +74,9 @@ BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS))
 
 .DELETE_ON_ERROR:
-.PHONY: FORCE all deps test check tests benches install uninstall clean bench-xdp demo
+.PHONY: FORCE readme all deps test check tests benches install uninstall clean bench-xdp demo
 
-all: $(LIB_A) $(LIB_SO) $(CLI)
+all: $(LIB_A) $(LIB_SO) $(CLI) $(OUTPUT)/xdpwake.8
 
 FORCE:
 
@@ -118,7 +118,7 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
-$(OUTPUT)/lib/%.o: userspace/lib/%.c $(PUB_HDRS) userspace/lib/internal.h $(SKELS) | $(OUTPUT)/lib
+$(OUTPUT)/lib/%.o: userspace/lib/%.c $(PUB_HDRS) $(wildcard userspace/lib/*.h) $(SKELS) | $(OUTPUT)/lib
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(LIB_CFLAGS) $(DEP_CFLAGS) -c $< -o $@
 
@@ -149,6 +149,15 @@ $(OUTPUT)/bench/%: bench/%.c $(wildcard tests/*.h) $(LIB_A) $(PUB_HDRS) $(SKELS)
 		-o $@ $< $(LIB_A) $(LDLIBS)
 
 # Always regenerated: PREFIX/LIBDIR/INCLUDEDIR may differ between installs.
+# The man page and the README's command reference come from the tool's own
+# command table (userspace/cli/doc.c): `make readme` refreshes the README.
+$(OUTPUT)/xdpwake.8: $(CLI)
+	$(call msg,GEN-MAN,$@)
+	$(Q)$(CLI) help --man > $@
+
+readme: $(CLI)
+	$(Q)scripts/readme-cli.sh $(CLI) README.md
+
 $(OUTPUT)/libxdpwake.pc: userspace/libxdpwake.pc.in FORCE | $(OUTPUT)
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
@@ -165,13 +174,15 @@ install: all $(OUTPUT)/libxdpwake.pc
 	$(Q)install -m 644 include/xdpwake/proto.h $(DESTDIR)$(INCLUDEDIR)/xdpwake/
 	$(Q)install -m 644 $(OUTPUT)/libxdpwake.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
 	$(Q)install -m 755 $(CLI) $(DESTDIR)$(BINDIR)/
-	$(Q)install -d $(DESTDIR)$(DATADIR)/xdpwake
+	$(Q)install -d $(DESTDIR)$(DATADIR)/xdpwake $(DESTDIR)$(MANDIR)/man8
+	$(Q)install -m 644 $(OUTPUT)/xdpwake.8 $(DESTDIR)$(MANDIR)/man8/
 	$(Q)install -m 644 dissector/xdpwake.lua $(DESTDIR)$(DATADIR)/xdpwake/
 
 uninstall:
 	$(Q)rm -f $(DESTDIR)$(LIBDIR)/libxdpwake.* $(DESTDIR)$(LIBDIR)/pkgconfig/libxdpwake.pc \
 		$(DESTDIR)$(INCLUDEDIR)/xdpwake.h $(DESTDIR)$(BINDIR)/xdpwake
 	$(Q)rm -rf $(DESTDIR)$(INCLUDEDIR)/xdpwake $(DESTDIR)$(DATADIR)/xdpwake
+	$(Q)rm -f $(DESTDIR)$(MANDIR)/man8/xdpwake.8
 
 clean:
 	$(call msg,CLEAN,$(OUTPUT))

@@ -67,6 +67,13 @@ struct cli_cmd {
 	int (*run)(struct cli_args *a);
 };
 
+/* The command table and the global options (xdpwake.c), for doc.c. */
+const struct cli_cmd *const *cli_commands(int *n);
+const struct cli_opt *cli_global_opts(void);
+/* doc.c: the man page and the README's command reference. */
+int cli_doc_man(FILE *f);
+int cli_doc_markdown(FILE *f);
+
 /* Global state of the run. */
 extern bool cli_json;
 extern int cli_verbose;

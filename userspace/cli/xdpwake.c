@@ -45,6 +45,24 @@ static const struct cli_opt global_opts[] = {
 
 static int cmd_help(struct cli_args *a);
 
+static int help_format; /* 0 text, 1 man, 2 markdown */
+
+static int parse_man(struct cli_args *a, const char *v)
+{
+	(void)a;
+	(void)v;
+	help_format = 1;
+	return 0;
+}
+
+static int parse_markdown(struct cli_args *a, const char *v)
+{
+	(void)a;
+	(void)v;
+	help_format = 2;
+	return 0;
+}
+
 static const struct cli_cmd cli_cmd_help = {
 	.name = "help",
 	.args = "[COMMAND]",
@@ -52,8 +70,14 @@ static const struct cli_cmd cli_cmd_help = {
 	.max_pos = 1,
 	.summary = "help of the tool or of one command",
 	.desc = "Show the list of commands, or the help of COMMAND (same as "
-		"`xdpwake COMMAND --help`).",
-	.opts = (const struct cli_opt[]){ { NULL } },
+		"`xdpwake COMMAND --help`). With --man, the whole manual page (roff); with "
+		"--markdown, the README's command reference: both come from the same table "
+		"as --help.",
+	.opts = (const struct cli_opt[]){
+		{ "man", 256 + 90, NULL, "write the manual page (roff) to stdout", parse_man },
+		{ "markdown", 256 + 91, NULL, "write the README command reference to stdout",
+		  parse_markdown },
+		{ NULL } },
 	.run = cmd_help,
 };
 
@@ -268,10 +292,25 @@ static const struct cli_cmd *find_cmd(const char *name)
 	return NULL;
 }
 
+const struct cli_cmd *const *cli_commands(int *n)
+{
+	*n = NR_COMMANDS;
+	return commands;
+}
+
+const struct cli_opt *cli_global_opts(void)
+{
+	return global_opts;
+}
+
 static int cmd_help(struct cli_args *a)
 {
 	const struct cli_cmd *c;
 
+	if (help_format == 1)
+		return cli_doc_man(stdout) ? EXIT_RUNTIME : EXIT_OK;
+	if (help_format == 2)
+		return cli_doc_markdown(stdout) ? EXIT_RUNTIME : EXIT_OK;
 	if (!a->npos) {
 		print_main_help(stdout);
 		return EXIT_OK;
