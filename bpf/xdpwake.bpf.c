@@ -641,17 +641,25 @@ int xw_xdp(struct xdp_md *ctx)
 			s->drop_session++;
 			return XDP_DROP;
 		}
-		if (epi->flags & XW_EPF_CONNS) {
-			struct xw_conn_key ck = {};
+	}
+	if ((epi->flags & XW_EPF_CONNS) && h->type != XW_PKT_CONNECT_REPLY) {
+		struct xw_conn_key ck = {};
 
-			ck.src_ep = bpf_ntohs(h->src_ep);
-			ck.dst_ep = ep;
-			if (ip)
-				ck.peer_ip = ip->saddr;
-			else
-				__builtin_memcpy(ck.peer_mac, eth->h_source, ETH_ALEN);
-			csess = bpf_map_lookup_elem(&conns, &ck);
-			if (csess && *csess != bpf_ntohl(h->session)) {
+		ck.src_ep = bpf_ntohs(h->src_ep);
+		ck.dst_ep = ep;
+		if (ip)
+			ck.peer_ip = ip->saddr;
+		else
+			__builtin_memcpy(ck.peer_mac, eth->h_source, ETH_ALEN);
+		csess = bpf_map_lookup_elem(&conns, &ck);
+		if (csess && *csess != bpf_ntohl(h->session)) {
+			if (h->type == XW_PKT_CONNECT) {
+				/* The peer restarted: the frames right behind
+				 * its CONNECT carry the new session, which the
+				 * library registers once it has taken the
+				 * CONNECT; until then it checks them alone. */
+				bpf_map_delete_elem(&conns, &ck);
+			} else {
 				s->drop_session++;
 				return XDP_DROP;
 			}

@@ -285,6 +285,12 @@ struct xw_endpoint_opts {
 	__u32 spin_usecs;
 	/* Polling watchdog period (0: off); see xw_endpoint__set_watchdog(). */
 	__u32 watchdog_usecs;
+	/* Reliability: a connection with no progress (nothing acknowledged)
+	 * for give_up_ms (0: 5000) is reset and its requests complete with
+	 * -ETIMEDOUT.  crc_off: no CRC32C on frames (benchmarks only; both
+	 * ends must agree). */
+	__u32 give_up_ms;
+	bool crc_off;
 };
 
 /* Mark kinds for xw_endpoint_opts.marks. */
@@ -364,6 +370,16 @@ struct xw_endpoint_stats {
 	__u64 umem_frames_total, umem_frames_free_tx, umem_frames_fill;
 	__u64 umem_frames_tx_inflight;
 	__u64 umem_invariant_violations; /* checked when XDPWAKE_DEBUG=1 */
+	/* Reliability */
+	__u64 retransmits;	/* frames sent again (timeout, duplicate acks)   */
+	__u64 crc_failures;	/* frames dropped: wrong CRC32C                  */
+	__u64 session_rejects;	/* frames dropped: stale, forged or no session   */
+	__u64 rx_out_of_order;	/* frames held ahead of the expected sequence    */
+	__u64 rx_dup_frames;	/* frames received again (already delivered)     */
+	__u64 conn_timeouts;	/* connections given up: requests -ETIMEDOUT     */
+	__u64 peer_resets;	/* peer restarted or closed: requests -ECONNRESET */
+	__u64 sessions;		/* sessions established with peers               */
+	__u64 rx_ctrl_frames;	/* ACK, CONNECT, CONNECT_REPLY, CLOSE received    */
 };
 /** Fill @st with the endpoint's counters (and its socket's, shared with the
  *  process's other endpoints on the same queue). */

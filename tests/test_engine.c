@@ -16,6 +16,7 @@
 
 #include "harness.h"
 #include "engine.h"
+#include "crc32c.h"
 
 #define MAXN 5
 #define RING 8192     /* frames a node's inbound queue can hold */
@@ -290,6 +291,8 @@ static struct xwi_engine_cfg small_cfg(__u16 ep)
 	struct xwi_engine_cfg c;
 
 	xwi_engine_cfg_default(&c, ep, 64);
+	c.reliable = false;	/* the message layer alone, on a lossless link */
+	c.crc = false;
 	c.eager_max = 320;	/* MEDIUM: up to 5 fragments */
 	c.btp1 = 384;	/* 6 fragments */
 	c.btp2 = 192;	/* 3 more: K = 9, 576 bytes */
@@ -303,6 +306,8 @@ static struct xwi_engine_cfg big_cfg(__u16 ep)
 	struct xwi_engine_cfg c;
 
 	xwi_engine_cfg_default(&c, ep, 1400);
+	c.reliable = false;
+	c.crc = false;
 	return c;
 }
 
@@ -1869,6 +1874,1019 @@ static void test_duplicates(void)
 	}
 }
 
+/* ==== reliability: a lossy link with a controlled clock ==================== */
+
+/*
+ * Engines with cfg.reliable over the same per-node queues, but frames go
+ * through an impairment stage (seeded: drop, duplicate, reorder, corrupt a
+ * bit, blackhole) and time only moves when the network is idle (to the
+ * next engine deadline) or by a small step per pass: timeouts are tested
+ * fast and deterministically.  The seed is printed on failure.
+ */
+static __u64 rclock;
+static __u64 rng_state;
+static __u32 rseed;
+
+static struct impair {
+	__u32 drop_ppm, dup_ppm, reorder_ppm, corrupt_ppm;
+	bool blackhole;
+	unsigned long dropped, duplicated, reordered, corrupted, blackholed;
+} imp;
+
+static __u64 rng(void)
+{
+	__u64 x = (rng_state += 0x9E3779B97F4A7C15ULL);
+
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+	return x ^ (x >> 31);
+}
+
+static bool chance(__u32 ppm)
+{
+	return ppm && rng() % 1000000 < ppm;
+}
+
+static __u64 r_now(void *ctx)
+{
+	(void)ctx;
+	return rclock;
+}
+
+static void r_random(void *ctx, void *buf, size_t len)
+{
+	(void)ctx;
+	for (size_t i = 0; i < len; i++)
+		((unsigned char *)buf)[i] = (unsigned char)rng();
+}
+
+static void rq_push(int d, const struct xw_hdr *h, const void *pl, size_t len, int s)
+{
+	struct node *dn = &nodes[d];
+	struct qframe *f;
+
+	REQUIRE(dn->qn < RING, "node %d queue overflow", d);
+	f = &dn->q[(dn->qhead + dn->qn) % RING];
+	f->h = *h;
+	f->len = len;
+	f->src = s;
+	f->pl = malloc(len ? len : 1);
+	REQUIRE(f->pl, "malloc");
+	if (len)
+		memcpy(f->pl, pl, len);
+	dn->qn++;
+	if (dn->qn > 1 && chance(imp.reorder_ppm)) {
+		/* swap with a random earlier frame */
+		size_t k = (size_t)(rng() % (dn->qn - 1));
+		struct qframe *g = &dn->q[(dn->qhead + k) % RING], t = *g;
+
+		*g = *f;
+		*f = t;
+		imp.reordered++;
+	}
+}
+
+static int r_send(void *ctx, const struct xw_addr *dst, const struct xw_hdr *h,
+		  const void *payload, size_t len)
+{
+	struct node *sn = ctx;
+	int s = sn->id, d = node_of(dst);
+
+	REQUIRE(d >= 0, "frame to an unknown address");
+	CHECK(len == ntohs(h->payload_len), "len %zu payload_len %u", len, ntohs(h->payload_len));
+	if (!nodes[d].e)
+		return 0; /* a dead node */
+	CHECK(!(h->flags & XW_F_LAT) || (h->type != XW_PKT_ACK && h->type != XW_PKT_CONNECT &&
+					  h->type != XW_PKT_CONNECT_REPLY && h->type != XW_PKT_CLOSE),
+	      "LAT on type %u", h->type);
+	if (nodes[d].qn + 2 >= (size_t)nodes[d].cap)
+		return -EAGAIN;
+	if (nlog == logcap) {
+		logcap = logcap ? logcap * 2 : 4096;
+		flog = realloc(flog, logcap * sizeof(*flog));
+		REQUIRE(flog, "realloc");
+	}
+	flog[nlog++] = (struct logent){ .src = s, .dst = d, .h = *h };
+	if (imp.blackhole) {
+		imp.blackholed++;
+		return 0;
+	}
+	if (chance(imp.drop_ppm)) {
+		imp.dropped++;
+		return 0;
+	}
+	if (chance(imp.corrupt_ppm)) {
+		unsigned char buf[XW_HDR_LEN + 0x10000];
+		size_t n = XW_HDR_LEN + len, bit;
+		struct xw_hdr hc;
+
+		memcpy(buf, h, XW_HDR_LEN);
+		if (len)
+			memcpy(buf + XW_HDR_LEN, payload, len);
+		/* any bit but those of payload_len (a frame's length is the
+		 * wire's, not a header field we could check it against) */
+		do {
+			bit = (size_t)(rng() % (n * 8));
+		} while (bit / 8 == 40 || bit / 8 == 41);
+		buf[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+		memcpy(&hc, buf, XW_HDR_LEN);
+		rq_push(d, &hc, buf + XW_HDR_LEN, len, s);
+		imp.corrupted++;
+		return 0;
+	}
+	rq_push(d, h, payload, len, s);
+	if (chance(imp.dup_ppm)) {
+		rq_push(d, h, payload, len, s);
+		imp.duplicated++;
+	}
+	return 0;
+}
+
+static const struct xwi_engine_ops r_ops = { .send = r_send, .now_ns = r_now,
+					     .random = r_random };
+
+static struct xwi_engine_cfg rel_cfg(__u16 ep)
+{
+	struct xwi_engine_cfg c;
+
+	xwi_engine_cfg_default(&c, ep, 64);
+	c.eager_max = 320;
+	c.btp1 = 384;
+	c.btp2 = 192;
+	c.pull_block = 4;
+	c.pull_inflight = 2;
+	return c;
+}
+
+static void rnet_init(int n, const struct xwi_engine_cfg *cfgs, __u32 seed)
+{
+	memset(&imp, 0, sizeof(imp));
+	rseed = seed;
+	rng_state = seed * 0x2545F4914F6CDD1DULL + 1;
+	rclock = 1000000000ULL;
+	nlog = 0;
+	nnodes = n;
+	for (int i = 0; i < n; i++) {
+		struct node *nd = &nodes[i];
+
+		nd->id = i;
+		nd->cfg = cfgs[i];
+		memset(&nd->addr, 0, sizeof(nd->addr));
+		nd->addr.encap = XW_ENCAP_ETH;
+		nd->addr.mac[0] = 0x02;
+		nd->addr.mac[5] = (__u8)(0x10 + i);
+		nd->addr.ep = cfgs[i].ep;
+		nd->qhead = nd->qn = 0;
+		nd->cap = 4096;
+		nd->e = xwi_engine_new(&nd->cfg, &r_ops, nd);
+		REQUIRE(nd->e, "xwi_engine_new: %s", strerror(errno));
+	}
+}
+
+static void rnet_init2(struct xwi_engine_cfg a, struct xwi_engine_cfg b, __u32 seed)
+{
+	struct xwi_engine_cfg c[2] = { a, b };
+
+	rnet_init(2, c, seed);
+}
+
+/* Replace node @i's engine by a new incarnation (same address). */
+static void rnode_restart(int i)
+{
+	drop_queue(i);
+	xwi_engine_free(nodes[i].e);
+	nodes[i].e = xwi_engine_new(&nodes[i].cfg, &r_ops, &nodes[i]);
+	REQUIRE(nodes[i].e, "xwi_engine_new");
+}
+
+static void rnet_free(void)
+{
+	for (int i = 0; i < nnodes; i++) {
+		drop_queue(i);
+		xwi_engine_free(nodes[i].e);
+		nodes[i].e = NULL;
+	}
+	nnodes = 0;
+}
+
+static int rx_rc_bad; /* rx returned something else than 0, -EBADMSG */
+
+/* One pass: deliver what is queued, progress every engine, 2 us pass. */
+static bool rpass(void)
+{
+	bool moved = false;
+
+	for (int i = 0; i < nnodes; i++) {
+		size_t n = nodes[i].qn;
+
+		if (!nodes[i].e)
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			struct qframe f = qpop(i);
+			int rc = xwi_engine_rx(nodes[i].e, &nodes[f.src].addr, &f.h, f.pl, f.len);
+
+			if (rc && rc != -EBADMSG)
+				rx_rc_bad++;
+			free(f.pl);
+			moved = true;
+		}
+		if (xwi_engine_progress(nodes[i].e, 64) > 0)
+			moved = true;
+		bounds_check(i);
+	}
+	rclock += 2000;
+	return moved;
+}
+
+/* Pump until @done(@arg) (NULL: until idle) or @limit ns of virtual time. */
+static bool rpump(bool (*done)(void *), void *arg, __u64 limit)
+{
+	__u64 end = rclock + limit;
+
+	while (rclock < end) {
+		bool busy = rpass();
+
+		for (int i = 0; i < nnodes; i++)
+			busy |= nodes[i].e && (nodes[i].qn || xwi_engine_tx_pending(nodes[i].e));
+		if (done && done(arg))
+			return true;
+		if (!busy) {
+			__u64 d = UINT64_MAX;
+
+			for (int i = 0; i < nnodes; i++) {
+				__u64 x = nodes[i].e ? xwi_engine_next_deadline(nodes[i].e) : UINT64_MAX;
+
+				d = x < d ? x : d;
+			}
+			if (d == UINT64_MAX)
+				return !done;
+			if (d > rclock)
+				rclock = d < end ? d : end;
+		}
+	}
+	return false;
+}
+
+static void rsettle(void)
+{
+	CHECK(rpump(NULL, NULL, 60ULL * 1000000000ULL), "seed %u: the network did not settle",
+	      rseed);
+}
+
+/* A batch of messages between nodes, verified byte for byte. */
+struct rmsgt {
+	int a, b;
+	size_t len;
+	__u32 seed;
+	unsigned char *sb, *rb;
+	struct xw_request *sr, *rr;
+};
+
+static bool all_done(void *arg)
+{
+	struct rmsgt **v = arg;
+
+	for (struct rmsgt *m = v[0]; m < v[1]; m++)
+		if (!m->sr || m->sr->state != XWI_REQ_DONE || !m->rr ||
+		    m->rr->state != XWI_REQ_DONE)
+			return false;
+	return true;
+}
+
+static void rbatch_post(struct rmsgt *m, size_t n, bool late)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < n; i++) {
+			struct rmsgt *x = &m[i];
+			__u64 tag = 0x7700000000ULL + x->seed;
+
+			if (pass == 0) {
+				x->sb = malloc(x->len ? x->len : 1);
+				x->rb = malloc(x->len + GUARD);
+				REQUIRE(x->sb && x->rb, "malloc");
+				fill(x->sb, x->len, x->seed);
+				memset(x->rb, 0, x->len);
+				memset(x->rb + x->len, 0xA5, GUARD);
+			}
+			if (pass == (late ? 1 : 0))
+				REQUIRE(xwi_engine_irecv(nodes[x->b].e, x->len ? x->rb : NULL, x->len,
+							 tag, ALL, &x->rr) == 0, "irecv");
+			if (pass == (late ? 0 : 1)) {
+				int rc;
+
+				while ((rc = xwi_engine_isend(nodes[x->a].e, &nodes[x->b].addr,
+							      x->len ? x->sb : NULL, x->len, tag,
+							      &x->sr)) == -EAGAIN)
+					rpass();
+				REQUIRE(rc == 0, "isend: %d", rc);
+			}
+		}
+		if (late && pass == 0)
+			for (int k = 0; k < 50; k++)
+				rpass();
+	}
+}
+
+/* Check every message of @m delivered intact (or completed with @err). */
+static void rbatch_check(struct rmsgt *m, size_t n, const char *what)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct rmsgt *x = &m[i];
+		long bad;
+
+		CHECK(x->sr->state == XWI_REQ_DONE && x->rr->state == XWI_REQ_DONE,
+		      "seed %u %s: msg %zu (%zu bytes %d->%d) not done: send %d recv %d", rseed, what,
+		      i, x->len, x->a, x->b, x->sr->state, x->rr->state);
+		if (x->rr->state == XWI_REQ_DONE) {
+			CHECK(x->rr->status.error == 0 && x->rr->status.len == x->len,
+			      "seed %u %s: msg %zu recv err %d len %zu", rseed, what, i,
+			      x->rr->status.error, x->rr->status.len);
+			bad = verify(x->rb, x->len, x->seed);
+			CHECK(bad < 0, "seed %u %s: msg %zu (%zu bytes): byte %ld wrong", rseed, what, i,
+			      x->len, bad);
+			CHECK(guard_ok(x->rb + x->len), "seed %u %s: written past the buffer", rseed,
+			      what);
+		}
+		if (x->sr->state == XWI_REQ_DONE)
+			CHECK(x->sr->status.error == 0, "seed %u %s: msg %zu send err %d", rseed, what,
+			      i, x->sr->status.error);
+	}
+}
+
+static void rbatch_free(struct rmsgt *m, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (m[i].sr && m[i].sr->state == XWI_REQ_DONE)
+			xwi_request_free(m[i].sr);
+		if (m[i].rr && m[i].rr->state == XWI_REQ_DONE)
+			xwi_request_free(m[i].rr);
+		free(m[i].sb);
+		free(m[i].rb);
+	}
+}
+
+static const size_t rsizes[] = { 0, 1, 63, 64, 65, 200, 320, 321, 576, 577, 1000, 5000, 20000 };
+#define NRSIZES (sizeof(rsizes) / sizeof(rsizes[0]))
+
+/* @n messages of mixed sizes both ways (+ one of @big bytes each way). */
+static bool rmix(size_t n, size_t big, bool late, __u32 seed, const char *what, __u64 limit)
+{
+	struct rmsgt *m = calloc(n + 2, sizeof(*m));
+	struct rmsgt *v[2];
+	size_t k = 0;
+	bool ok;
+
+	REQUIRE(m, "calloc");
+	for (size_t i = 0; i < n; i++, k++)
+		m[k] = (struct rmsgt){ .a = (int)(i % 2), .b = (int)!(i % 2),
+				       .len = rsizes[(i * 7 + seed) % NRSIZES], .seed = seed + (__u32)i };
+	if (big) {
+		m[k++] = (struct rmsgt){ .a = 0, .b = 1, .len = big, .seed = seed + 100000 };
+		m[k++] = (struct rmsgt){ .a = 1, .b = 0, .len = big + 17, .seed = seed + 100001 };
+	}
+	rbatch_post(m, k, late);
+	v[0] = m;
+	v[1] = m + k;
+	ok = rpump(all_done, v, limit);
+	CHECK(ok, "seed %u %s: not complete after %llu ms of virtual time", rseed, what,
+	      (unsigned long long)(limit / 1000000));
+	rbatch_check(m, k, what);
+	rbatch_free(m, k);
+	free(m);
+	return ok;
+}
+
+static struct xwi_engine_stats rst(int i)
+{
+	return stats(i);
+}
+
+static __u64 rtx_total(const struct xwi_engine_stats *s)
+{
+	__u64 n = 0;
+
+	for (int t = 0; t < XW_PKT_TYPE_MAX; t++)
+		n += s->rtx_frames[t];
+	return n;
+}
+
+/* ---- CRC32C ----------------------------------------------------------------- */
+
+static void test_crc32c(void)
+{
+	static const unsigned char zeros[32], ones[32] = {
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	unsigned char inc[32], big[4099];
+
+	for (int i = 0; i < 32; i++)
+		inc[i] = (unsigned char)i;
+	fill(big, sizeof(big), 5);
+	/* RFC 3720 (iSCSI) B.4 test vectors, and the classic check value */
+	CHECK(xwi_crc32c(0, "123456789", 9) == 0xE3069283, "crc32c check value");
+	CHECK(xwi_crc32c(0, zeros, 32) == 0x8A9136AA, "crc32c 32 zeros");
+	CHECK(xwi_crc32c(0, ones, 32) == 0x62A8AB43, "crc32c 32 ones");
+	CHECK(xwi_crc32c(0, inc, 32) == 0x46DD794E, "crc32c 0..31");
+	CHECK(xwi_crc32c_sw(0, "123456789", 9) == 0xE3069283, "crc32c table check value");
+	CHECK(xwi_crc32c_sw(0, inc, 32) == 0x46DD794E, "crc32c table 0..31");
+	for (size_t cut = 0; cut < sizeof(big); cut += 37)
+		CHECK(xwi_crc32c(xwi_crc32c(0, big, cut), big + cut, sizeof(big) - cut) ==
+			      xwi_crc32c_sw(0, big, sizeof(big)),
+		      "crc32c incremental at %zu", cut);
+	CHECK(xwi_crc32c(0, NULL, 0) == 0, "crc32c of nothing");
+}
+
+/* ---- reliability scenarios ---------------------------------------------- */
+
+static void rel_expect_one_session(const char *what)
+{
+	for (int i = 0; i < 2; i++) {
+		struct xwi_engine_stats s = rst(i);
+
+		CHECK(s.sessions == 1 && s.peer_restarts == 0 && s.timeouts == 0,
+		      "seed %u %s: node %d sessions %llu restarts %llu timeouts %llu", rseed, what, i,
+		      (unsigned long long)s.sessions, (unsigned long long)s.peer_restarts,
+		      (unsigned long long)s.timeouts);
+		CHECK(s.rx_bad == 0 && s.bad_acks == 0, "seed %u %s: node %d rx_bad %llu bad_acks %llu",
+		      rseed, what, i, (unsigned long long)s.rx_bad, (unsigned long long)s.bad_acks);
+		CHECK(s.unexpected_bytes == 0 && s.pushed_bytes == 0 &&
+		      !xwi_engine_has_unexpected(nodes[i].e),
+		      "seed %u %s: node %d holds unexpected data", rseed, what, i);
+	}
+	CHECK(rx_rc_bad == 0, "seed %u %s: %d frames rejected by rx", rseed, what, rx_rc_bad);
+}
+
+static void test_rel_clean(void)
+{
+	struct xwi_engine_stats a, b;
+
+	rnet_init2(rel_cfg(1), rel_cfg(2), 1);
+	rx_rc_bad = 0;
+	rmix(60, 3000, false, 10, "clean", 10ULL * 1000000000ULL);
+	rmix(60, 3000, true, 20, "clean late", 10ULL * 1000000000ULL);
+	rsettle();
+	rel_expect_one_session("clean");
+	a = rst(0);
+	b = rst(1);
+	CHECK(rtx_total(&a) + rtx_total(&b) == 0, "clean link: %llu retransmissions",
+	      (unsigned long long)(rtx_total(&a) + rtx_total(&b)));
+	CHECK(a.crc_failures + b.crc_failures + a.session_rejects + b.session_rejects +
+		      a.no_session + b.no_session == 0, "clean link: crc/session drops");
+	CHECK(a.tx_frames[XW_PKT_CONNECT] == 1 && b.tx_frames[XW_PKT_CONNECT] == 1,
+	      "simultaneous open: CONNECTs %llu %llu", (unsigned long long)a.tx_frames[XW_PKT_CONNECT],
+	      (unsigned long long)b.tx_frames[XW_PKT_CONNECT]);
+	/* every frame on the wire: session, seq, csum set; LAT never on ACK */
+	for (size_t i = 0; i < nlog; i++)
+		if (!flog[i].h.session || !flog[i].h.csum) {
+			CHECK(0, "frame %zu type %u without session or csum", i, flog[i].h.type);
+			break;
+		}
+	printf("reliability: clean link, 2 x 62 messages (simultaneous open, one CONNECT each way), "
+	       "%llu + %llu ACK frames\n", (unsigned long long)a.tx_frames[XW_PKT_ACK],
+	       (unsigned long long)b.tx_frames[XW_PKT_ACK]);
+	rnet_free();
+}
+
+static void test_rel_soak(void)
+{
+	__u64 rtx = 0, drops = 0;
+
+	for (__u32 seed = 100; seed < 104; seed++) {
+		struct xwi_engine_stats a, b;
+
+		rnet_init2(rel_cfg(1), rel_cfg(2), seed);
+		rx_rc_bad = 0;
+		imp.drop_ppm = 20000;
+		rmix(200, 20000, false, seed * 1000, "2% loss", 60ULL * 1000000000ULL);
+		rmix(100, 5000, true, seed * 1000 + 500, "2% loss late", 60ULL * 1000000000ULL);
+		rsettle();
+		rel_expect_one_session("2% loss");
+		a = rst(0);
+		b = rst(1);
+		CHECK(rtx_total(&a) + rtx_total(&b) >= imp.dropped / 2,
+		      "seed %u: %lu dropped, %llu retransmitted", rseed, imp.dropped,
+		      (unsigned long long)(rtx_total(&a) + rtx_total(&b)));
+		rtx += rtx_total(&a) + rtx_total(&b);
+		drops += imp.dropped;
+		rnet_free();
+	}
+	printf("reliability: 2%% loss soak, 4 seeds x 304 messages (0 B .. 20 KB): %llu frames "
+	       "dropped, %llu retransmitted, all verified\n", (unsigned long long)drops,
+	       (unsigned long long)rtx);
+}
+
+static bool both_sessions(void *arg)
+{
+	(void)arg;
+	return rst(0).sessions && rst(1).sessions;
+}
+
+static void test_rel_setup_loss(void)
+{
+	unsigned long dropped = 0;
+
+	for (__u32 seed = 200; seed < 230; seed++) {
+		struct rmsgt m[6] = {
+			{ .a = 0, .b = 1, .len = 10, .seed = 1 }, { .a = 1, .b = 0, .len = 300, .seed = 2 },
+			{ .a = 0, .b = 1, .len = 3000, .seed = 3 }, { .a = 1, .b = 0, .len = 0, .seed = 4 },
+			{ .a = 0, .b = 1, .len = 64, .seed = 5 }, { .a = 1, .b = 0, .len = 2000, .seed = 6 },
+		};
+		struct rmsgt *v[2] = { m, m + 6 };
+
+		rnet_init2(rel_cfg(1), rel_cfg(2), seed);
+		rx_rc_bad = 0;
+		imp.drop_ppm = 300000;
+		rbatch_post(m, 6, seed % 2);
+		CHECK(rpump(both_sessions, NULL, 30ULL * 1000000000ULL),
+		      "seed %u: no sessions after 30 s at 30%% loss", seed);
+		dropped += imp.dropped;
+		imp.drop_ppm = 0;
+		CHECK(rpump(all_done, v, 30ULL * 1000000000ULL), "seed %u: transfers", seed);
+		rbatch_check(m, 6, "30% loss during set-up");
+		rbatch_free(m, 6);
+		rsettle();
+		rel_expect_one_session("30% loss during set-up");
+		rnet_free();
+	}
+	printf("reliability: 30%% loss during connection set-up, 30 seeds: %lu frames dropped, one "
+	       "session each way every time\n", dropped);
+}
+
+static void test_rel_corrupt(void)
+{
+	unsigned long corrupted = 0;
+
+	for (__u32 seed = 300; seed < 304; seed++) {
+		struct xwi_engine_stats a, b;
+
+		rnet_init2(rel_cfg(1), rel_cfg(2), seed);
+		rx_rc_bad = 0;
+		imp.corrupt_ppm = 20000;
+		rmix(200, 20000, false, seed * 1000, "2% corruption", 60ULL * 1000000000ULL);
+		rsettle();
+		rel_expect_one_session("2% corruption");
+		a = rst(0);
+		b = rst(1);
+		CHECK(a.crc_failures + b.crc_failures == imp.corrupted,
+		      "seed %u: crc_failures %llu + %llu, %lu frames corrupted", rseed,
+		      (unsigned long long)a.crc_failures, (unsigned long long)b.crc_failures,
+		      imp.corrupted);
+		CHECK(imp.corrupted > 0, "seed %u: nothing corrupted", rseed);
+		corrupted += imp.corrupted;
+		rnet_free();
+	}
+	printf("reliability: 2%% bit corruption, 4 seeds: %lu frames corrupted = CRC failures, "
+	       "nothing corrupt delivered\n", corrupted);
+}
+
+static void test_rel_dup(void)
+{
+	for (__u32 seed = 400; seed < 404; seed++) {
+		struct xwi_engine_stats a, b;
+
+		rnet_init2(rel_cfg(1), rel_cfg(2), seed);
+		rx_rc_bad = 0;
+		imp.dup_ppm = 100000;
+		rmix(200, 20000, seed % 2, seed * 1000, "10% duplication", 60ULL * 1000000000ULL);
+		rsettle();
+		rel_expect_one_session("10% duplication");
+		a = rst(0);
+		b = rst(1);
+		CHECK(a.recvs_done == 101 && b.recvs_done == 101 && a.sends_done == 101 &&
+		      b.sends_done == 101, "seed %u: completions %llu %llu %llu %llu", rseed,
+		      (unsigned long long)a.recvs_done, (unsigned long long)b.recvs_done,
+		      (unsigned long long)a.sends_done, (unsigned long long)b.sends_done);
+		CHECK(a.rx_dup_frames + b.rx_dup_frames > 0, "seed %u: no duplicates seen", rseed);
+		rnet_free();
+	}
+	printf("reliability: 10%% duplication (data, acks, pulls, handshakes): no duplicate "
+	       "delivery, one session\n");
+}
+
+static void test_rel_reorder(void)
+{
+	for (__u32 seed = 500; seed < 504; seed++) {
+		struct xwi_engine_stats a, b;
+
+		rnet_init2(rel_cfg(1), rel_cfg(2), seed);
+		rx_rc_bad = 0;
+		imp.reorder_ppm = 100000;
+		imp.drop_ppm = seed % 2 ? 10000 : 0;
+		rmix(200, 20000, seed % 2, seed * 1000, "reordering", 60ULL * 1000000000ULL);
+		rsettle();
+		rel_expect_one_session("reordering");
+		a = rst(0);
+		b = rst(1);
+		CHECK(a.rx_ooo + b.rx_ooo > 0, "seed %u: nothing held out of order", rseed);
+		rnet_free();
+	}
+	printf("reliability: 10%% reordering (+1%% loss on odd seeds): released in order\n");
+}
+
+static bool one_done(void *arg)
+{
+	struct rmsgt *m = arg;
+
+	return m->sr->state == XWI_REQ_DONE && m->rr->state == XWI_REQ_DONE;
+}
+
+static void test_rel_matrix(void)
+{
+	static const struct {
+		__u8 type;
+		int node; /* who emits it */
+	} mx[] = {
+		{ XW_PKT_SMALL, 0 },	  { XW_PKT_MEDIUM, 0 }, { XW_PKT_RNDV, 0 },
+		{ XW_PKT_PULL, 1 },	  { XW_PKT_PULL_REPLY, 0 }, { XW_PKT_NOTIFY, 1 },
+		{ XW_PKT_CONNECT, 0 },	  { XW_PKT_CONNECT_REPLY, 1 }, { XW_PKT_ACK, 1 },
+	};
+
+	for (size_t t = 0; t < sizeof(mx) / sizeof(mx[0]); t++) {
+		struct xwi_engine_cfg c[2] = { rel_cfg(1), rel_cfg(2) };
+		struct rmsgt m[3] = { { .a = 0, .b = 1, .len = 10, .seed = 1 },
+				      { .a = 0, .b = 1, .len = 300, .seed = 2 },
+				      { .a = 0, .b = 1, .len = 3000, .seed = 3 } };
+		struct xwi_engine_stats a, b;
+		__u8 ty = mx[t].type;
+
+		c[mx[t].node].drop_first_type = ty;
+		rnet_init(2, c, 600 + (__u32)t);
+		rx_rc_bad = 0;
+		for (int i = 0; i < 3; i++) {
+			rbatch_post(&m[i], 1, false);
+			CHECK(rpump(one_done, &m[i], 10ULL * 1000000000ULL),
+			      "matrix %u: message %d not complete", ty, i);
+			rsettle(); /* delayed ACKs go out (and may be dropped) */
+		}
+		rbatch_check(m, 3, "loss matrix");
+		rbatch_free(m, 3);
+		rsettle();
+		rel_expect_one_session("loss matrix");
+		a = rst(0);
+		b = rst(1);
+		CHECK(a.hook_drops + b.hook_drops == 1, "matrix %u: %llu frames dropped by the hook",
+		      ty, (unsigned long long)(a.hook_drops + b.hook_drops));
+		if (ty != XW_PKT_ACK)
+			CHECK(a.rtx_frames[ty] + b.rtx_frames[ty] == 1,
+			      "matrix %u: %llu retransmissions of the type, want 1", ty,
+			      (unsigned long long)(a.rtx_frames[ty] + b.rtx_frames[ty]));
+		rnet_free();
+	}
+	printf("reliability: loss matrix, first frame of each type dropped (SMALL .. ACK): each "
+	       "run completes with exactly one retransmission of that type\n");
+}
+
+static void test_rel_wrap(void)
+{
+	for (__u32 k = 0; k < 4; k++) {
+		struct xwi_engine_cfg a = rel_cfg(1), b = rel_cfg(2);
+
+		a.isn_fixed = b.isn_fixed = true;
+		/* the highest ISNs allowed (no wrap within the first window) */
+		a.isn = 0xFFFFFFFEu - a.window - k * 50;
+		b.isn = 0xFFFFFFFEu - b.window - k * 7;
+		rnet_init2(a, b, 700 + k);
+		rx_rc_bad = 0;
+		imp.drop_ppm = k ? 20000 : 0;
+		imp.reorder_ppm = k > 1 ? 50000 : 0;
+		rmix(100, 20000, false, 7000 + k, "sequence wrap", 60ULL * 1000000000ULL);
+		rsettle();
+		rel_expect_one_session("sequence wrap");
+		rnet_free();
+	}
+	printf("reliability: sequence numbers wrapping through 2^32 (ISN 2^32 - window - 2 ..), "
+	       "with loss and reordering\n");
+}
+
+/* A frame from node @s to node @d built on the last one logged between them. */
+static struct xw_hdr craft(int s, int d, __u8 type)
+{
+	struct xw_hdr h;
+	bool found = false;
+
+	for (size_t i = nlog; i-- > 0;)
+		if (flog[i].src == s && flog[i].dst == d) {
+			h = flog[i].h;
+			found = true;
+			break;
+		}
+	REQUIRE(found, "no frame %d -> %d logged", s, d);
+	h.type = type;
+	h.flags = 0;
+	h.payload_len = 0;
+	h.msg_id = h.msg_len = h.frag_off = h.frag_idx = h.frag_count = 0;
+	h.match = 0;
+	return h;
+}
+
+static void seal(struct xw_hdr *h, const void *pl, size_t len)
+{
+	h->csum = 0;
+	h->csum = htonl(xwi_crc32c(xwi_crc32c(0, h, sizeof(*h)), pl, len));
+}
+
+static __u32 last_seq(int s, int d)
+{
+	for (size_t i = nlog; i-- > 0;)
+		if (flog[i].src == s && flog[i].dst == d && flog[i].h.type <= XW_PKT_NOTIFY)
+			return ntohl(flog[i].h.seq);
+	REQUIRE(0, "no sequenced frame %d -> %d", s, d);
+	return 0;
+}
+
+static void test_rel_forged(void)
+{
+	struct xw_request *rr;
+	struct xw_hdr h;
+	unsigned char buf[16];
+	struct xwi_engine_stats a0, a1;
+
+	rnet_init2(rel_cfg(1), rel_cfg(2), 800);
+	rx_rc_bad = 0;
+	rmix(10, 0, false, 800, "before forging", 10ULL * 1000000000ULL);
+	rsettle();
+	a0 = rst(0);
+	/* an ack for a sequence never sent */
+	h = craft(1, 0, XW_PKT_ACK);
+	h.ack = htonl(last_seq(0, 1) + 1000);
+	seal(&h, NULL, 0);
+	CHECK(xwi_engine_rx(nodes[0].e, &nodes[1].addr, &h, NULL, 0) == 0, "rx bogus ack");
+	a1 = rst(0);
+	CHECK(a1.bad_acks == a0.bad_acks + 1, "ack beyond what was sent: bad_acks %llu -> %llu",
+	      (unsigned long long)a0.bad_acks, (unsigned long long)a1.bad_acks);
+	/* forged sessions: ACK and a SMALL the receive would match */
+	REQUIRE(xwi_engine_irecv(nodes[0].e, buf, sizeof(buf), 0xF0F0, ALL, &rr) == 0, "irecv");
+	h = craft(1, 0, XW_PKT_ACK);
+	h.session ^= htonl(0x10000);
+	seal(&h, NULL, 0);
+	CHECK(xwi_engine_rx(nodes[0].e, &nodes[1].addr, &h, NULL, 0) == 0, "rx forged ack");
+	h = craft(1, 0, XW_PKT_SMALL);
+	h.session ^= htonl(0x1);
+	h.seq = htonl(last_seq(1, 0) + 1);
+	h.msg_len = htonl(4);
+	h.frag_count = htonl(1);
+	h.payload_len = htons(4);
+	h.msg_id = htonl(5);
+	h.match = htobe64(0xF0F0);
+	seal(&h, "evil", 4);
+	for (int i = 0; i < 100; i++)
+		CHECK(xwi_engine_rx(nodes[0].e, &nodes[1].addr, &h, "evil", 4) == 0, "rx forged");
+	rsettle();
+	a1 = rst(0);
+	CHECK(a1.session_rejects == a0.session_rejects + 101,
+	      "forged sessions: session_rejects %llu -> %llu, want +101",
+	      (unsigned long long)a0.session_rejects, (unsigned long long)a1.session_rejects);
+	CHECK(rr->state == XWI_REQ_PENDING, "a forged-session frame was delivered");
+	/* the connection still works, and the real message matches */
+	rmix(10, 3000, false, 810, "after forging", 10ULL * 1000000000ULL);
+	a1 = rst(0);
+	CHECK(a1.sessions == 1 && rst(1).sessions == 1 && a1.bad_acks == 1 && a1.rx_bad == 0 &&
+	      rx_rc_bad == 0, "forged frames: sessions %llu, bad_acks %llu, rx_bad %llu",
+	      (unsigned long long)a1.sessions, (unsigned long long)a1.bad_acks,
+	      (unsigned long long)a1.rx_bad);
+	CHECK(xwi_engine_cancel(nodes[0].e, rr) == 0 && xwi_request_free(rr) == 0, "cancel");
+	rnet_free();
+	printf("reliability: an ack for a sequence never sent is ignored; 101 forged-session "
+	       "frames dropped and counted, the connection unaffected\n");
+}
+
+static void test_rel_blackhole(void)
+{
+	struct xwi_engine_cfg c = rel_cfg(1), d = rel_cfg(2);
+	struct rmsgt m[2] = { { .a = 0, .b = 1, .len = 20000, .seed = 1 },
+			      { .a = 1, .b = 0, .len = 9000, .seed = 2 } };
+	struct rmsgt *v[2] = { m, m + 2 };
+	struct xwi_engine_stats a, b;
+
+	/* shorter than give-up: resumes, same session */
+	rnet_init2(c, d, 900);
+	rx_rc_bad = 0;
+	rbatch_post(m, 2, false);
+	for (int i = 0; i < 5; i++)
+		rpass();
+	imp.blackhole = true;
+	rpump(all_done, v, 2ULL * 1000000000ULL);
+	imp.blackhole = false;
+	CHECK(rpump(all_done, v, 10ULL * 1000000000ULL), "blackhole 2 s: not complete");
+	rbatch_check(m, 2, "blackhole 2 s");
+	rbatch_free(m, 2);
+	rsettle();
+	rel_expect_one_session("blackhole 2 s");
+	a = rst(0);
+	b = rst(1);
+	CHECK(rtx_total(&a) + rtx_total(&b) > 0 && imp.blackholed > 0, "blackhole: no retransmission");
+	rnet_free();
+
+	/* longer than give-up: -ETIMEDOUT both sides, then a new session works */
+	c.give_up_ns = d.give_up_ns = 3000000000ULL;
+	memset(m, 0, sizeof(m));
+	m[0] = (struct rmsgt){ .a = 0, .b = 1, .len = 20000, .seed = 3 };
+	m[1] = (struct rmsgt){ .a = 1, .b = 0, .len = 9000, .seed = 4 };
+	rnet_init2(c, d, 901);
+	rx_rc_bad = 0;
+	rbatch_post(m, 2, false);
+	for (int i = 0; i < 5; i++)
+		rpass();
+	imp.blackhole = true;
+	CHECK(rpump(all_done, v, 5ULL * 1000000000ULL), "blackhole 5 s: requests still pending");
+	for (int i = 0; i < 2; i++) {
+		CHECK(m[i].sr->state == XWI_REQ_DONE && m[i].sr->status.error == -ETIMEDOUT,
+		      "blackhole 5 s: send %d: state %d error %d", i, m[i].sr->state,
+		      m[i].sr->status.error);
+		CHECK(m[i].rr->state == XWI_REQ_DONE && m[i].rr->status.error == -ETIMEDOUT,
+		      "blackhole 5 s: recv %d: state %d error %d", i, m[i].rr->state,
+		      m[i].rr->status.error);
+	}
+	CHECK(rclock - 1000000000ULL < 4ULL * 1000000000ULL, "give-up took %llu ms (3 s set)",
+	      (unsigned long long)((rclock - 1000000000ULL) / 1000000));
+	rbatch_free(m, 2);
+	a = rst(0);
+	b = rst(1);
+	CHECK(a.timeouts >= 1 && b.timeouts >= 1, "timeouts %llu %llu",
+	      (unsigned long long)a.timeouts, (unsigned long long)b.timeouts);
+	imp.blackhole = false;
+	rsettle();
+	rmix(20, 3000, false, 910, "after the give-up", 10ULL * 1000000000ULL);
+	a = rst(0);
+	b = rst(1);
+	CHECK(a.sessions == 2 && b.sessions == 2, "after the give-up: sessions %llu %llu, want 2",
+	      (unsigned long long)a.sessions, (unsigned long long)b.sessions);
+	rnet_free();
+	printf("reliability: 2 s blackhole resumes in the same session; 5 s (give-up 3 s): "
+	       "-ETIMEDOUT both ways, then a new session works\n");
+}
+
+static void test_rel_restart(void)
+{
+	struct rmsgt m[2] = { { .a = 0, .b = 1, .len = 20000, .seed = 1 },
+			      { .a = 1, .b = 0, .len = 9000, .seed = 2 } };
+	struct rmsgt n1 = { .a = 1, .b = 0, .len = 100, .seed = 3 };
+	struct xwi_engine_stats a;
+
+	/* the restarted peer speaks first */
+	rnet_init2(rel_cfg(1), rel_cfg(2), 1000);
+	rx_rc_bad = 0;
+	rmix(10, 0, false, 1000, "before the restart", 10ULL * 1000000000ULL);
+	rbatch_post(m, 2, false);
+	for (int i = 0; i < 5; i++)
+		rpass();
+	rnode_restart(1);
+	rbatch_post(&n1, 1, false);
+	CHECK(rpump(one_done, &n1, 10ULL * 1000000000ULL), "restart: the new incarnation's message");
+	rbatch_check(&n1, 1, "new incarnation");
+	rbatch_free(&n1, 1);
+	CHECK(m[0].sr->state == XWI_REQ_DONE && m[0].sr->status.error == -ECONNRESET,
+	      "restart: the old send: state %d error %d", m[0].sr->state, m[0].sr->status.error);
+	CHECK(m[1].rr->state == XWI_REQ_DONE && m[1].rr->status.error == -ECONNRESET,
+	      "restart: the old receive: state %d error %d", m[1].rr->state, m[1].rr->status.error);
+	xwi_request_free(m[0].sr);
+	xwi_request_free(m[1].rr);
+	free(m[0].sb);
+	free(m[0].rb);
+	free(m[1].sb);
+	free(m[1].rb);
+	rmix(40, 3000, false, 1100, "after the restart", 10ULL * 1000000000ULL);
+	a = rst(0);
+	CHECK(a.peer_restarts == 1 && a.sessions == 2, "restarts %llu sessions %llu",
+	      (unsigned long long)a.peer_restarts, (unsigned long long)a.sessions);
+	rnet_free();
+
+	/* the peer that stayed open speaks first to the reopened endpoint */
+	rnet_init2(rel_cfg(1), rel_cfg(2), 1001);
+	rx_rc_bad = 0;
+	rmix(10, 0, false, 1200, "before the reopen", 10ULL * 1000000000ULL);
+	rsettle();
+	rnode_restart(1);
+	rmix(40, 3000, false, 1300, "to the reopened endpoint", 10ULL * 1000000000ULL);
+	a = rst(0);
+	CHECK(a.peer_restarts == 1 && a.sessions == 2, "reopen: restarts %llu sessions %llu",
+	      (unsigned long long)a.peer_restarts, (unsigned long long)a.sessions);
+	rnet_free();
+	printf("reliability: restarted peer: old requests -ECONNRESET, the new incarnation works "
+	       "both ways (also when the peer that stayed open speaks first)\n");
+}
+
+static void test_rel_bound(void)
+{
+	struct xwi_engine_cfg a = rel_cfg(1), b = rel_cfg(2);
+	struct rmsgt m[20];
+	struct rmsgt *v[2] = { m, m + 20 };
+	struct xwi_engine_stats s;
+
+	b.unexpected_max = 1000; /* three 300-byte messages */
+	rnet_init2(a, b, 1100);
+	rx_rc_bad = 0;
+	memset(m, 0, sizeof(m));
+	for (int i = 0; i < 20; i++)
+		m[i] = (struct rmsgt){ .a = 0, .b = 1, .len = 300, .seed = 50 + (__u32)i };
+	/* late receivers: the messages arrive unexpected, over the bound */
+	for (int i = 0; i < 20; i++) {
+		m[i].sb = malloc(300);
+		m[i].rb = malloc(300 + GUARD);
+		REQUIRE(m[i].sb && m[i].rb, "malloc");
+		fill(m[i].sb, 300, m[i].seed);
+		memset(m[i].rb + 300, 0xA5, GUARD);
+		REQUIRE(xwi_engine_isend(nodes[0].e, &nodes[1].addr, m[i].sb, 300,
+					 0x7700000000ULL + m[i].seed, &m[i].sr) == 0, "isend");
+	}
+	rpump(NULL, NULL, 50000000ULL); /* 50 ms */
+	s = rst(1);
+	CHECK(s.unexpected_bytes <= 1000 && s.rx_nobufs > 0,
+	      "bound: unexpected_bytes %llu, rx_nobufs %llu", (unsigned long long)s.unexpected_bytes,
+	      (unsigned long long)s.rx_nobufs);
+	for (int i = 0; i < 20; i++)
+		REQUIRE(xwi_engine_irecv(nodes[1].e, m[i].rb, 300, 0x7700000000ULL + m[i].seed, ALL,
+					 &m[i].rr) == 0, "irecv");
+	CHECK(rpump(all_done, v, 10ULL * 1000000000ULL), "bound: not all delivered");
+	rbatch_check(m, 20, "unexpected bound");
+	rbatch_free(m, 20);
+	rsettle();
+	rel_expect_one_session("unexpected bound");
+	printf("reliability: unexpected messages over the bound are refused (%llu frames), not "
+	       "lost: the sender's retransmissions deliver them once receives are posted\n",
+	       (unsigned long long)s.rx_nobufs);
+	rnet_free();
+}
+
+static void test_rel_close(void)
+{
+	struct xwi_engine_stats a;
+
+	rnet_init2(rel_cfg(1), rel_cfg(2), 1200);
+	rx_rc_bad = 0;
+	rmix(10, 3000, false, 1200, "before CLOSE", 10ULL * 1000000000ULL);
+	rsettle();
+	xwi_engine_shutdown(nodes[1].e, true);
+	rsettle();
+	a = rst(0);
+	CHECK(a.peer_closes == 1 && a.rx_frames[XW_PKT_CLOSE] == 1, "CLOSE: peer_closes %llu",
+	      (unsigned long long)a.peer_closes);
+	rnode_restart(1);
+	rmix(20, 3000, false, 1300, "after CLOSE", 10ULL * 1000000000ULL);
+	a = rst(0);
+	CHECK(a.sessions == 2 && a.peer_restarts == 0 && a.session_rejects == 0,
+	      "after CLOSE: sessions %llu restarts %llu rejects %llu", (unsigned long long)a.sessions,
+	      (unsigned long long)a.peer_restarts, (unsigned long long)a.session_rejects);
+	rnet_free();
+	printf("reliability: CLOSE resets the connection at once; the next incarnation gets a new "
+	       "session\n");
+}
+
+static void test_rel_killed(void)
+{
+	struct xwi_engine_cfg c[3] = { rel_cfg(1), rel_cfg(2), rel_cfg(3) };
+	struct rmsgt m[2] = { { .a = 0, .b = 1, .len = 20000, .seed = 1 },
+			      { .a = 1, .b = 0, .len = 9000, .seed = 2 } };
+	struct xwi_engine_stats s;
+	__u64 t0;
+
+	for (int i = 0; i < 3; i++)
+		c[i].give_up_ns = 2000000000ULL;
+	rnet_init(3, c, 1300);
+	rx_rc_bad = 0;
+	rbatch_post(m, 2, false);
+	for (int i = 0; i < 5; i++)
+		rpass();
+	/* node 0 dies mid-rendezvous (both directions in flight) */
+	xwi_engine_free(nodes[0].e);
+	nodes[0].e = NULL;
+	drop_queue(0);
+	t0 = rclock;
+	/* node 1 keeps talking to node 2 meanwhile */
+	for (__u32 k = 0; k < 5; k++) {
+		struct rmsgt x[2] = { { .a = 1, .b = 2, .len = 3000, .seed = 10 + k },
+				      { .a = 2, .b = 1, .len = 300, .seed = 20 + k } };
+		struct rmsgt *v[2] = { x, x + 2 };
+
+		rbatch_post(x, 2, false);
+		CHECK(rpump(all_done, v, 10ULL * 1000000000ULL), "node 2 <-> 1 while 0 is dead");
+		rbatch_check(x, 2, "other peer");
+		rbatch_free(x, 2);
+	}
+	rpump(NULL, NULL, 5ULL * 1000000000ULL);
+	CHECK(m[0].rr->state == XWI_REQ_DONE && m[0].rr->status.error == -ETIMEDOUT,
+	      "killed sender: the receive: state %d error %d", m[0].rr->state, m[0].rr->status.error);
+	CHECK(m[1].sr->state == XWI_REQ_DONE && m[1].sr->status.error == -ETIMEDOUT,
+	      "killed receiver: the send: state %d error %d", m[1].sr->state, m[1].sr->status.error);
+	s = rst(1);
+	CHECK(s.timeouts == 1 && s.pushed_bytes == 0 && s.unexpected_bytes == 0,
+	      "survivor: timeouts %llu, held %llu + %llu bytes", (unsigned long long)s.timeouts,
+	      (unsigned long long)s.pushed_bytes, (unsigned long long)s.unexpected_bytes);
+	CHECK(rclock - t0 < 5ULL * 1000000000ULL, "gave up after %llu ms",
+	      (unsigned long long)((rclock - t0) / 1000000));
+	xwi_request_free(m[0].rr);
+	xwi_request_free(m[1].sr);
+	m[0].sr = m[1].rr = NULL; /* freed with node 0 */
+	free(m[0].sb);
+	free(m[0].rb);
+	free(m[1].sb);
+	free(m[1].rb);
+	rnet_free();
+	printf("reliability: peer killed mid-rendezvous: the survivor's send and receive fail with "
+	       "-ETIMEDOUT after the give-up time, its other peer unaffected\n");
+}
+
 int main(void)
 {
 	test_sizes_small();
@@ -1890,6 +2908,21 @@ int main(void)
 	test_malformed();
 	test_fuzz();
 	test_duplicates();
+	test_crc32c();
+	test_rel_clean();
+	test_rel_soak();
+	test_rel_setup_loss();
+	test_rel_corrupt();
+	test_rel_dup();
+	test_rel_reorder();
+	test_rel_matrix();
+	test_rel_wrap();
+	test_rel_forged();
+	test_rel_blackhole();
+	test_rel_restart();
+	test_rel_bound();
+	test_rel_close();
+	test_rel_killed();
 	free(flog);
 	return xwt_done();
 }

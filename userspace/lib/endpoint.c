@@ -65,6 +65,7 @@ struct xw_endpoint {
 	__u32 wake_records;
 	bool registered; /* our entries are in the program's maps */
 	struct xw_endpoint_stats st;
+	__u64 eng_deadline; /* the engine's next timer (xwi_engine_next_deadline) */
 
 	/* waiting */
 	struct xwi_waitpol wait;
@@ -199,9 +200,36 @@ static __u64 ep_now(void *ctx)
 	return now_ns();
 }
 
+/* The peer's session goes into the XDP program's `conns` map, so frames
+ * with another session are dropped there already. */
+static void ep_conn_event(void *ctx, const struct xw_addr *peer, __u32 session)
+{
+	struct xw_endpoint *ep = ctx;
+	struct xw_conn_key k = {};
+	int fd;
+
+	if (!ep->registered || !ep->iref)
+		return;
+	fd = xw_iface__map_fd(ep->iref->ifc, "conns");
+	if (fd < 0)
+		return;
+	if (peer->encap == XW_ENCAP_UDP)
+		k.peer_ip = peer->ip;
+	else
+		memcpy(k.peer_mac, peer->mac, sizeof(k.peer_mac));
+	k.src_ep = peer->ep;
+	k.dst_ep = ep->id;
+	/* Best effort: without the entry the library checks alone. */
+	if (session)
+		bpf_map_update_elem(fd, &k, &session, BPF_ANY);
+	else
+		bpf_map_delete_elem(fd, &k);
+}
+
 static const struct xwi_engine_ops engine_ops = {
 	.send = ep_send,
 	.now_ns = ep_now,
+	.conn_event = ep_conn_event,
 };
 
 void xwi_endpoint_deliver(struct xw_endpoint *ep, const struct xw_addr *src,
@@ -290,6 +318,9 @@ static int engine_setup(struct xw_endpoint *ep, const struct xw_endpoint_opts *o
 	OPT_NZ(pushed_max, cfg.pushed_max);
 	OPT_NZ(tx_backlog_max, cfg.tx_backlog_max);
 #undef OPT_NZ
+	if (XWI_OPT(o, give_up_ms, 0))
+		cfg.give_up_ns = (__u64)XWI_OPT(o, give_up_ms, 0) * 1000000ULL;
+	cfg.crc = !XWI_OPT(o, crc_off, false);
 	if (XWI_OPT(o, marks_set, false))
 		cfg.marks = XWI_OPT(o, marks, XW_MARK_ALL) & XWI_MARK_ALL;
 	cfg.mark_shift = XWI_OPT(o, mark_shift, 0);
@@ -323,6 +354,14 @@ static void ep_free(struct xw_endpoint *ep)
 	helper_stop(&ep->notify);
 	if (ep->iref)
 		watchdog_stop(ep);
+	if (ep->eng && ep->port) {
+		/* Our sessions out of the `conns` map.  No CLOSE: peers learn
+		 * of a reopened endpoint from its CONNECT. */
+		pthread_mutex_lock(&ep->port->lock);
+		xwi_engine_shutdown(ep->eng, false);
+		xwi_port_flush(ep->port);
+		pthread_mutex_unlock(&ep->port->lock);
+	}
 	if (ep->port) {
 		pthread_mutex_lock(&ep->port->lock);
 		if (ep->port->eps[ep->id] == ep)
@@ -464,7 +503,7 @@ XW_API int xw_endpoint__open(const char *ifname, __u16 id, const struct xw_endpo
 	pthread_mutex_unlock(&ep->port->lock);
 
 	memset(&reg, 0, sizeof(reg));
-	reg.flags = XW_EPF_ACTIVE;
+	reg.flags = XW_EPF_ACTIVE | XW_EPF_CONNS;
 	reg.queue_id = ep->port->queue;
 	reg.owner_pid = (__u32)getpid();
 	if (bpf_map_update_elem(map_fd(ep, "endpoints"), &key, &reg, BPF_ANY)) {
@@ -531,6 +570,7 @@ static int progress_locked(struct xw_endpoint *ep)
 
 	n += xwi_engine_progress(ep->eng, 256);
 	xwi_port_flush(ep->port);
+	__atomic_store_n(&ep->eng_deadline, xwi_engine_next_deadline(ep->eng), __ATOMIC_RELAXED);
 	return n;
 }
 
@@ -695,12 +735,26 @@ static bool sleep_armed(struct xw_endpoint *ep, __u32 *armed, int epfd, int ms, 
 	return woken;
 }
 
+/* The earlier of @deadline (0: none) and the engine's next timer: no sleep
+ * outlasts a retransmission, a delayed ACK or a give-up. */
+static __u64 with_engine_deadline(struct xw_endpoint *ep, __u64 deadline)
+{
+	__u64 d = __atomic_load_n(&ep->eng_deadline, __ATOMIC_RELAXED);
+
+	if (d == UINT64_MAX)
+		return deadline;
+	if (!d)
+		d = 1; /* due now */
+	return deadline && deadline < d ? deadline : d;
+}
+
 /* The application thread's sleep on the wake ring. */
 static void block_once(struct xw_endpoint *ep, __u64 deadline, int max_ms)
 {
 	__u64 t = now_ns(), before = ep->wake_records;
 	int ms = max_ms;
 
+	deadline = with_engine_deadline(ep, deadline);
 	if (deadline) {
 		__u64 left = deadline > t ? (deadline - t + 999999) / 1000000 : 0;
 
@@ -792,6 +846,7 @@ static void await_notify(struct xw_endpoint *ep, __u64 seen, __u64 deadline)
 	struct timespec ts;
 	__u64 t = now_ns() + (__u64)XWI_MAX_SLEEP_MS * 1000000ULL;
 
+	deadline = with_engine_deadline(ep, deadline);
 	if (deadline && deadline < t)
 		t = deadline;
 	ts.tv_sec = (time_t)(t / 1000000000ULL);
@@ -810,6 +865,8 @@ static void block_many(struct xw_endpoint **eps, int n, __u64 deadline)
 	__u64 t = now_ns();
 	int epfd, ms = XWI_MAX_SLEEP_MS, armed = 0;
 
+	for (int i = 0; i < n; i++)
+		deadline = with_engine_deadline(eps[i], deadline);
 	if (deadline) {
 		__u64 left = deadline > t ? (deadline - t + 999999) / 1000000 : 0;
 
@@ -909,7 +966,10 @@ static int wait_for(struct wait_target *w, enum xw_wait_strategy s, __u64 spin, 
 				/* Transmit work waiting for ring space or a
 				 * neighbour: nap briefly instead. */
 				block_once(ep, deadline,
-					   xwi_engine_tx_pending(ep->eng) ? 1 : XWI_MAX_SLEEP_MS);
+					   xwi_engine_tx_pending(ep->eng) ||
+							   ep->port->tx_inflight
+						   ? 1
+						   : XWI_MAX_SLEEP_MS);
 			spin_start = now_ns();
 			break;
 		}
@@ -1193,6 +1253,17 @@ static void helper_stop(struct helper *h)
 	h->stop_fd = h->epfd = -1;
 }
 
+/* Milliseconds from now until @deadline (0: none), at most @max_ms. */
+static int deadline_wait_ms(__u64 deadline, int max_ms)
+{
+	__u64 t = now_ns(), left;
+
+	if (!deadline)
+		return max_ms;
+	left = deadline > t ? (deadline - t + 999999) / 1000000 : 0;
+	return left < (__u64)max_ms ? (int)left : max_ms;
+}
+
 /* Progress passes until nothing is left (bounded); returns frames handled. */
 static int drain(struct xw_endpoint *ep, bool try)
 {
@@ -1228,8 +1299,10 @@ static void *notify_thread(void *arg)
 		pthread_mutex_unlock(&ep->nlock);
 		if (n > 0)
 			continue;
-		/* Sleep until a wake (or 1 s: a safety net, not a poll). */
-		sleep_armed(ep, &ep->shared->armed, ep->notify.epfd, 1000, true);
+		/* Sleep until a wake, the engine's next timer, or 1 s (a
+		 * safety net, not a poll). */
+		sleep_armed(ep, &ep->shared->armed, ep->notify.epfd,
+			    deadline_wait_ms(with_engine_deadline(ep, 0), 1000), true);
 		ring_buffer__consume(ep->rb);
 	}
 	return NULL;
@@ -1400,5 +1473,17 @@ XW_API int xw_endpoint__stats(const struct xw_endpoint *ep, struct xw_endpoint_s
 	st->umem_frames_fill = p->fill_posted;
 	st->umem_frames_tx_inflight = p->tx_inflight;
 	st->umem_invariant_violations = p->invariant_violations;
+	st->retransmits = 0;
+	for (int i = 0; i < XW_PKT_TYPE_MAX; i++)
+		st->retransmits += es.rtx_frames[i];
+	st->crc_failures = es.crc_failures;
+	st->session_rejects = es.session_rejects + es.no_session;
+	st->rx_out_of_order = es.rx_ooo;
+	st->rx_dup_frames = es.rx_dup_frames;
+	st->conn_timeouts = es.timeouts;
+	st->peer_resets = es.peer_restarts + es.peer_closes;
+	st->sessions = es.sessions;
+	st->rx_ctrl_frames = es.rx_frames[XW_PKT_ACK] + es.rx_frames[XW_PKT_CONNECT] +
+			     es.rx_frames[XW_PKT_CONNECT_REPLY] + es.rx_frames[XW_PKT_CLOSE];
 	return 0;
 }

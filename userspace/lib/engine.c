@@ -119,7 +119,9 @@
  * PULL_REPLY of a pull block only (not on SMALL, RNDV or pushes).
  * tx_backlog_max bounds the sends whose initial frames are not all out yet.
  * Eager sends complete when their last frame is emitted; their bytes are
- * copied only if some frames must wait in the queue.
+ * copied only if some frames must wait in the queue.  With cfg.reliable,
+ * such a send also completes at once, buffered: the application gets a
+ * completed request and an internal one (freed when done) carries on.
  *
  * Cancel.  A posted receive not yet matched, or a send none of whose frames
  * went out, completes with -ECANCELED; anything matched or started, and
@@ -131,9 +133,94 @@
  * Limits.  unexpected_max / pushed_max bound the message bytes held; the
  * per-message bookkeeping (about 200 bytes plus a bitmap of N bits) of an
  * unexpected message is not counted.  Messages up to 4 GiB - 1 bytes.
+ * Reliable: per peer at most `window` frames kept for retransmission and
+ * ooo_max held out of order (each a copy of header and payload), at most
+ * peers_max peers.  Timers are scanned per peer on every progress pass
+ * (fine for tens of peers; a timer heap would be the next step).
  *
- * Header fields session, seq, ack, csum, hdr_rsvd, hdr_rsvd2 are 0 (the
- * reliability layer will own the first four).
+ * hdr_rsvd and hdr_rsvd2 are 0.
+ *
+ * ==== Reliability (cfg.reliable) ========================================
+ *
+ * A transport under the message layer: per peer address a connection that
+ * delivers the frames of the message layer (SMALL, MEDIUM, RNDV, PULL,
+ * PULL_REPLY, NOTIFY: "sequenced" frames) exactly once and in order, so the
+ * message layer above sees a lossless link.
+ *
+ * Sessions.  Each side of a connection has its own incarnation: a random
+ * session id (never 0) and a random initial sequence number (ISN), drawn
+ * when the connection starts.  The side with something to send first
+ * emits CONNECT {session = its id, seq = its ISN, ack = what it expects
+ * (0 before it knows the peer), msg_id = 0}, retried with backoff until
+ * answered or given up.  The receiver of a CONNECT adopts (session, ISN) as
+ * the peer's, starts its own incarnation if it has none, and answers
+ * CONNECT_REPLY {session = its id, seq = its ISN, ack = the peer's next
+ * expected seq, msg_id = the CONNECT's session (echo)}: one reply per
+ * CONNECT at most, and not more often than every rto_min/2 per peer.  A
+ * CONNECT_REPLY is taken only if it echoes our session.  From then on every
+ * frame carries session = the sender's id and is taken only if that is the
+ * receiver's idea of the peer's session: other frames are dropped and
+ * counted (session_rejects: stale or forged; no_session: a peer we have no
+ * session with, which makes us start a handshake ourselves, rate-limited:
+ * that is how a peer learns that we were reopened).  A CONNECT with a new
+ * session from a peer we had a session with means the peer restarted: the
+ * connection is reset - requests that had put frames on the wire to the old
+ * incarnation (sends started, receives of its messages) complete with
+ * -ECONNRESET, sends not started yet go to the new incarnation, messages
+ * already complete in the unexpected queue stay - and the new session is
+ * adopted.  The last XWI_RETIRED sessions of a peer are remembered so that
+ * late CONNECTs of an old incarnation are dropped as stale.  CLOSE
+ * {session} (sent once per peer by xwi_engine_shutdown) resets the
+ * connection the same way (the endpoint layer does not send it: a peer
+ * learns of a new incarnation from its CONNECT, and of a vanished one from
+ * the give-up timeout).
+ *
+ * Sequence numbers.  32 bits per direction, compared wrap-safe.  Every
+ * sequenced frame takes the next one (seq); ACK, CONNECT*, CLOSE carry the
+ * sender's next seq without taking it.  Every frame carries ack = the next
+ * seq the sender expects from the receiver (cumulative), or 0 while it does
+ * not know the receiver's ISN yet (CONNECT, data sent before the answer);
+ * an ack of 0 is ignored until a real ack came, and ISNs are drawn from
+ * 1 .. 2^32 - window - 2 so that no real ack can be 0 before that.  An ack beyond what
+ * was sent is ignored (bad_acks).  Acks ride on frames going the other way;
+ * when there is none an ACK frame (never LAT) goes out after ack_delay, at
+ * once after ack_every frames, and at once for a duplicate or out-of-order
+ * frame (so the sender sees duplicate acks).
+ *
+ * Retransmission.  A copy of every sequenced frame is kept until acked (at
+ * most `window` per peer: the peer's sending stops while it is full).  RTO
+ * from the measured RTT (Jacobson/Karels, Karn: no samples from
+ * retransmitted frames): srtt + max(4 rttvar, rto_min) + ack_delay, at most
+ * rto_max, doubled per expiry (capped at rto_max); the backed-off value
+ * stays until a frame sent once is acked.  On expiry the oldest unacked
+ * frame is sent again; partial acks during that recovery resend the next
+ * one at once (NewReno), and three duplicate ACKs resend it at once (fast
+ * retransmit).  A
+ * retransmitted frame carries the current ack and a new CRC, and neither
+ * LAT nor MORE (it is late already: the XDP program's coalescing timeout
+ * wakes the receiver; and the wake accounting stays exact).  No progress
+ * (ack advancing) for give_up_ns with frames unacked, a handshake
+ * unanswered that long, or silence that long while our PULLs are acked but
+ * their data does not come: the connection is reset and every request
+ * with that peer completes with -ETIMEDOUT.
+ *
+ * Receiving.  A frame with seq == the next expected is handed to the
+ * message layer, then frames held in the out-of-order window that follow
+ * it; behind it: a duplicate, dropped (rx_dup_frames) and re-acked; ahead:
+ * held (at most ooo_max, within `window`), else dropped (rx_ooo_dropped)
+ * and recovered by retransmission.  A frame the message layer cannot take
+ * (an eager message over unexpected_max with no receive posted, no memory)
+ * is not acknowledged (rx_nobufs): the sender resends it later, so bounded
+ * memory never loses a message.  Duplicated PULLs cannot reach the message
+ * layer, so data is never sent twice for one PULL.
+ *
+ * Integrity (cfg.crc).  csum = CRC32C over the header with csum = 0 and
+ * the payload_len payload bytes; checked first on receive (crc_failures);
+ * both sides must agree on cfg.crc.
+ *
+ * Test hook: cfg.drop_first_type drops the first frame of that type the
+ * engine transmits (counted in hook_drops; sequenced frames stay in the
+ * retransmission queue).
  */
 #include <endian.h>
 #include <errno.h>
@@ -142,11 +229,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
+#include <sys/random.h>
 
+#include "crc32c.h"
 #include "engine.h"
 
 /* Messages whose id is this far ahead of the next expected one are bogus. */
 #define XWI_ORDER_WINDOW 65536u
+/* Old sessions of a peer remembered as stale. */
+#define XWI_RETIRED 4
 
 /* ---- intrusive lists --------------------------------------------------- */
 
@@ -214,6 +305,47 @@ struct peer {
 	struct xl active;      /* incoming, eligible, still expecting frames   */
 	struct xl held;	       /* incoming, waiting for their turn, by msg_id  */
 	struct rmsg *last;     /* lookup cache                                 */
+	/* connection (cfg.reliable) */
+	__u8 cstate;	       /* C_NONE, C_SYN, C_EST                         */
+	bool rx_known;	       /* peer_sid / rcv_nxt known                     */
+	bool ack_now;	       /* an ACK is owed at once                       */
+	bool in_recovery;      /* resending after an RTO, until `recover`      */
+	bool acked_once;       /* the peer acked a frame: it knows our ISN     */
+	__u32 my_sid, isn, snd_una, snd_nxt;
+	__u32 peer_sid, rcv_nxt;
+	__u32 retired[XWI_RETIRED];
+	__u32 nretired;
+	__u32 ack_owed;	       /* frames taken since our last ack went out     */
+	__u32 dupacks, recover;
+	__u32 inflight;	       /* frames in rtxq                               */
+	__u32 nooo;	       /* frames in ooo                                */
+	__u32 backoff, conn_tries;
+	__u64 ack_due;	       /* delayed ACK deadline (0: none)               */
+	__u64 rtx_due;	       /* retransmission deadline (0: none)            */
+	__u64 conn_due;	       /* CONNECT retry deadline (0: none)             */
+	__u64 conn_start;      /* handshake started                            */
+	__u64 last_progress;   /* ack advanced / first frame outstanding       */
+	__u64 last_heard;      /* a frame of the peer's session arrived        */
+	__u64 last_reply;      /* CONNECT_REPLY rate limit                     */
+	__u64 srtt, rttvar, rto;
+	bool reply_owed;       /* a CONNECT_REPLY is owed                      */
+	__u64 unsol_due;       /* introduce ourselves (no session) then        */
+	bool rtx_now;	       /* resend the oldest unacked frame at once      */
+	struct xl rtxq;	       /* struct rtxf, by seq                          */
+	struct xl ooo;	       /* struct rtxf, held ahead, by seq              */
+};
+
+enum { C_NONE = 0, C_SYN = 1, C_EST = 2 };
+
+/* A frame kept for retransmission, or held out of order. */
+struct rtxf {
+	struct xl link;
+	__u32 seq;
+	__u32 tries;	 /* transmissions */
+	__u64 t_sent;
+	size_t len;
+	struct xw_hdr h;
+	unsigned char pl[];
 };
 
 struct ctrl {
@@ -285,7 +417,9 @@ struct xwi_req_priv {
 	__u8 cls;	     /* XW_PKT_SMALL / MEDIUM / RNDV */
 	bool started;
 	bool notified;	     /* NOTIFY arrived: done once its queued frames are out */
+	bool internal;	     /* detached eager send: freed when its frames are out */
 	__u32 len, nfrags, burst, next, msg_id;
+	__u32 first_seq;     /* reliable: seq of its first frame */
 	__u64 match;
 	struct xl jobs;
 	/* receive */
@@ -313,8 +447,16 @@ struct xwi_engine {
 	struct xl rmsgs;    /* all incoming messages */
 	struct peer *last_peer;
 	__u32 backlog;	    /* sends with initial frames queued */
+	__u32 npeers;
+	bool hook_done;	    /* drop_first_type used */
 	struct xwi_engine_stats st;
 };
+
+static int deliver_seq(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h,
+		       const void *payload);
+static bool can_tx(const struct xwi_engine *e, const struct peer *p);
+static void conn_start(struct xwi_engine *e, struct peer *p);
+static void peer_kick(struct xwi_engine *e, struct peer *p);
 
 /* ---- helpers ----------------------------------------------------------- */
 
@@ -388,6 +530,17 @@ void xwi_engine_cfg_default(struct xwi_engine_cfg *cfg, __u16 ep, __u32 frag_pay
 	cfg->tx_backlog_max = 1024;
 	cfg->marks = XWI_MARK_ALL;
 	cfg->mark_shift = 0;
+	cfg->reliable = true;
+	cfg->crc = true;
+	cfg->window = 256;
+	cfg->ooo_max = 256;
+	cfg->ack_every = 16;
+	cfg->peers_max = XW_MAX_CONNS;
+	cfg->ack_delay_ns = 200000;
+	cfg->rto_init_ns = 20000000;
+	cfg->rto_min_ns = 1000000;
+	cfg->rto_max_ns = 250000000;
+	cfg->give_up_ns = 5000000000ULL;
 }
 
 struct xwi_engine *xwi_engine_new(const struct xwi_engine_cfg *cfg,
@@ -397,7 +550,12 @@ struct xwi_engine *xwi_engine_new(const struct xwi_engine_cfg *cfg,
 
 	if (!cfg || !ops || !ops->send || cfg->frag_payload < sizeof(struct xw_pull_req) ||
 	    cfg->frag_payload > 0xFFFF || cfg->pull_block < 1 || cfg->pull_block > 32 ||
-	    cfg->pull_inflight < 1 || cfg->pull_inflight > 1024 || cfg->tx_backlog_max < 1) {
+	    cfg->pull_inflight < 1 || cfg->pull_inflight > 1024 || cfg->tx_backlog_max < 1 ||
+	    (cfg->reliable && (cfg->window < 1 || cfg->window > (1u << 30) || !cfg->ack_every ||
+			       !cfg->rto_min_ns || cfg->rto_max_ns < cfg->rto_min_ns ||
+			       !cfg->give_up_ns ||
+			       (cfg->isn_fixed &&
+				(!cfg->isn || cfg->isn > 0xFFFFFFFEu - cfg->window))))) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -458,10 +616,16 @@ static struct peer *peer_get(struct xwi_engine *e, const struct xw_addr *a)
 
 	if (p)
 		return p;
+	if (e->npeers >= (e->cfg.peers_max ? e->cfg.peers_max : XW_MAX_CONNS))
+		return NULL;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
+	e->npeers++;
 	p->addr = *a;
+	p->rto = e->cfg.rto_init_ns;
+	xl_init(&p->rtxq);
+	xl_init(&p->ooo);
 	xl_init(&p->rr);
 	xl_init(&p->ctrlq);
 	xl_init(&p->dataq);
@@ -481,8 +645,15 @@ static bool peer_has_work(const struct peer *p)
 /* Put @p in the round-robin when it has frames to emit. */
 static void peer_kick(struct xwi_engine *e, struct peer *p)
 {
-	if (xl_empty(&p->rr) && peer_has_work(p))
-		xl_add_tail(&p->rr, &e->txrr);
+	if (!xl_empty(&p->rr) || !peer_has_work(p))
+		return;
+	if (e->cfg.reliable) {
+		if (p->cstate == C_NONE)
+			conn_start(e, p);
+		if (!can_tx(e, p))
+			return; /* kicked again when the CONNECT is out / acked */
+	}
+	xl_add_tail(&p->rr, &e->txrr);
 }
 
 /* Take @p out of the round-robin when its queues became empty. */
@@ -535,6 +706,11 @@ static void req_done(struct xwi_engine *e, struct xw_request *req)
 {
 	xl_del(&req->priv->elink);
 	req->state = XWI_REQ_DONE;
+	if (req->priv->internal) {
+		/* the application holds the completed copy made by isend */
+		free(xl_entry(req, struct reqbox, pub));
+		return;
+	}
 	if (req->kind == XWI_REQ_SEND)
 		e->st.sends_done++;
 	else
@@ -565,6 +741,8 @@ static void send_complete(struct xwi_engine *e, struct xwi_req_priv *s, int err)
 	free(s->copy);
 	s->copy = NULL;
 	s->data = NULL;
+	if (s->internal && err)
+		e->st.sends_lost++; /* its request completed when buffered */
 	req->status.len = err ? 0 : s->len;
 	req->status.msg_len = s->len;
 	req->status.match = s->match;
@@ -605,12 +783,100 @@ static void hdr_init(const struct xwi_engine *e, struct xw_hdr *h, const struct 
 	h->src_ep = htons(e->cfg.ep);
 }
 
+/* csum of a complete header (network order) and its payload. */
+static void hdr_seal(const struct xwi_engine *e, struct xw_hdr *h, const void *payload, size_t len)
+{
+	h->csum = 0;
+	if (e->cfg.crc)
+		h->csum = htonl(xwi_crc32c(xwi_crc32c(0, h, sizeof(*h)), payload, len));
+}
+
+/* The test hook: is this the first transmission of the chosen type? */
+static bool hook_drop(struct xwi_engine *e, __u8 type)
+{
+	if (!e->cfg.drop_first_type || e->hook_done || type != e->cfg.drop_first_type)
+		return false;
+	e->hook_done = true;
+	e->st.hook_drops++;
+	return true;
+}
+
+static __u64 rto_cur(const struct xwi_engine *e, const struct peer *p)
+{
+	__u64 r = p->rto;
+
+	for (__u32 i = 0; i < p->backoff && r < e->cfg.rto_max_ns; i++)
+		r *= 2;
+	return r < e->cfg.rto_max_ns ? r : e->cfg.rto_max_ns;
+}
+
+/* An unsequenced frame (ACK, CONNECT*, CLOSE) of @p's connection. */
+static int emit_ctl(struct xwi_engine *e, struct peer *p, __u8 type, __u32 seq, __u32 msg_id)
+{
+	struct xw_hdr h;
+
+	hdr_init(e, &h, p, type);
+	h.session = htonl(p->my_sid);
+	h.seq = htonl(seq);
+	h.ack = htonl(p->rx_known ? p->rcv_nxt : 0);
+	h.msg_id = htonl(msg_id);
+	hdr_seal(e, &h, NULL, 0);
+	if (!hook_drop(e, type) && e->ops.send(e->ctx, &p->addr, &h, NULL, 0))
+		return -EAGAIN;
+	e->st.tx_frames[type]++;
+	if (p->rx_known) {
+		p->ack_owed = 0;
+		p->ack_due = 0;
+		p->ack_now = false;
+	}
+	return 0;
+}
+
 static int emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const void *payload,
 		size_t len)
 {
+	struct rtxf *f;
+	__u64 t;
+
 	h->payload_len = htons((__u16)len);
-	if (e->ops.send(e->ctx, &p->addr, h, payload, len))
+	if (!e->cfg.reliable) {
+		hdr_seal(e, h, payload, len);
+		if (e->ops.send(e->ctx, &p->addr, h, payload, len))
+			return -EAGAIN;
+		e->st.tx_frames[h->type]++;
+		return 0;
+	}
+	if (!can_tx(e, p))
 		return -EAGAIN;
+	h->session = htonl(p->my_sid);
+	h->seq = htonl(p->snd_nxt);
+	h->ack = htonl(p->rx_known ? p->rcv_nxt : 0);
+	hdr_seal(e, h, payload, len);
+	f = malloc(sizeof(*f) + len);
+	if (!f)
+		return -EAGAIN;
+	if (!hook_drop(e, h->type) && e->ops.send(e->ctx, &p->addr, h, payload, len)) {
+		free(f);
+		return -EAGAIN;
+	}
+	t = now(e);
+	f->seq = p->snd_nxt++;
+	f->tries = 1;
+	f->t_sent = t;
+	f->len = len;
+	f->h = *h;
+	if (len)
+		memcpy(f->pl, payload, len);
+	xl_add_tail(&f->link, &p->rtxq);
+	if (!p->inflight++) {
+		p->last_progress = t;
+		p->rtx_due = t + rto_cur(e, p);
+	}
+	if (p->rx_known) {
+		p->ack_owed = 0;
+		p->ack_due = 0;
+		p->ack_now = false;
+	}
 	e->st.tx_frames[h->type]++;
 	return 0;
 }
@@ -666,6 +932,7 @@ static int tx_send(struct xwi_engine *e, struct peer *p, struct xwi_req_priv *s,
 	if (!s->started) {
 		s->started = true;
 		s->msg_id = id;
+		s->first_seq = p->snd_nxt - 1;
 		p->tx_next_id++;
 		if (s->cls == XW_PKT_RNDV)
 			xl_add_tail(&s->slink, &p->sends);
@@ -778,6 +1045,10 @@ static int tx_run(struct xwi_engine *e, int budget)
 	while (n < budget && !xl_empty(&e->txrr)) {
 		struct peer *p = xl_entry(e->txrr.next, struct peer, rr);
 
+		if (e->cfg.reliable && !can_tx(e, p)) {
+			xl_del(&p->rr); /* kicked again when it can send */
+			continue;
+		}
 		if (peer_tx_one(e, p))
 			break;
 		n++;
@@ -787,16 +1058,27 @@ static int tx_run(struct xwi_engine *e, int budget)
 	return n;
 }
 
+static int rel_timers(struct xwi_engine *e);
+static int rel_acks(struct xwi_engine *e);
+static bool rel_pending(const struct xwi_engine *e);
+
 int xwi_engine_progress(struct xwi_engine *e, int budget)
 {
+	int n = 0;
+
 	if (!e || budget <= 0)
 		return 0;
-	return tx_run(e, budget);
+	if (e->cfg.reliable)
+		n += rel_timers(e);
+	n += tx_run(e, budget);
+	if (e->cfg.reliable)
+		n += rel_acks(e);
+	return n;
 }
 
 bool xwi_engine_tx_pending(const struct xwi_engine *e)
 {
-	return e && !xl_empty(&e->txrr);
+	return e && (!xl_empty(&e->txrr) || (e->cfg.reliable && rel_pending(e)));
 }
 
 /* ---- sending ----------------------------------------------------------- */
@@ -808,6 +1090,7 @@ int xwi_engine_isend(struct xwi_engine *e, const struct xw_addr *dst, const void
 	struct xwi_req_priv *s;
 	struct xw_request *req;
 	unsigned char *copy = NULL;
+	struct reqbox *done = NULL;
 	struct peer *p;
 
 	if (!e || !dst || !reqp || (!buf && len) || dst->ep >= XW_MAX_ENDPOINTS)
@@ -824,10 +1107,19 @@ int xwi_engine_isend(struct xwi_engine *e, const struct xw_addr *dst, const void
 		if (!copy)
 			return -ENOMEM;
 	}
+	if (e->cfg.reliable && len <= e->cfg.eager_max) {
+		/* the completed request handed out if the frames must wait */
+		done = calloc(1, sizeof(*done));
+		if (!done) {
+			free(copy);
+			return -ENOMEM;
+		}
+	}
 	p = peer_get(e, dst);
 	req = p ? req_new(e, XWI_REQ_SEND) : NULL;
 	if (!req) {
 		free(copy);
+		free(done);
 		return -ENOMEM;
 	}
 	s = req->priv;
@@ -860,6 +1152,31 @@ int xwi_engine_isend(struct xwi_engine *e, const struct xw_addr *dst, const void
 			s->data = copy;
 		} else {
 			free(copy);
+		}
+	}
+	if (done) {
+		if (req->state == XWI_REQ_PENDING) {
+			/*
+			 * Reliable eager sends are buffered: they complete once
+			 * copied, like when their frames are out, even while the
+			 * connection is being set up or the window is full (the
+			 * peer need not be polling).  The queued send carries on
+			 * as an internal request.
+			 */
+			s->internal = true;
+			done->pub.eng = e;
+			done->pub.kind = XWI_REQ_SEND;
+			done->pub.state = XWI_REQ_DONE;
+			done->pub.priv = &done->priv;
+			done->priv.req = &done->pub;
+			done->pub.status.len = len;
+			done->pub.status.msg_len = len;
+			done->pub.status.match = match;
+			xl_init(&done->priv.elink);
+			e->st.sends_done++;
+			*reqp = &done->pub;
+		} else {
+			free(done);
 		}
 	}
 	return 0;
@@ -1111,6 +1428,17 @@ static void rmsg_attach(struct xwi_engine *e, struct rmsg *m, struct xw_request 
 		xl_add_tail(&m->plink, &m->peer->active);
 	if (m->rndv)
 		pull_fill(e, m);
+}
+
+static bool posted_would_match(const struct xwi_engine *e, __u64 match)
+{
+	for (const struct xl *l = e->posted.next; l != &e->posted; l = l->next) {
+		const struct xwi_req_priv *r = xl_entry(l, struct xwi_req_priv, qlink);
+
+		if ((match & r->mask) == (r->rmatch & r->mask))
+			return true;
+	}
+	return false;
 }
 
 static struct xw_request *posted_match(struct xwi_engine *e, __u64 match)
@@ -1380,6 +1708,9 @@ static int rx_data(struct xwi_engine *e, const struct xw_addr *src, const struct
 		e->st.rx_frames[h->type]++;
 		return 0;
 	}
+	if (!m && e->cfg.reliable && !rndv && id == next && mlen &&
+	    e->st.unexpected_bytes + mlen > e->cfg.unexpected_max && !posted_would_match(e, match))
+		return -ENOBUFS; /* not acknowledged: the sender resends it later */
 	if (!m) {
 		if (!p)
 			p = peer_get(e, src);
@@ -1455,6 +1786,792 @@ static int rx_notify(struct xwi_engine *e, const struct xw_addr *src, const stru
 	return 0;
 }
 
+/* A sequenced frame in order: the message layer's. */
+static int deliver_seq(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h,
+		       const void *payload)
+{
+	switch (h->type) {
+	case XW_PKT_SMALL:
+	case XW_PKT_MEDIUM:
+	case XW_PKT_RNDV:
+	case XW_PKT_PULL_REPLY:
+		return rx_data(e, &p->addr, h, payload);
+	case XW_PKT_PULL:
+		return rx_pull(e, &p->addr, h, payload);
+	case XW_PKT_NOTIFY:
+		return rx_notify(e, &p->addr, h);
+	default:
+		e->st.rx_frames[h->type]++;
+		return 0;
+	}
+}
+
+/* ---- reliability ---------------------------------------------------------- */
+
+static bool seq_before(__u32 a, __u32 b)
+{
+	return (__s32)(a - b) < 0;
+}
+
+static void rand_bytes(struct xwi_engine *e, void *buf, size_t len)
+{
+	if (e->ops.random) {
+		e->ops.random(e->ctx, buf, len);
+		return;
+	}
+	if (getrandom(buf, len, 0) != (ssize_t)len) {
+		/* no getrandom: mix the clock and the engine's address */
+		__u64 x = now(e) ^ (__u64)(uintptr_t)e ^ 0x9E3779B97F4A7C15ULL;
+
+		for (size_t i = 0; i < len; i++) {
+			x ^= x >> 29;
+			x *= 0xBF58476D1CE4E5B9ULL;
+			((unsigned char *)buf)[i] = (unsigned char)(x >> 56);
+		}
+	}
+}
+
+static void conn_event(struct xwi_engine *e, struct peer *p, __u32 sid)
+{
+	if (e->ops.conn_event)
+		e->ops.conn_event(e->ctx, &p->addr, sid);
+}
+
+/* Our new incarnation towards @p: session id and ISN. */
+static void incarnation_new(struct xwi_engine *e, struct peer *p)
+{
+	__u32 r[2] = { 0, 0 };
+
+	while (!r[0])
+		rand_bytes(e, r, sizeof(r));
+	p->my_sid = r[0];
+	/* 1 .. 2^32 - window - 2: no ack of 0 before the first real one */
+	p->isn = e->cfg.isn_fixed ? e->cfg.isn : 1 + r[1] % (0xFFFFFFFEu - e->cfg.window);
+	p->acked_once = false;
+	p->snd_una = p->snd_nxt = p->isn;
+	p->backoff = 0;
+	p->dupacks = 0;
+	p->in_recovery = false;
+}
+
+/*
+ * Sequenced frames go out once our CONNECT did (before the peer answers:
+ * the CONNECT precedes them and tells the peer our session and ISN, so the
+ * first messages cost no round trip), within the window.
+ */
+static bool can_tx(const struct xwi_engine *e, const struct peer *p)
+{
+	return (p->cstate == C_EST || (p->cstate == C_SYN && p->conn_tries)) &&
+	       p->inflight < e->cfg.window;
+}
+
+static void conn_send(struct xwi_engine *e, struct peer *p, __u64 t);
+
+/* The handshake starts: CONNECT goes out now (or from progress). */
+static void conn_start(struct xwi_engine *e, struct peer *p)
+{
+	if (p->cstate != C_NONE)
+		return;
+	incarnation_new(e, p);
+	p->cstate = C_SYN;
+	p->conn_start = now(e);
+	p->conn_tries = 0;
+	p->unsol_due = 0;
+	conn_send(e, p, p->conn_start);
+}
+
+static bool sid_retired(const struct peer *p, __u32 sid)
+{
+	for (__u32 i = 0; i < p->nretired && i < XWI_RETIRED; i++)
+		if (p->retired[i] == sid)
+			return true;
+	return false;
+}
+
+static void rtxq_free(struct xl *q)
+{
+	while (!xl_empty(q)) {
+		struct rtxf *f = xl_entry(q->next, struct rtxf, link);
+
+		xl_del(&f->link);
+		free(f);
+	}
+}
+
+static struct xwi_req_priv *started_send(struct xwi_engine *e, struct peer *p, __u32 id)
+{
+	for (struct xl *l = e->pending.next; l != &e->pending; l = l->next) {
+		struct xwi_req_priv *r = xl_entry(l, struct xwi_req_priv, elink);
+
+		if (r->req->kind == XWI_REQ_SEND && r->peer == p && r->started && r->msg_id == id)
+			return r;
+	}
+	return NULL;
+}
+
+/* An internal send of the eager message @id rebuilt from its frames in
+ * @p's retransmission queue (the request that posted it is complete). */
+static struct xwi_req_priv *eager_rebuild(struct xwi_engine *e, struct peer *p,
+					  const struct rtxf *f0)
+{
+	__u32 len = ntohl(f0->h.msg_len), id = ntohl(f0->h.msg_id);
+	unsigned char *copy = len ? malloc(len) : NULL;
+	struct xw_request *req;
+	struct xwi_req_priv *s;
+
+	if (len && !copy)
+		return NULL;
+	req = req_new(e, XWI_REQ_SEND);
+	if (!req) {
+		free(copy);
+		return NULL;
+	}
+	for (const struct xl *l = &f0->link; l != &p->rtxq; l = l->next) {
+		const struct rtxf *f = xl_entry(l, struct rtxf, link);
+		__u32 off = ntohl(f->h.frag_off);
+
+		if (f->h.type == f0->h.type && ntohl(f->h.msg_id) == id && off < len &&
+		    f->len <= len - off)
+			memcpy(copy + off, f->pl, f->len);
+	}
+	s = req->priv;
+	s->internal = true;
+	s->peer = p;
+	s->data = s->copy = copy;
+	s->len = len;
+	s->nfrags = ntohl(f0->h.frag_count);
+	s->burst = s->nfrags;
+	s->match = be64toh(f0->h.match);
+	s->cls = f0->h.type;
+	e->backlog++;
+	return s;
+}
+
+/*
+ * Messages whose first frame the old incarnation never acknowledged
+ * cannot have been taken by it: they go to the new one, in their order,
+ * ahead of the sends not started yet.  Pending sends are rewound; eager
+ * messages already complete for their sender are rebuilt from their
+ * frames.  Sends the old incarnation has acknowledged something of are
+ * left started (they fail).
+ */
+static void replay_unacked(struct xwi_engine *e, struct peer *p)
+{
+	struct xl replay;
+
+	xl_init(&replay);
+	for (struct xl *l = p->rtxq.next; l != &p->rtxq; l = l->next) {
+		struct rtxf *f = xl_entry(l, struct rtxf, link);
+		struct xwi_req_priv *s;
+		__u8 t = f->h.type;
+
+		if (!(t == XW_PKT_SMALL || t == XW_PKT_RNDV || (t == XW_PKT_MEDIUM && !f->h.frag_idx)))
+			continue;
+		s = started_send(e, p, ntohl(f->h.msg_id));
+		if (s) {
+			if (!xl_empty(&s->jobs))
+				continue; /* pulled: the peer had it */
+			if (xl_empty(&s->tx.link))
+				e->backlog++;
+			else
+				xl_del(&s->tx.link);
+			xl_del(&s->slink);
+			s->started = false;
+			s->notified = false;
+			s->next = 0;
+		} else if (t != XW_PKT_RNDV) {
+			s = eager_rebuild(e, p, f);
+			if (!s) {
+				e->st.sends_lost++;
+				continue;
+			}
+		} else {
+			continue; /* aborted large send */
+		}
+		xl_add_tail(&s->tx.link, &replay);
+		e->st.replayed++;
+	}
+	if (xl_empty(&replay))
+		return;
+	/* splice @replay in front of p->dataq */
+	replay.prev->next = p->dataq.next;
+	p->dataq.next->prev = replay.prev;
+	p->dataq.next = replay.next;
+	replay.next->prev = &p->dataq;
+}
+
+/*
+ * Forget the connection with @p: requests that put frames on the wire with
+ * it (started sends, receives of its messages) complete with @err; sends
+ * not started stay queued when @keep (a new connection takes them), else
+ * fail too, and with @keep messages the old incarnation never acknowledged
+ * are sent again (replay_unacked).  Complete eager messages in the
+ * unexpected queue stay.
+ */
+static void peer_reset(struct xwi_engine *e, struct peer *p, int err, bool keep)
+{
+	struct xl *l, *n;
+
+	if (keep)
+		replay_unacked(e, p);
+
+	for (l = e->pending.next; l != &e->pending; l = n) {
+		struct xwi_req_priv *r = xl_entry(l, struct xwi_req_priv, elink);
+
+		n = l->next;
+		if (r->req->kind == XWI_REQ_SEND && r->peer == p && (r->started || !keep)) {
+			send_complete(e, r, err);
+			n = e->pending.next; /* the list changed: start over */
+		}
+	}
+	for (l = e->rmsgs.next; l != &e->rmsgs; l = n) {
+		struct rmsg *m = xl_entry(l, struct rmsg, alink);
+
+		n = l->next;
+		if (m->peer != p)
+			continue;
+		if (m->req) {
+			struct xw_request *req = m->req;
+
+			if (m->notify)
+				ctrl_unqueue(p, m->notify);
+			m->req = NULL;
+			req->priv->m = NULL;
+			rmsg_free(e, m);
+			memset(&req->status, 0, sizeof(req->status));
+			req->status.error = err;
+			req_done(e, req);
+		} else if (!(m->state == R_UNEXP && !m->rndv && m->nhave == m->nfrags)) {
+			rmsg_free(e, m);
+		}
+	}
+	while (!xl_empty(&p->ctrlq)) {
+		struct ctrl *c = xl_entry(p->ctrlq.next, struct ctrl, tx.link);
+
+		xl_del(&c->tx.link);
+		if (c->standalone)
+			free(c);
+	}
+	rtxq_free(&p->rtxq);
+	rtxq_free(&p->ooo);
+	p->inflight = p->nooo = 0;
+	p->tx_next_id = p->rx_next_id = 0;
+	p->last = NULL;
+	if (p->rx_known) {
+		p->retired[p->nretired++ % XWI_RETIRED] = p->peer_sid;
+		p->rx_known = false;
+		conn_event(e, p, 0);
+	}
+	p->cstate = C_NONE;
+	p->my_sid = p->peer_sid = 0;
+	p->ack_owed = 0;
+	p->ack_now = p->reply_owed = p->rtx_now = p->in_recovery = false;
+	p->ack_due = p->rtx_due = p->conn_due = 0;
+	p->backoff = p->dupacks = 0;
+	peer_idle_check(p);
+}
+
+/* The peer's incarnation (@sid, @isn) is the one we talk to now. */
+static void adopt(struct xwi_engine *e, struct peer *p, __u32 sid, __u32 isn)
+{
+	p->peer_sid = sid;
+	p->rcv_nxt = isn;
+	p->rx_known = true;
+	p->ack_owed = 0;
+	p->unsol_due = 0;
+	p->last_heard = now(e);
+	e->st.sessions++;
+	conn_event(e, p, sid);
+}
+
+static void rtt_sample(struct xwi_engine *e, struct peer *p, __u64 r)
+{
+	__u64 rto;
+
+	if (!p->srtt) {
+		p->srtt = r;
+		p->rttvar = r / 2;
+	} else {
+		__u64 d = p->srtt > r ? p->srtt - r : r - p->srtt;
+
+		p->rttvar = (3 * p->rttvar + d) / 4;
+		p->srtt = (7 * p->srtt + r) / 8;
+	}
+	/* the variance term is at least rto_min (as Linux does): a peer
+	 * whose answers take a few ms with some jitter is not resent to */
+	rto = p->srtt + (4 * p->rttvar > e->cfg.rto_min_ns ? 4 * p->rttvar : e->cfg.rto_min_ns) +
+	      e->cfg.ack_delay_ns;
+	if (rto < e->cfg.rto_min_ns)
+		rto = e->cfg.rto_min_ns;
+	if (rto > e->cfg.rto_max_ns)
+		rto = e->cfg.rto_max_ns;
+	p->rto = rto;
+}
+
+/* Resend the oldest unacked frame of @p. */
+static int rtx_head(struct xwi_engine *e, struct peer *p)
+{
+	struct rtxf *f;
+
+	if (xl_empty(&p->rtxq))
+		return 0;
+	f = xl_entry(p->rtxq.next, struct rtxf, link);
+	f->h.ack = htonl(p->rx_known ? p->rcv_nxt : 0);
+	/* No LAT (a resent frame is an RTO late already; the coalescing
+	 * timeout wakes the receiver) and no MORE. */
+	f->h.flags &= (__u8)~(XW_F_MORE | XW_F_LAT);
+	hdr_seal(e, &f->h, f->pl, f->len);
+	if (e->ops.send(e->ctx, &p->addr, &f->h, f->len ? f->pl : NULL, f->len))
+		return -EAGAIN;
+	f->tries++;
+	f->t_sent = now(e);
+	e->st.tx_frames[f->h.type]++;
+	e->st.rtx_frames[f->h.type]++;
+	p->ack_owed = 0;
+	p->ack_due = 0;
+	p->ack_now = false;
+	return 1;
+}
+
+static void rx_ack(struct xwi_engine *e, struct peer *p, __u32 ack, bool pure)
+{
+	__u64 t, sample = 0;
+	bool have_sample = false;
+
+	/*
+	 * ack 0: none (a peer that does not know us yet writes 0) until the
+	 * peer has acked something; our ISN is chosen so that no real ack
+	 * before that can be 0 (at most `window` frames, no wrap).
+	 */
+	if (p->cstate == C_NONE || (!ack && !p->acked_once))
+		return;
+	if (seq_before(p->snd_nxt, ack)) {
+		e->st.bad_acks++;
+		return;
+	}
+	if (seq_before(ack, p->snd_una))
+		return; /* old */
+	if (ack == p->snd_una) {
+		if (pure && p->inflight && ++p->dupacks == 3) {
+			e->st.fast_rtx++;
+			p->rtx_now = true;
+		}
+		return;
+	}
+	t = now(e);
+	p->acked_once = true;
+	while (!xl_empty(&p->rtxq)) {
+		struct rtxf *f = xl_entry(p->rtxq.next, struct rtxf, link);
+
+		if (!seq_before(f->seq, ack))
+			break;
+		if (f->tries == 1) {
+			sample = t - f->t_sent;
+			have_sample = true;
+		}
+		xl_del(&f->link);
+		free(f);
+		p->inflight--;
+	}
+	p->snd_una = ack;
+	p->dupacks = 0;
+	p->last_progress = t;
+	if (have_sample) {
+		/* Karn: the backed-off RTO stays until a frame sent once is
+		 * acked (a peer that computes before acking is learnt) */
+		p->backoff = 0;
+		rtt_sample(e, p, sample);
+	}
+	p->rtx_due = p->inflight ? t + rto_cur(e, p) : 0;
+	if (p->in_recovery) {
+		if (p->inflight && seq_before(ack, p->recover))
+			p->rtx_now = true; /* partial ack: the next hole */
+		else
+			p->in_recovery = false;
+	}
+	peer_kick(e, p);
+}
+
+static int rx_connect(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h)
+{
+	__u32 sid = ntohl(h->session), isn = ntohl(h->seq);
+	struct peer *p;
+
+	if (!sid) {
+		e->st.rx_bad++;
+		return -EPROTO;
+	}
+	p = peer_get(e, src);
+	if (!p) {
+		e->st.peers_dropped++;
+		return 0;
+	}
+	e->st.rx_frames[XW_PKT_CONNECT]++;
+	if (p->rx_known && sid == p->peer_sid) {
+		__u64 t = now(e);
+
+		e->st.handshake_dups++;
+		if (t - p->last_reply >= e->cfg.rto_min_ns / 2)
+			p->reply_owed = true;
+		return 0;
+	}
+	if (sid_retired(p, sid)) {
+		e->st.session_rejects++;
+		if (p->rx_known)
+			conn_event(e, p, p->peer_sid); /* the XDP program dropped it */
+		return 0;
+	}
+	if (p->rx_known) {
+		e->st.peer_restarts++;
+		peer_reset(e, p, -ECONNRESET, true);
+	}
+	adopt(e, p, sid, isn);
+	if (p->cstate == C_NONE)
+		incarnation_new(e, p);
+	p->cstate = C_EST;
+	p->conn_due = 0;
+	p->reply_owed = true;
+	peer_kick(e, p);
+	return 0;
+}
+
+static int rx_connect_reply(struct xwi_engine *e, const struct xw_addr *src,
+			    const struct xw_hdr *h)
+{
+	__u32 sid = ntohl(h->session), isn = ntohl(h->seq), echo = ntohl(h->msg_id);
+	struct peer *p = peer_find(e, src);
+
+	if (!p || p->cstate == C_NONE || echo != p->my_sid || !sid) {
+		e->st.session_rejects++;
+		return 0;
+	}
+	e->st.rx_frames[XW_PKT_CONNECT_REPLY]++;
+	if (p->rx_known) {
+		if (sid == p->peer_sid)
+			e->st.handshake_dups++;
+		else
+			e->st.session_rejects++;
+		return 0;
+	}
+	if (sid_retired(p, sid)) {
+		e->st.session_rejects++;
+		return 0;
+	}
+	if (p->cstate == C_SYN && p->conn_tries == 1)
+		rtt_sample(e, p, now(e) - p->conn_start);
+	adopt(e, p, sid, isn);
+	p->cstate = C_EST;
+	p->conn_due = 0;
+	rx_ack(e, p, ntohl(h->ack), false);
+	peer_kick(e, p);
+	return 0;
+}
+
+/* Hold @h/@payload ahead of the expected seq (copied, by seq). */
+static void ooo_hold(struct xwi_engine *e, struct peer *p, __u32 seq, const struct xw_hdr *h,
+		     const void *payload, size_t len)
+{
+	struct xl *pos = &p->ooo;
+	struct rtxf *f;
+
+	for (struct xl *l = p->ooo.next; l != &p->ooo; l = l->next) {
+		struct rtxf *g = xl_entry(l, struct rtxf, link);
+
+		if (g->seq == seq) {
+			e->st.rx_dup_frames++;
+			return;
+		}
+		if (seq_before(seq, g->seq)) {
+			pos = l;
+			break;
+		}
+	}
+	if (p->nooo >= e->cfg.ooo_max || seq - p->rcv_nxt >= 4 * e->cfg.window ||
+	    !(f = malloc(sizeof(*f) + len))) {
+		e->st.rx_ooo_dropped++;
+		return;
+	}
+	f->seq = seq;
+	f->tries = 0;
+	f->t_sent = 0;
+	f->len = len;
+	f->h = *h;
+	if (len)
+		memcpy(f->pl, payload, len);
+	xl_add_before(&f->link, pos);
+	p->nooo++;
+	e->st.rx_ooo++;
+}
+
+static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
+		  const void *payload)
+{
+	__u32 sid = ntohl(h->session), seq = ntohl(h->seq);
+	size_t plen = ntohs(h->payload_len);
+	bool filled = false;
+	struct peer *p;
+	int rc;
+
+	if (h->type == XW_PKT_CONNECT)
+		return rx_connect(e, src, h);
+	if (h->type == XW_PKT_CONNECT_REPLY)
+		return rx_connect_reply(e, src, h);
+	p = peer_find(e, src);
+	if (!p || !p->rx_known) {
+		__u64 t = now(e);
+
+		e->st.no_session++;
+		/* We were reopened (or forgot the peer): introduce ourselves,
+		 * at most once per rto_min. */
+		if (h->type == XW_PKT_ACK || h->type == XW_PKT_CLOSE)
+			return 0;
+		if (!p && !(p = peer_get(e, src)))
+			return 0;
+		if (p->cstate == C_NONE && !p->unsol_due)
+			p->unsol_due = t + 2 * e->cfg.rto_init_ns;
+		return 0;
+	}
+	if (sid != p->peer_sid) {
+		e->st.session_rejects++;
+		return 0;
+	}
+	p->last_heard = now(e);
+	rx_ack(e, p, ntohl(h->ack), h->type == XW_PKT_ACK);
+	if (h->type == XW_PKT_ACK) {
+		e->st.rx_frames[XW_PKT_ACK]++;
+		return 0;
+	}
+	if (h->type == XW_PKT_CLOSE) {
+		e->st.rx_frames[XW_PKT_CLOSE]++;
+		e->st.peer_closes++;
+		peer_reset(e, p, -ECONNRESET, true);
+		peer_kick(e, p);
+		return 0;
+	}
+	if (seq != p->rcv_nxt) {
+		if (seq_before(seq, p->rcv_nxt))
+			e->st.rx_dup_frames++;
+		else
+			ooo_hold(e, p, seq, h, payload, plen);
+		p->ack_now = true;
+		return 0;
+	}
+	rc = deliver_seq(e, p, h, payload);
+	if (rc == -ENOBUFS || rc == -ENOMEM) {
+		e->st.rx_nobufs++;
+		p->ack_now = true;
+		return 0;
+	}
+	p->rcv_nxt++;
+	p->ack_owed++;
+	while (!xl_empty(&p->ooo)) {
+		struct rtxf *f = xl_entry(p->ooo.next, struct rtxf, link);
+		int r2;
+
+		if (f->seq != p->rcv_nxt)
+			break;
+		r2 = deliver_seq(e, p, &f->h, f->pl);
+		if (r2 == -ENOBUFS || r2 == -ENOMEM) {
+			e->st.rx_nobufs++;
+			break;
+		}
+		xl_del(&f->link);
+		free(f);
+		p->nooo--;
+		p->rcv_nxt++;
+		p->ack_owed++;
+		filled = true;
+	}
+	if (filled || p->ack_owed >= e->cfg.ack_every)
+		p->ack_now = true;
+	else if (!p->ack_due)
+		p->ack_due = now(e) + e->cfg.ack_delay_ns;
+	return rc;
+}
+
+static void conn_send(struct xwi_engine *e, struct peer *p, __u64 t)
+{
+	__u64 r = p->rto;
+
+	if (emit_ctl(e, p, XW_PKT_CONNECT, p->isn, 0)) {
+		p->conn_due = t + e->cfg.rto_min_ns;
+		return;
+	}
+	if (p->conn_tries)
+		e->st.rtx_frames[XW_PKT_CONNECT]++;
+	for (__u32 i = 0; i < p->conn_tries && r < e->cfg.rto_max_ns; i++)
+		r *= 2;
+	p->conn_tries++;
+	p->conn_due = t + (r < e->cfg.rto_max_ns ? r : e->cfg.rto_max_ns);
+}
+
+/*
+ * Does @p owe us PULL replies?  Our PULLs may all be acknowledged while
+ * the data never comes (the sender died or stopped): then only silence
+ * tells, and give_up_ns of it fails the receive like an unacked frame.
+ */
+static bool awaiting_data(const struct peer *p)
+{
+	for (const struct xl *l = p->active.next; l != &p->active; l = l->next) {
+		const struct rmsg *m = xl_entry(l, struct rmsg, plink);
+
+		if (m->state == R_MATCHED && m->rndv && m->inflight)
+			return true;
+	}
+	return false;
+}
+
+static void give_up(struct xwi_engine *e, struct peer *p)
+{
+	e->st.timeouts++;
+	peer_reset(e, p, -ETIMEDOUT, false);
+}
+
+static int rel_timers(struct xwi_engine *e)
+{
+	__u64 t = now(e);
+	int n = 0;
+
+	for (struct xl *l = e->peers.next; l != &e->peers; l = l->next) {
+		struct peer *p = xl_entry(l, struct peer, link);
+
+		if (p->unsol_due && t >= p->unsol_due) {
+			/* frames of a session we do not know kept coming and
+			 * no CONNECT: we were reopened (or forgot the peer) */
+			p->unsol_due = 0;
+			if (p->cstate == C_NONE) {
+				conn_start(e, p);
+				n++;
+				peer_kick(e, p);
+			}
+		}
+		if (p->cstate == C_SYN && p->conn_due && t >= p->conn_due) {
+			if (t - p->conn_start >= e->cfg.give_up_ns) {
+				give_up(e, p);
+				continue;
+			}
+			conn_send(e, p, t);
+			n++;
+		}
+		if (p->reply_owed && p->cstate == C_EST && p->rx_known) {
+			if (!emit_ctl(e, p, XW_PKT_CONNECT_REPLY, p->isn, p->peer_sid)) {
+				if (p->last_reply)
+					e->st.rtx_frames[XW_PKT_CONNECT_REPLY]++;
+				p->reply_owed = false;
+				p->last_reply = t ? t : 1;
+				n++;
+			}
+		}
+		if (!p->inflight) {
+			if (p->rx_known && t - p->last_heard >= e->cfg.give_up_ns &&
+			    awaiting_data(p))
+				give_up(e, p);
+			continue;
+		}
+		if (t - p->last_progress >= e->cfg.give_up_ns) {
+			give_up(e, p);
+			continue;
+		}
+		if (p->rtx_due && t >= p->rtx_due) {
+			e->st.rtx_timeouts++;
+			p->backoff++;
+			p->in_recovery = true;
+			p->recover = p->snd_nxt;
+			p->dupacks = 0;
+			p->rtx_now = true;
+			p->rtx_due = t + rto_cur(e, p);
+		}
+		if (p->rtx_now) {
+			int r = rtx_head(e, p);
+
+			if (r >= 0) {
+				p->rtx_now = false;
+				n += r;
+			}
+		}
+	}
+	return n;
+}
+
+static int rel_acks(struct xwi_engine *e)
+{
+	__u64 t = now(e);
+	int n = 0;
+
+	for (struct xl *l = e->peers.next; l != &e->peers; l = l->next) {
+		struct peer *p = xl_entry(l, struct peer, link);
+
+		if (!p->rx_known || p->cstate != C_EST)
+			continue;
+		if (p->ack_now || (p->ack_due && t >= p->ack_due)) {
+			if (!emit_ctl(e, p, XW_PKT_ACK, p->snd_nxt, 0))
+				n++;
+		}
+	}
+	return n;
+}
+
+static bool rel_pending(const struct xwi_engine *e)
+{
+	for (const struct xl *l = e->peers.next; l != &e->peers; l = l->next) {
+		const struct peer *p = xl_entry(l, struct peer, link);
+
+		if (p->reply_owed || p->rtx_now || p->ack_now)
+			return true;
+	}
+	return false;
+}
+
+__u64 xwi_engine_next_deadline(const struct xwi_engine *e)
+{
+	__u64 d = UINT64_MAX;
+
+	if (!e || !e->cfg.reliable)
+		return d;
+	for (const struct xl *l = e->peers.next; l != &e->peers; l = l->next) {
+		const struct peer *p = xl_entry(l, struct peer, link);
+		__u64 c = UINT64_MAX;
+
+		if (p->reply_owed || p->rtx_now || p->ack_now)
+			return 0;
+		if (p->cstate == C_SYN && p->conn_due)
+			c = p->conn_due;
+		if (p->unsol_due && p->unsol_due < c)
+			c = p->unsol_due;
+		if (p->ack_due && p->ack_due < c)
+			c = p->ack_due;
+		if (p->inflight) {
+			if (p->rtx_due && p->rtx_due < c)
+				c = p->rtx_due;
+			if (p->last_progress + e->cfg.give_up_ns < c)
+				c = p->last_progress + e->cfg.give_up_ns;
+		} else if (p->rx_known && p->last_heard + e->cfg.give_up_ns < c &&
+			   awaiting_data(p)) {
+			c = p->last_heard + e->cfg.give_up_ns;
+		}
+		if (c < d)
+			d = c;
+	}
+	return d;
+}
+
+void xwi_engine_shutdown(struct xwi_engine *e, bool send_close)
+{
+	if (!e || !e->cfg.reliable)
+		return;
+	for (struct xl *l = e->peers.next; l != &e->peers; l = l->next) {
+		struct peer *p = xl_entry(l, struct peer, link);
+
+		if (send_close && p->cstate == C_EST && p->rx_known)
+			emit_ctl(e, p, XW_PKT_CLOSE, p->snd_nxt, 0);
+		if (p->rx_known) {
+			p->rx_known = false;
+			conn_event(e, p, 0);
+		}
+		p->cstate = C_NONE;
+	}
+}
+
 int xwi_engine_rx(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
 		  const void *payload, size_t len)
 {
@@ -1464,10 +2581,25 @@ int xwi_engine_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 		return -EINVAL;
 	memcpy(&hc, h, sizeof(hc)); /* @h need not be aligned */
 	h = &hc;
+	/* The CRC first: a corrupted frame is counted as such, whatever
+	 * field the corruption hit (but payload_len must fit to check it). */
+	if (e->cfg.crc && ntohs(hc.payload_len) <= len) {
+		__u32 want = ntohl(hc.csum), got;
+
+		hc.csum = 0;
+		got = xwi_crc32c(xwi_crc32c(0, &hc, sizeof(hc)), payload, ntohs(hc.payload_len));
+		hc.csum = htonl(want);
+		if (got != want) {
+			e->st.crc_failures++;
+			return -EBADMSG;
+		}
+	}
 	if (rx_check(e, h, len) || src->ep != ntohs(h->src_ep)) {
 		e->st.rx_bad++;
 		return -EPROTO;
 	}
+	if (e->cfg.reliable)
+		return rel_rx(e, src, h, payload);
 	switch (h->type) {
 	case XW_PKT_SMALL:
 	case XW_PKT_MEDIUM:
@@ -1479,7 +2611,7 @@ int xwi_engine_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 	case XW_PKT_NOTIFY:
 		return rx_notify(e, src, h);
 	default:
-		/* ACK, CONNECT*, CLOSE: the reliability layer's */
+		/* ACK, CONNECT*, CLOSE: no connections without cfg.reliable */
 		e->st.rx_frames[h->type]++;
 		return 0;
 	}
@@ -1604,8 +2736,12 @@ void xwi_engine_free(struct xwi_engine *e)
 		free(xl_entry(r->req, struct reqbox, pub));
 	}
 	for (l = e->peers.next; l != &e->peers; l = n) {
+		struct peer *p = xl_entry(l, struct peer, link);
+
 		n = l->next;
-		free(xl_entry(l, struct peer, link));
+		rtxq_free(&p->rtxq);
+		rtxq_free(&p->ooo);
+		free(p);
 	}
 	free(e);
 }

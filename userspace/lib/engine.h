@@ -11,11 +11,15 @@
  * 32 fragments with several in flight, PULL_REPLY, NOTIFY), the LAT and
  * MORE marks, and bounded memory for unexpected messages and pushed bytes.
  *
- * Reliability (sessions, sequence numbers, acks, retransmission, CRC) is the
- * next layer: the header's session/seq/ack/csum fields are written as 0
- * here and the state is kept so that it can be added (every frame the engine
- * emits can be re-emitted from request state; received data is tracked per
- * fragment in a bitmap so duplicates are harmless).
+ * Reliability (cfg.reliable, the default): below the message layer, a
+ * connection per peer address (CONNECT / CONNECT_REPLY handshake with
+ * random session ids and initial sequence numbers), per-connection
+ * sequence numbers, cumulative acks (piggy-backed or delayed ACK frames),
+ * retransmission with an RTO and backoff, duplicate suppression, an
+ * out-of-order window, a give-up timeout, and CRC32C on every frame
+ * (cfg.crc).  See engine.c for the protocol.  With cfg.reliable false the
+ * header's session/seq/ack/csum fields are 0 and the link must be lossless
+ * (unit tests of the message layer).
  *
  * Not thread-safe: the caller serialises all calls on one engine.
  */
@@ -51,6 +55,22 @@ struct xwi_engine_cfg {
 	__u32 marks;		/* XWI_MARK_* kinds to set (default XWI_MARK_ALL)  */
 	__u32 mark_shift;	/* test only: LAT on fragment N-1-mark_shift of a
 				 * MEDIUM message / PULL block instead of the last */
+	/* Reliability (see engine.c) */
+	bool reliable;		/* sessions, seq/ack, retransmission (default on)   */
+	bool crc;		/* CRC32C computed and checked (default on)         */
+	__u32 window;		/* unacked frames per peer (default 256)            */
+	__u32 ooo_max;		/* out-of-order frames held per peer (default 256)   */
+	__u32 ack_every;	/* ACK at once after this many frames (default 16)   */
+	__u32 peers_max;	/* peers (connections) per engine (default 4096)     */
+	__u64 ack_delay_ns;	/* delayed ACK (default 200 us)                      */
+	__u64 rto_init_ns;	/* RTO before an RTT sample (default 20 ms)          */
+	__u64 rto_min_ns;	/* RTO floor (default 1 ms)                          */
+	__u64 rto_max_ns;	/* RTO cap, backoff included (default 250 ms)        */
+	__u64 give_up_ns;	/* no progress this long: -ETIMEDOUT (default 5 s)   */
+	__u32 drop_first_type;	/* test only: drop the first transmission of this
+				 * packet type (0: none)                            */
+	bool isn_fixed;		/* test only: initial sequence numbers = isn         */
+	__u32 isn;
 };
 
 /* Fill @cfg with the defaults: eager_max 32 KiB, btp1 = one frame's payload,
@@ -70,8 +90,13 @@ struct xwi_engine_ops {
 	 */
 	int (*send)(void *ctx, const struct xw_addr *dst, const struct xw_hdr *h,
 		    const void *payload, size_t len);
-	/* Monotonic time in ns (for request timestamps and future timers). */
+	/* Monotonic time in ns (timers: retransmission, delayed ACK, give-up). */
 	__u64 (*now_ns)(void *ctx);
+	/* Optional: the peer @peer's session became @session (0: no session
+	 * any more), for the XDP program's `conns` map. */
+	void (*conn_event)(void *ctx, const struct xw_addr *peer, __u32 session);
+	/* Optional: @len random bytes (default: getrandom()). */
+	void (*random)(void *ctx, void *buf, size_t len);
 };
 
 /* Request states. */
@@ -131,11 +156,31 @@ int xwi_engine_progress(struct xwi_engine *e, int budget);
 bool xwi_engine_tx_pending(const struct xwi_engine *e);
 
 /*
+ * The time (ops->now_ns clock) of the next timer: a retransmission, a
+ * delayed ACK, a handshake retry or a give-up; UINT64_MAX when none.  The
+ * caller must call xwi_engine_progress() by then (it fires what is due).
+ */
+__u64 xwi_engine_next_deadline(const struct xwi_engine *e);
+
+/*
+ * Forget the connections (conn_event(peer, 0) for each), after sending
+ * CLOSE to every connected peer (best effort, once) if @send_close.
+ * Before xwi_engine_free() when the endpoint closes; pending requests are
+ * left as they are.
+ */
+void xwi_engine_shutdown(struct xwi_engine *e, bool send_close);
+
+/*
  * Post a send of @len bytes at @buf with match @match to @dst.  Eager
  * messages (len <= eager_max) are copied at once and @buf may be reused on
  * return; larger ones are read from @buf until the request completes
  * (NOTIFY received), so the buffer must stay valid and unchanged until
- * then.  Frames go out from this call when possible and otherwise from
+ * then.  With cfg.reliable an eager send completes once its frames are out
+ * or, if they must wait (handshake, full window), once copied: buffered,
+ * the engine owns the copy until the peer acknowledged every frame (it
+ * fails silently, counted in sends_lost, only if the peer is given up).
+ * A large send completes when its NOTIFY arrives, or with -ECONNRESET /
+ * -ETIMEDOUT.  Frames go out from this call when possible and otherwise from
  * xwi_engine_progress().  -EAGAIN when tx_backlog_max requests are queued;
  * -EINVAL bad arguments; -EMSGSIZE len >= 4 GiB.
  */
@@ -185,6 +230,28 @@ struct xwi_engine_stats {
 	__u64 unexpected_bytes;	   /* bytes held now for unexpected messages */
 	__u64 pushed_bytes;	   /* bytes held now for unexpected pushes   */
 	__u64 sends_done, recvs_done;
+	/* reliability */
+	__u64 rtx_frames[XW_PKT_TYPE_MAX]; /* retransmissions per type     */
+	__u64 rtx_timeouts;	   /* retransmission timer expiries          */
+	__u64 fast_rtx;		   /* retransmissions on three duplicate acks */
+	__u64 rx_dup_frames;	   /* frames whose seq was already delivered */
+	__u64 rx_ooo;		   /* frames held ahead of the expected seq  */
+	__u64 rx_ooo_dropped;	   /* ... over the out-of-order bound        */
+	__u64 crc_failures;	   /* frames with a wrong CRC32C             */
+	__u64 session_rejects;	   /* frames with a stale or forged session  */
+	__u64 no_session;	   /* frames from a peer without a session   */
+	__u64 handshake_dups;	   /* CONNECT / CONNECT_REPLY seen again     */
+	__u64 bad_acks;		   /* acks for sequences never sent (ignored) */
+	__u64 sessions;		   /* sessions established                   */
+	__u64 peer_restarts;	   /* a peer came back with a new session    */
+	__u64 peer_closes;	   /* CLOSE received                         */
+	__u64 timeouts;		   /* connections given up (-ETIMEDOUT)      */
+	__u64 peers_dropped;	   /* CONNECTs over peers_max                */
+	__u64 hook_drops;	   /* frames dropped by drop_first_type      */
+	__u64 rx_nobufs;	   /* frames refused over the bounds (resent) */
+	__u64 replayed;		   /* messages sent again to a new incarnation */
+	__u64 sends_lost;	   /* buffered eager sends failed after their
+				    * request completed (peer gone: give-up) */
 };
 void xwi_engine_stats(const struct xwi_engine *e, struct xwi_engine_stats *out);
 /* True when a message waits in the unexpected queue (a receive would match
