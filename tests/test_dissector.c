@@ -194,5 +194,6 @@ int main(void)
 		xwt_skip("no bpffs");
 	capture(&t, XW_ENCAP_ETH, "ethernet");
 	capture(&t, XW_ENCAP_UDP, "udp");
+	xwf_teardown(&t);
 	return xwt_done();
 }
