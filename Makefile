@@ -74,7 +74,7 @@ BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS))
 
 .DELETE_ON_ERROR:
-.PHONY: FORCE readme all deps test check tests benches install uninstall clean bench-xdp demo
+.PHONY: FORCE readme bench-wait bench-wait-quick all deps test check tests benches install uninstall clean bench-xdp demo
 
 all: $(LIB_A) $(LIB_SO) $(CLI) $(OUTPUT)/xdpwake.8
 
@@ -99,6 +99,18 @@ demo:
 	$(Q)$(MAKE) deps
 	$(Q)$(MAKE) all benches
 	$(Q)OUTPUT=$(OUTPUT) scripts/demo.sh
+
+# Wait strategies against think time, five pairs with and without a CPU hog
+# (bench/wait_strategies.sh -> bench/results, bench/RESULTS.md).
+bench-wait:
+	$(Q)scripts/deps.sh python3-matplotlib time procps
+	$(Q)$(MAKE) all
+	$(Q)OUTPUT=$(OUTPUT) bench/wait_strategies.sh
+
+bench-wait-quick:
+	$(Q)scripts/deps.sh python3-matplotlib time procps
+	$(Q)$(MAKE) all
+	$(Q)OUTPUT=$(OUTPUT) bench/wait_strategies.sh --quick --no-md --results $(OUTPUT)/bench/results
 
 bench-xdp: $(OUTPUT)/bench/xdp_cost
 	$(Q)$(OUTPUT)/bench/xdp_cost
