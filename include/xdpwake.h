@@ -409,9 +409,11 @@ XW_API const char *xw_wait_strategy_name(unsigned int s);
 /** Strategy for @name, or -EINVAL. */
 XW_API int xw_wait_strategy_parse(const char *name);
 
-/** The measured cost B of one block-and-wake on this machine, in ns
- *  (calibrated once per process: two threads waking each other through
- *  eventfds; XDPWAKE_BLOCK_COST_NS overrides).  Spin-block's default spin
+/** The measured cost B of one block-and-wake on this machine, in ns,
+ *  calibrated once per process on the real wake path: a thread sleeping on
+ *  a BPF ring buffer woken by a BPF_RB_FORCE_WAKEUP record, as the XDP
+ *  program wakes it (without BPF privileges: two threads and eventfds, a
+ *  lower bound); XDPWAKE_BLOCK_COST_NS overrides.  Spin-block's default spin
  *  time: spinning B before blocking costs at most 2x the offline optimum. */
 XW_API __u64 xw_block_cost_ns(void);
 

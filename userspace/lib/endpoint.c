@@ -24,6 +24,7 @@
 #include "engine.h"
 #include "port.h"
 #include "wait.h"
+#include "calib.skel.h"
 
 #define XWI_DEFAULT_UMEM_FRAMES 4096
 /* Longest single sleep: a wait never relies on one wake alone. */
@@ -620,11 +621,97 @@ static int cmp_u64(const void *x, const void *y)
 }
 
 /*
- * One block-and-wake: two threads bounce an eventfd token, each sleeping in
- * poll() until the other writes; half the median round trip is the cost of
- * putting a thread to sleep and waking it.  The XDP path adds the wake
- * record's delivery, so this is a lower bound for B: spin-block then errs
- * towards blocking, which keeps it 2-competitive for this B.
+ * Calibration on the real wake path: a thread sleeps in epoll on a BPF ring
+ * buffer; another runs calib.bpf.c with BPF_PROG_TEST_RUN, which submits a
+ * record with BPF_RB_FORCE_WAKEUP stamped with the submit time; the sleeper's
+ * delay from that stamp to running again is one block-and-wake as the XDP
+ * program causes it.  Median of ROUNDS.  Needs CAP_BPF (endpoints do).
+ */
+enum { CALIB_ROUNDS = 200 };
+
+struct calib_run {
+	int prog_fd;
+	int rounds;
+	volatile int stop;
+};
+
+static void *calib_kicker(void *arg)
+{
+	struct calib_run *c = arg;
+	unsigned char frame[64] = { 0 };
+
+	for (int i = 0; i < c->rounds && !c->stop; i++) {
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = sizeof(frame),
+			    .repeat = 1);
+
+		usleep(300); /* the other thread is asleep by now */
+		if (bpf_prog_test_run_opts(c->prog_fd, &o))
+			break;
+	}
+	return NULL;
+}
+
+struct calib_sample {
+	__u64 lat[CALIB_ROUNDS];
+	int n;
+};
+
+static int calib_cb(void *ctx, void *data, size_t len)
+{
+	struct calib_sample *s = ctx;
+	__u64 t, now = now_ns();
+
+	if (len != sizeof(t) || s->n >= CALIB_ROUNDS)
+		return 0;
+	memcpy(&t, data, sizeof(t));
+	if (now > t)
+		s->lat[s->n++] = now - t;
+	return 0;
+}
+
+static int calibrate_bpf(__u64 *cost)
+{
+	struct calib_run run = { .rounds = CALIB_ROUNDS };
+	struct calib_sample *s = calloc(1, sizeof(*s));
+	struct ring_buffer *rb = NULL;
+	struct calib_bpf *skel;
+	pthread_t t;
+	int err = -EINVAL;
+
+	if (!s)
+		return -ENOMEM;
+	skel = calib_bpf__open_and_load();
+	if (!skel) {
+		free(s);
+		return -errno;
+	}
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.calib_ring), calib_cb, s, NULL);
+	run.prog_fd = bpf_program__fd(skel->progs.xw_calib);
+	if (rb && !pthread_create(&t, NULL, calib_kicker, &run)) {
+		__u64 end = now_ns() + 2000000000ULL;
+
+		while (s->n < CALIB_ROUNDS && now_ns() < end)
+			if (ring_buffer__poll(rb, 100) < 0)
+				break;
+		run.stop = 1;
+		pthread_join(t, NULL);
+		if (s->n >= CALIB_ROUNDS / 2) {
+			qsort(s->lat, s->n, sizeof(s->lat[0]), cmp_u64);
+			*cost = s->lat[s->n / 2];
+			err = 0;
+		}
+	}
+	ring_buffer__free(rb);
+	calib_bpf__destroy(skel);
+	free(s);
+	return err;
+}
+
+/*
+ * Fallback without BPF privileges: two threads bounce an eventfd token, each
+ * sleeping in poll() until the other writes; half the median round trip is
+ * the cost of putting a thread to sleep and waking it (a lower bound for the
+ * XDP path, which adds the ring buffer's irq_work).
  */
 static void calibrate(void)
 {
@@ -637,8 +724,14 @@ static void calibrate(void)
 	int n = 0;
 
 	block_cost = 20000; /* fallback */
+	xwi_hook_lib_logs(); /* libbpf prints nothing unless the application asked */
 	if (env && atoll(env) > 0) {
 		block_cost = (__u64)atoll(env);
+		return;
+	}
+	if (calibrate_bpf(&block_cost) == 0) {
+		xwi_dbg("block-and-wake cost (BPF ring buffer wake): %llu ns",
+			(unsigned long long)block_cost);
 		return;
 	}
 	pp.a = eventfd(0, EFD_CLOEXEC);
@@ -667,7 +760,7 @@ static void calibrate(void)
 		qsort(rt, n, sizeof(rt[0]), cmp_u64);
 		block_cost = rt[n / 2] / 2;
 	}
-	xwi_dbg("block-and-wake cost: %llu ns", (unsigned long long)block_cost);
+	xwi_dbg("block-and-wake cost (eventfd): %llu ns", (unsigned long long)block_cost);
 }
 
 XW_API __u64 xw_block_cost_ns(void)
