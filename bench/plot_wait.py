@@ -465,7 +465,12 @@ def main():
                 t0, row0[0][1], row0[0][0], ", ".join("%s %.1f" % (lb, v) for v, lb in row0[1:4]),
                 fmt(M.get((t0, "block"), {}).get("p50"))))
         sb0, sp0 = M.get((t0, "spin-block")), M.get((t0, "spin"))
-        if sb0 and sp0 and sb0["spin_us"] is not None:
+        if sb0 and sp0 and sb0["spin_us"] is not None and 2 * sp0["p50"] + t0 <= sb0["spin_us"]:
+            notes.append("spin-block's default spin time, %g us (the measured block-and-wake cost), covers the "
+                         "round trip at think %d us (%.1f us with spin): it catches the reply while spinning "
+                         "(%.2f wakes per message, p50 %.1f us vs spin's %.1f)."
+                         % (sb0["spin_us"], t0, 2 * sp0["p50"] + t0, sb0["wakes"], sb0["p50"], sp0["p50"]))
+        elif sb0 and sp0 and sb0["spin_us"] is not None:
             rtt = 2 * sp0["p50"] + t0
             notes.append("spin-block's default spin time is %g us (the measured block-and-wake cost) while the round "
                          "trip itself takes %.1f us with spin at think %d us: the reply comes after the spin budget "
