@@ -199,3 +199,6 @@ uninstall:
 clean:
 	$(call msg,CLEAN,$(OUTPUT))
 	$(Q)rm -rf $(OUTPUT)
+
+# Further targets, one file per area (fuzzers, benchmarks, soak).
+include $(sort $(wildcard mk/*.mk))
