@@ -27,12 +27,11 @@
 #include <linux/udp.h>
 #include <netinet/in.h>
 
+#include "frame.h"
 #include "internal.h"
 #include "port.h"
 
 #define XWI_FRAME_SIZE 4096
-#define XWI_VLAN_PROTO_Q 0x8100
-#define XWI_VLAN_PROTO_AD 0x88A8
 
 static struct xwi_port *ports;
 static pthread_mutex_t ports_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -506,66 +505,24 @@ int xwi_port_tx(struct xwi_port *p, const struct xwi_encap *enc, const struct xw
  * checked again: user space trusts nothing). */
 static void rx_one(struct xwi_port *p, const __u8 *data, __u32 len)
 {
-	const __u8 *pos = data + ETH_HLEN, *end = data + len;
-	struct xw_addr src = {};
-	struct ethhdr eth;
-	struct xw_hdr h;
 	struct xw_endpoint *ep;
-	__u16 proto;
+	struct xwi_frame f;
+	int err = xwi_frame_parse(data, len, &f);
+	__u16 dst;
 
-	if (len < ETH_HLEN + XW_HDR_LEN)
-		goto foreign;
-	memcpy(&eth, data, ETH_HLEN);
-	proto = ntohs(eth.h_proto);
-	for (int i = 0; i < 2 && (proto == XWI_VLAN_PROTO_Q || proto == XWI_VLAN_PROTO_AD); i++) {
-		__u16 tag[2];
-
-		if (end - pos < 4)
-			goto foreign;
-		memcpy(tag, pos, 4);
-		proto = ntohs(tag[1]);
-		pos += 4;
+	if (f.src.encap == XW_ENCAP_UDP)
+		neigh_learn(p, f.src.ip, f.src.mac);
+	if (err) {
+		p->rx_foreign++;
+		return;
 	}
-	if (proto == ETH_P_IP) {
-		struct iphdr ip;
-		struct udphdr udp;
-		size_t ihl;
-
-		if ((size_t)(end - pos) < sizeof(ip))
-			goto foreign;
-		memcpy(&ip, pos, sizeof(ip));
-		ihl = ip.ihl * 4u;
-		if (ip.version != 4 || ihl < sizeof(ip) || ip.protocol != IPPROTO_UDP ||
-		    (size_t)(end - pos) < ihl + sizeof(udp))
-			goto foreign;
-		memcpy(&udp, pos + ihl, sizeof(udp));
-		src.encap = XW_ENCAP_UDP;
-		src.ip = ip.saddr;
-		src.port = udp.source;
-		memcpy(src.mac, eth.h_source, 6);
-		if (ntohs(ip.tot_len) < ihl + sizeof(udp) || ntohs(ip.tot_len) > end - pos)
-			goto foreign;
-		end = pos + ntohs(ip.tot_len);
-		pos += ihl + sizeof(udp);
-		neigh_learn(p, ip.saddr, eth.h_source);
-	} else {
-		src.encap = XW_ENCAP_ETH;
-		memcpy(src.mac, eth.h_source, 6);
-	}
-	if ((size_t)(end - pos) < XW_HDR_LEN)
-		goto foreign;
-	memcpy(&h, pos, XW_HDR_LEN);
-	pos += XW_HDR_LEN;
-	src.ep = ntohs(h.src_ep);
-	if (ntohs(h.dst_ep) >= XW_MAX_ENDPOINTS || !(ep = p->eps[ntohs(h.dst_ep)])) {
+	dst = ntohs(f.h.dst_ep);
+	if (dst >= XW_MAX_ENDPOINTS || !(ep = p->eps[dst])) {
 		p->rx_noep++;
 		return;
 	}
 	p->rx_frames++;
-	xwi_endpoint_deliver(ep, &src, &h, pos, (size_t)(end - pos));
-	return;
-foreign:
-	p->rx_foreign++;
+	xwi_endpoint_deliver(ep, &f.src, &f.h, f.payload, f.len);
 }
 
 __u32 xwi_port_rx_ready(struct xwi_port *p)
