@@ -380,6 +380,14 @@ struct xw_endpoint_stats {
 	__u64 peer_resets;	/* peer restarted or closed: requests -ECONNRESET */
 	__u64 sessions;		/* sessions established with peers               */
 	__u64 rx_ctrl_frames;	/* ACK, CONNECT, CONNECT_REPLY, CLOSE received    */
+	__u64 rtx_by_type[16];	/* retransmissions per packet type (XW_PKT_*)     */
+	__u64 rx_refused;	/* frames refused over the memory bounds: not
+				 * acknowledged, the sender sends them again     */
+	__u64 unexpected_bytes;	/* bytes held now for unexpected messages         */
+	__u64 pushed_bytes;	/* bytes held now for pushes of unexpected RNDVs  */
+	__u64 peers;		/* peers (connections) known now                  */
+	__u64 peers_evicted;	/* idle peers forgotten because the table was full
+				 * (a flood of forged frames)                     */
 };
 /** Fill @st with the endpoint's counters (and its socket's, shared with the
  *  process's other endpoints on the same queue). */

@@ -1946,12 +1946,20 @@ static void rq_push(int d, const struct xw_hdr *h, const void *pl, size_t len, i
 	}
 }
 
+static bool sink_unknown;		      /* frames to unknown addresses: counted */
+static __u64 sink_frames[XW_PKT_TYPE_MAX]; /* ... per type                         */
+
 static int r_send(void *ctx, const struct xw_addr *dst, const struct xw_hdr *h,
 		  const void *payload, size_t len)
 {
 	struct node *sn = ctx;
 	int s = sn->id, d = node_of(dst);
 
+	if (d < 0 && sink_unknown) {
+		/* an answer to a forged source address */
+		sink_frames[h->type < XW_PKT_TYPE_MAX ? h->type : 0]++;
+		return 0;
+	}
 	REQUIRE(d >= 0, "frame to an unknown address");
 	CHECK(len == ntohs(h->payload_len), "len %zu payload_len %u", len, ntohs(h->payload_len));
 	if (!nodes[d].e)
@@ -2651,6 +2659,106 @@ static void test_rel_forged(void)
 	       "frames dropped and counted, the connection unaffected\n");
 }
 
+/*
+ * A flood of forged frames from made-up addresses (CONNECTs with random
+ * sessions, SMALLs of sessions nobody has) at a victim with a small peer
+ * table, while it exchanges messages with a real peer: the table stays
+ * within peers_max, no forged frame is delivered or held, the victim
+ * answers at most one frame per forged frame (no amplification), the real
+ * connection goes on in its session, and after the flood a new real peer
+ * gets in (idle peers are evicted).
+ */
+static void test_rel_flood(void)
+{
+	struct xwi_engine_cfg c[3] = { rel_cfg(1), rel_cfg(2), rel_cfg(3) };
+	__u64 forged_connect = 0, forged_small = 0;
+	struct xwi_engine_stats v, r;
+	__u64 peers_max_seen = 0;
+
+	c[0].peers_max = 16;
+	rnet_init(3, c, 1400);
+	rx_rc_bad = 0;
+	memset(sink_frames, 0, sizeof(sink_frames));
+	sink_unknown = true;
+	rmix(20, 3000, false, 1400, "before the flood", 10ULL * 1000000000ULL);
+	for (int round = 0; round < 40; round++) {
+		for (int i = 0; i < 250; i++) {
+			struct xw_addr src = { .encap = XW_ENCAP_ETH, .ep = (__u16)(rng() % 64) };
+			struct xw_hdr h;
+			__u32 x = (__u32)rng();
+
+			memcpy(src.mac, (__u8[6]){ 0x02, 0xEE, (__u8)(x >> 24), (__u8)(x >> 16),
+						     (__u8)(x >> 8), (__u8)x }, 6);
+			h = craft(1, 0, i % 2 ? XW_PKT_SMALL : XW_PKT_CONNECT);
+			h.src_ep = htons(src.ep);
+			h.session = htonl((__u32)rng() | 1);
+			h.seq = htonl((__u32)rng());
+			h.ack = 0;
+			if (h.type == XW_PKT_SMALL) {
+				h.msg_len = htonl(4);
+				h.frag_count = htonl(1);
+				h.payload_len = htons(4);
+				h.match = htobe64(0xF0F0);
+				seal(&h, "evil", 4);
+				forged_small++;
+				CHECK(xwi_engine_rx(nodes[0].e, &src, &h, "evil", 4) == 0, "rx forged");
+			} else {
+				seal(&h, NULL, 0);
+				forged_connect++;
+				CHECK(xwi_engine_rx(nodes[0].e, &src, &h, NULL, 0) == 0, "rx forged");
+			}
+			if (rst(0).peers > peers_max_seen)
+				peers_max_seen = rst(0).peers;
+		}
+		/* the real pair keeps talking during the flood */
+		rmix(6, round % 8 ? 0 : 3000, false, 1500 + (__u32)round * 10, "during the flood",
+		     10ULL * 1000000000ULL);
+	}
+	rsettle();
+	v = rst(0);
+	r = rst(1);
+	CHECK(peers_max_seen <= 16 && v.peers <= 16, "peer table: %llu peers at most, %llu now "
+	      "(peers_max 16)", (unsigned long long)peers_max_seen, (unsigned long long)v.peers);
+	CHECK(v.peers_evicted > 0, "no idle peer was evicted");
+	CHECK(v.unexpected_bytes == 0 && v.pushed_bytes == 0, "forged data held: %llu + %llu bytes",
+	      (unsigned long long)v.unexpected_bytes, (unsigned long long)v.pushed_bytes);
+	CHECK(sink_frames[XW_PKT_CONNECT_REPLY] <= forged_connect &&
+		      sink_frames[XW_PKT_CONNECT] <= forged_small &&
+		      sink_frames[XW_PKT_SMALL] + sink_frames[XW_PKT_MEDIUM] + sink_frames[XW_PKT_ACK] +
+				      sink_frames[XW_PKT_RNDV] == 0,
+	      "answers to forged addresses: %llu CONNECT_REPLY for %llu CONNECTs, %llu CONNECT for "
+	      "%llu SMALLs, %llu other", (unsigned long long)sink_frames[XW_PKT_CONNECT_REPLY],
+	      (unsigned long long)forged_connect, (unsigned long long)sink_frames[XW_PKT_CONNECT],
+	      (unsigned long long)forged_small,
+	      (unsigned long long)(sink_frames[XW_PKT_SMALL] + sink_frames[XW_PKT_ACK]));
+	CHECK(r.sessions == 1 && r.peer_restarts == 0 && r.timeouts == 0 && v.timeouts == 0,
+	      "the real connection: sessions %llu, restarts %llu, timeouts %llu/%llu",
+	      (unsigned long long)r.sessions, (unsigned long long)r.peer_restarts,
+	      (unsigned long long)r.timeouts, (unsigned long long)v.timeouts);
+	/* a new real peer after the flood */
+	{
+		struct rmsgt m[2] = { { .a = 2, .b = 0, .len = 3000, .seed = 1 },
+				      { .a = 0, .b = 2, .len = 500, .seed = 2 } };
+		struct rmsgt *vv[2] = { m, m + 2 };
+
+		rbatch_post(m, 2, false);
+		CHECK(rpump(all_done, vv, 10ULL * 1000000000ULL), "a new peer after the flood");
+		rbatch_check(m, 2, "new peer after the flood");
+		rbatch_free(m, 2);
+	}
+	CHECK(rx_rc_bad == 0, "rx returned unexpected errors %d times", rx_rc_bad);
+	sink_unknown = false;
+	rnet_free();
+	printf("reliability: flood of %llu forged CONNECTs and %llu forged SMALLs from made-up "
+	       "addresses: peer table <= %llu (peers_max 16, %llu idle peers evicted), answers "
+	       "%llu + %llu (<= 1 per forged frame), nothing held, the real connection unaffected, "
+	       "a new peer gets in\n", (unsigned long long)forged_connect,
+	       (unsigned long long)forged_small, (unsigned long long)peers_max_seen,
+	       (unsigned long long)v.peers_evicted,
+	       (unsigned long long)sink_frames[XW_PKT_CONNECT_REPLY],
+	       (unsigned long long)sink_frames[XW_PKT_CONNECT]);
+}
+
 static void test_rel_blackhole(void)
 {
 	struct xwi_engine_cfg c = rel_cfg(1), d = rel_cfg(2);
@@ -2918,6 +3026,7 @@ int main(void)
 	test_rel_matrix();
 	test_rel_wrap();
 	test_rel_forged();
+	test_rel_flood();
 	test_rel_blackhole();
 	test_rel_restart();
 	test_rel_bound();

@@ -1538,6 +1538,8 @@ XW_API int xw_check__poll(struct xw_check *c)
 	return n;
 }
 
+_Static_assert(XW_PKT_TYPE_MAX <= 16, "xw_endpoint_stats.rtx_by_type");
+
 XW_API int xw_endpoint__stats(const struct xw_endpoint *ep, struct xw_endpoint_stats *st)
 {
 	struct xwi_engine_stats es;
@@ -1578,5 +1580,12 @@ XW_API int xw_endpoint__stats(const struct xw_endpoint *ep, struct xw_endpoint_s
 	st->sessions = es.sessions;
 	st->rx_ctrl_frames = es.rx_frames[XW_PKT_ACK] + es.rx_frames[XW_PKT_CONNECT] +
 			     es.rx_frames[XW_PKT_CONNECT_REPLY] + es.rx_frames[XW_PKT_CLOSE];
+	for (int i = 0; i < XW_PKT_TYPE_MAX; i++)
+		st->rtx_by_type[i] = es.rtx_frames[i];
+	st->rx_refused = es.rx_nobufs;
+	st->unexpected_bytes = es.unexpected_bytes;
+	st->pushed_bytes = es.pushed_bytes;
+	st->peers = es.peers;
+	st->peers_evicted = es.peers_evicted;
 	return 0;
 }

@@ -313,6 +313,7 @@ struct peer {
 	bool acked_once;       /* the peer acked a frame: it knows our ISN     */
 	__u32 my_sid, isn, snd_una, snd_nxt;
 	__u32 peer_sid, rcv_nxt;
+	__u32 peer_isn;	       /* the peer's ISN (half-open: rcv_nxt == peer_isn) */
 	__u32 retired[XWI_RETIRED];
 	__u32 nretired;
 	__u32 ack_owed;	       /* frames taken since our last ack went out     */
@@ -329,6 +330,7 @@ struct peer {
 	__u64 last_reply;      /* CONNECT_REPLY rate limit                     */
 	__u64 srtt, rttvar, rto;
 	bool reply_owed;       /* a CONNECT_REPLY is owed                      */
+	bool probe;	       /* our CONNECT introduces us (not retried idle)  */
 	__u64 unsol_due;       /* introduce ourselves (no session) then        */
 	bool rtx_now;	       /* resend the oldest unacked frame at once      */
 	struct xl rtxq;	       /* struct rtxf, by seq                          */
@@ -582,8 +584,10 @@ void *xwi_engine_ctx(struct xwi_engine *e)
 
 void xwi_engine_stats(const struct xwi_engine *e, struct xwi_engine_stats *out)
 {
-	if (e && out)
+	if (e && out) {
 		*out = e->st;
+		out->peers = e->npeers;
+	}
 }
 
 bool xwi_engine_has_unexpected(const struct xwi_engine *e)
@@ -610,13 +614,68 @@ static struct peer *peer_find(struct xwi_engine *e, const struct xw_addr *a)
 	return NULL;
 }
 
+static void conn_event(struct xwi_engine *e, struct peer *p, __u32 sid);
+
+/*
+ * A peer we exchanged nothing with: no sequenced frame either way, no
+ * message, no ack of ours, nothing queued - either half-open (it sent a
+ * CONNECT, we answered, nothing since) or unknown (frames of a session we
+ * do not know; we introduced ourselves).  Forged frames from made-up
+ * addresses leave exactly such peers behind; a real peer sends its data
+ * right after the handshake.
+ */
+static bool peer_idle(const struct peer *p)
+{
+	return !p->acked_once && (!p->rx_known || p->rcv_nxt == p->peer_isn) &&
+	       p->snd_nxt == p->isn && !p->inflight && !p->nooo && !p->tx_next_id &&
+	       !p->rx_next_id && xl_empty(&p->rr) && xl_empty(&p->ctrlq) &&
+	       xl_empty(&p->dataq) && xl_empty(&p->sends) && xl_empty(&p->active) &&
+	       xl_empty(&p->held) && xl_empty(&p->rtxq) && xl_empty(&p->ooo);
+}
+
+static void peer_forget(struct xwi_engine *e, struct peer *p)
+{
+	if (p->rx_known)
+		conn_event(e, p, 0);
+	xl_del(&p->link);
+	if (e->last_peer == p)
+		e->last_peer = NULL;
+	e->npeers--;
+	free(p);
+}
+
+/*
+ * The peer table is full: forget the idle peer (see peer_idle) heard from
+ * least recently.  A flood of forged frames from made-up addresses thus
+ * cannot lock real peers out; established peers are never evicted.  (A
+ * real peer evicted between its handshake and its first data frame finds
+ * us "reopened": its started sends fail with -ECONNRESET.  That takes a
+ * full table of idle peers, i.e. a flood.)
+ */
+static bool peer_evict(struct xwi_engine *e)
+{
+	struct peer *victim = NULL;
+
+	for (struct xl *l = e->peers.next; l != &e->peers; l = l->next) {
+		struct peer *p = xl_entry(l, struct peer, link);
+
+		if (peer_idle(p) && (!victim || p->last_heard < victim->last_heard))
+			victim = p;
+	}
+	if (!victim)
+		return false;
+	e->st.peers_evicted++;
+	peer_forget(e, victim);
+	return true;
+}
+
 static struct peer *peer_get(struct xwi_engine *e, const struct xw_addr *a)
 {
 	struct peer *p = peer_find(e, a);
 
 	if (p)
 		return p;
-	if (e->npeers >= (e->cfg.peers_max ? e->cfg.peers_max : XW_MAX_CONNS))
+	if (e->npeers >= (e->cfg.peers_max ? e->cfg.peers_max : XW_MAX_CONNS) && !peer_evict(e))
 		return NULL;
 	p = calloc(1, sizeof(*p));
 	if (!p)
@@ -1877,6 +1936,7 @@ static void conn_start(struct xwi_engine *e, struct peer *p)
 	p->conn_start = now(e);
 	p->conn_tries = 0;
 	p->unsol_due = 0;
+	p->probe = false;
 	conn_send(e, p, p->conn_start);
 }
 
@@ -2075,7 +2135,7 @@ static void peer_reset(struct xwi_engine *e, struct peer *p, int err, bool keep)
 static void adopt(struct xwi_engine *e, struct peer *p, __u32 sid, __u32 isn)
 {
 	p->peer_sid = sid;
-	p->rcv_nxt = isn;
+	p->rcv_nxt = p->peer_isn = isn;
 	p->rx_known = true;
 	p->ack_owed = 0;
 	p->unsol_due = 0;
@@ -2432,20 +2492,30 @@ static int rel_timers(struct xwi_engine *e)
 	__u64 t = now(e);
 	int n = 0;
 
-	for (struct xl *l = e->peers.next; l != &e->peers; l = l->next) {
+	for (struct xl *l = e->peers.next, *next; l != &e->peers; l = next) {
 		struct peer *p = xl_entry(l, struct peer, link);
 
+		next = l->next; /* p may be forgotten */
 		if (p->unsol_due && t >= p->unsol_due) {
 			/* frames of a session we do not know kept coming and
 			 * no CONNECT: we were reopened (or forgot the peer) */
 			p->unsol_due = 0;
 			if (p->cstate == C_NONE) {
 				conn_start(e, p);
+				p->probe = true;
 				n++;
 				peer_kick(e, p);
 			}
 		}
 		if (p->cstate == C_SYN && p->conn_due && t >= p->conn_due) {
+			if (p->probe && peer_idle(p)) {
+				/* An introduction is not retried: one CONNECT
+				 * per frame of the unknown session at most (no
+				 * amplification); the peer's own retransmission
+				 * brings the next.  Nothing to keep. */
+				peer_forget(e, p);
+				continue;
+			}
 			if (t - p->conn_start >= e->cfg.give_up_ns) {
 				give_up(e, p);
 				continue;
