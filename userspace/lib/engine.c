@@ -1204,9 +1204,9 @@ int xwi_engine_isend(struct xwi_engine *e, const struct xw_addr *dst, const void
 	tx_run(e, INT_MAX);
 	if (copy) {
 		if (req->state == XWI_REQ_PENDING) {
-			size_t off = (size_t)s->next * P;
-
-			memcpy(copy + off, (const unsigned char *)buf + off, len - off);
+			/* all of it, the frames already out too: a connection
+			 * reset rewinds the send to its start (replay_unacked) */
+			memcpy(copy, buf, len);
 			s->copy = copy;
 			s->data = copy;
 		} else {
