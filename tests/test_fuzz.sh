@@ -1,0 +1,88 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+# libFuzzer targets ($OUTPUT/fuzz/fuzz_*, built by mk/fuzz.mk with ASan and
+# UBSan): every regression input (tests/fuzz/regress/<target>/) and corpus
+# file (tests/fuzz/corpus/<target>/) once, then FUZZ_SECONDS of fuzzing per
+# target from the corpus, with a fixed seed (FUZZ_SEED overrides; 0 lets
+# libFuzzer choose).  One process per target (no -jobs: the machine's
+# cores are shared).  Any crash, sanitizer report or broken invariant fails,
+# with the reproducer's path.  Skips when the targets were not built (no
+# clang with libFuzzer).
+#   FUZZ_SECONDS   per target (default 20)
+#   FUZZ_SEED      default 1
+#   FUZZ_CRASH_DIR where crashers are kept (default $OUTPUT/fuzz/crashes)
+#   FUZZ_WORK_DIR  where new corpus inputs go, per target (default: temporary)
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+OUTPUT=${OUTPUT:-$here/../.output}
+secs=${FUZZ_SECONDS:-20}
+seed=${FUZZ_SEED:-1}
+tmp=$(mktemp -d /tmp/xw-fuzz.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+crashdir=${FUZZ_CRASH_DIR:-$OUTPUT/fuzz/crashes}
+workdir=${FUZZ_WORK_DIR:-$tmp/corpus}
+mkdir -p "$crashdir" "$workdir"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+
+targets=()
+for src in "$here"/fuzz/fuzz_*.c; do
+	t=$(basename "$src" .c)
+	[ -x "$OUTPUT/fuzz/$t" ] && targets+=("$t")
+done
+if [ ${#targets[@]} -eq 0 ]; then
+	echo "SKIP no libFuzzer targets in $OUTPUT/fuzz (clang with libFuzzer missing?)"
+	exit 77
+fi
+echo "fuzz: seed $seed, ${secs}s per target: ${targets[*]}"
+
+fail=0
+for t in "${targets[@]}"; do
+	bin=$OUTPUT/fuzz/$t
+	log=$tmp/$t.log
+	# 1. known crashers and the seed corpus, each input once
+	inputs=()
+	for d in "$here/fuzz/regress/$t" "$here/fuzz/corpus/$t"; do
+		[ -d "$d" ] || continue
+		for f in "$d"/*; do [ -f "$f" ] && inputs+=("$f"); done
+	done
+	if [ ${#inputs[@]} -gt 0 ]; then
+		# one process per input would take too long; on a failure,
+		# find the input that breaks alone
+		if ! "$bin" -runs=1 "${inputs[@]}" >"$log" 2>&1; then
+			for f in "${inputs[@]}"; do
+				if ! "$bin" -runs=1 "$f" >"$log" 2>&1; then
+					echo "FAIL $t: $f"
+					grep -m3 -E 'INVARIANT|ERROR|runtime error' "$log"
+					echo "reproduce: $bin $f"
+					fail=1
+					break
+				fi
+			done
+		fi
+		echo "$t: ${#inputs[@]} regression and corpus inputs replayed"
+	fi
+	[ "$secs" -gt 0 ] || continue
+	# 2. bounded fuzzing from the corpus; new inputs go to $workdir/$t
+	mkdir -p "$workdir/$t"
+	corp=("$workdir/$t")
+	[ -d "$here/fuzz/corpus/$t" ] && corp+=("$here/fuzz/corpus/$t")
+	if ! "$bin" -seed="$seed" -max_total_time="$secs" -timeout=10 -rss_limit_mb=1024 \
+		-max_len=4096 -print_final_stats=1 \
+		-artifact_prefix="$crashdir/$t-" "${corp[@]}" >"$log" 2>&1 ||
+		grep -q '^==[0-9]*==ERROR' "$log"; then
+		repro=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)
+		echo "FAIL $t (seed $seed)"
+		grep -m5 -E 'INVARIANT|ERROR|runtime error|SUMMARY' "$log"
+		if [ -n "$repro" ]; then
+			echo "reproducer: $repro"
+			echo "reproduce: $bin $repro  (FZ_TRACE=1 for fuzz_engine's trace)"
+		fi
+		fail=1
+		continue
+	fi
+	echo "$t: $(sed -n 's/^stat::number_of_executed_units: *//p' "$log") runs," \
+		"$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log") exec/s," \
+		"$(sed -n 's/^stat::new_units_added: *//p' "$log") new inputs"
+done
+exit $fail
