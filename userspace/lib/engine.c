@@ -420,6 +420,7 @@ struct xwi_req_priv {
 	bool started;
 	bool notified;	     /* NOTIFY arrived: done once its queued frames are out */
 	bool internal;	     /* detached eager send: freed when its frames are out */
+	bool replayed;	     /* rewound by a connection reset: frames went out */
 	__u32 len, nfrags, burst, next, msg_id;
 	__u32 first_seq;     /* reliable: seq of its first frame */
 	__u64 match;
@@ -2037,6 +2038,7 @@ static void replay_unacked(struct xwi_engine *e, struct peer *p)
 				xl_del(&s->tx.link);
 			xl_del(&s->slink);
 			s->started = false;
+			s->replayed = true;
 			s->notified = false;
 			s->next = 0;
 		} else if (t != XW_PKT_RNDV) {
@@ -2739,8 +2741,8 @@ int xwi_engine_cancel(struct xwi_engine *e, struct xw_request *req)
 		req_done(e, req);
 		return 0;
 	}
-	if (r->started)
-		return -EBUSY;
+	if (r->started || r->replayed)
+		return -EBUSY; /* (replayed: the old connection may have it) */
 	send_complete(e, r, -ECANCELED);
 	return 0;
 }
