@@ -199,7 +199,9 @@
  * retransmitted frame carries the current ack and a new CRC, and neither
  * LAT nor MORE (it is late already: the XDP program's coalescing timeout
  * wakes the receiver; and the wake accounting stays exact).  No progress
- * (ack advancing) for give_up_ns with frames unacked, a handshake
+ * (ack advancing) for give_up_ns with frames unacked and nothing heard
+ * from the peer that long (a peer that answers but refuses frames over its
+ * memory bounds is waited for, as TCP probes a zero window), a handshake
  * unanswered that long, or silence that long while our PULLs are acked but
  * their data does not come: the connection is reset and every request
  * with that peer completes with -ETIMEDOUT.
@@ -623,15 +625,21 @@ static void conn_event(struct xwi_engine *e, struct peer *p, __u32 sid);
  * CONNECT, we answered, nothing since) or unknown (frames of a session we
  * do not know; we introduced ourselves).  Forged frames from made-up
  * addresses leave exactly such peers behind; a real peer sends its data
- * right after the handshake.
+ * right after the handshake.  No message of it may be left either: a
+ * connection reset keeps the complete ones in the unexpected queue.
  */
-static bool peer_idle(const struct peer *p)
+static bool peer_idle(const struct xwi_engine *e, const struct peer *p)
 {
-	return !p->acked_once && (!p->rx_known || p->rcv_nxt == p->peer_isn) &&
-	       p->snd_nxt == p->isn && !p->inflight && !p->nooo && !p->tx_next_id &&
-	       !p->rx_next_id && xl_empty(&p->rr) && xl_empty(&p->ctrlq) &&
-	       xl_empty(&p->dataq) && xl_empty(&p->sends) && xl_empty(&p->active) &&
-	       xl_empty(&p->held) && xl_empty(&p->rtxq) && xl_empty(&p->ooo);
+	if (p->acked_once || (p->rx_known && p->rcv_nxt != p->peer_isn) ||
+	    p->snd_nxt != p->isn || p->inflight || p->nooo || p->tx_next_id ||
+	    p->rx_next_id || !xl_empty(&p->rr) || !xl_empty(&p->ctrlq) ||
+	    !xl_empty(&p->dataq) || !xl_empty(&p->sends) || !xl_empty(&p->active) ||
+	    !xl_empty(&p->held) || !xl_empty(&p->rtxq) || !xl_empty(&p->ooo))
+		return false;
+	for (const struct xl *l = e->rmsgs.next; l != &e->rmsgs; l = l->next)
+		if (xl_entry(l, struct rmsg, alink)->peer == p)
+			return false;
+	return true;
 }
 
 static void peer_forget(struct xwi_engine *e, struct peer *p)
@@ -660,7 +668,7 @@ static bool peer_evict(struct xwi_engine *e)
 	for (struct xl *l = e->peers.next; l != &e->peers; l = l->next) {
 		struct peer *p = xl_entry(l, struct peer, link);
 
-		if (peer_idle(p) && (!victim || p->last_heard < victim->last_heard))
+		if (peer_idle(e, p) && (!victim || p->last_heard < victim->last_heard))
 			victim = p;
 	}
 	if (!victim)
@@ -2510,7 +2518,7 @@ static int rel_timers(struct xwi_engine *e)
 			}
 		}
 		if (p->cstate == C_SYN && p->conn_due && t >= p->conn_due) {
-			if (p->probe && peer_idle(p)) {
+			if (p->probe && peer_idle(e, p)) {
 				/* An introduction is not retried: one CONNECT
 				 * per frame of the unknown session at most (no
 				 * amplification); the peer's own retransmission
@@ -2540,7 +2548,12 @@ static int rel_timers(struct xwi_engine *e)
 				give_up(e, p);
 			continue;
 		}
-		if (t - p->last_progress >= e->cfg.give_up_ns) {
+		/* Nothing acknowledged for give_up_ns: give up unless the
+		 * peer is alive and refusing (its unexpected queue is full:
+		 * it acks what it had, we resend at rto_max, as TCP probes a
+		 * zero window). */
+		if (t - p->last_progress >= e->cfg.give_up_ns &&
+		    t - p->last_heard >= e->cfg.give_up_ns) {
 			give_up(e, p);
 			continue;
 		}
