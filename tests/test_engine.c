@@ -2759,6 +2759,60 @@ static void test_rel_flood(void)
 	       (unsigned long long)sink_frames[XW_PKT_CONNECT]);
 }
 
+/*
+ * A large send waits for the receiver's PULLs: an alive receiver that posts
+ * its receive only after more than give_up is not given up (the sender
+ * probes it, it answers); one killed after acking the RNDV is given up
+ * within give_up, not waited for forever.
+ */
+static void test_rel_probe(void)
+{
+	struct xwi_engine_cfg c[2] = { rel_cfg(1), rel_cfg(2) };
+	unsigned char *sb = malloc(3000), *rb = malloc(3000);
+	struct xw_request *sr, *rr;
+	__u64 t0;
+
+	REQUIRE(sb && rb, "malloc");
+	fill(sb, 3000, 7);
+	c[0].give_up_ns = c[1].give_up_ns = 2000000000ULL;
+	rnet_init(2, c, 1600);
+	rx_rc_bad = 0;
+	REQUIRE(xwi_engine_isend(nodes[0].e, &nodes[1].addr, sb, 3000, 5, &sr) == 0, "isend");
+	rpump(NULL, NULL, 6ULL * 1000000000ULL); /* 3x give_up, no receive posted */
+	CHECK(sr->state != XWI_REQ_DONE, "late receiver: the send completed (error %d) before "
+	      "any receive was posted", sr->status.error);
+	REQUIRE(xwi_engine_irecv(nodes[1].e, rb, 3000, 5, ALL, &rr) == 0, "irecv");
+	rpump(NULL, NULL, 2ULL * 1000000000ULL);
+	CHECK(sr->state == XWI_REQ_DONE && sr->status.error == 0 && rr->state == XWI_REQ_DONE &&
+		      rr->status.error == 0 && !memcmp(sb, rb, 3000),
+	      "late receiver after 6 s: send %d/%d, receive %d/%d", sr->state, sr->status.error,
+	      rr->state, rr->status.error);
+	xwi_request_free(sr);
+	xwi_request_free(rr);
+	/* now the receiver dies after acking the RNDV */
+	REQUIRE(xwi_engine_isend(nodes[0].e, &nodes[1].addr, sb, 3000, 6, &sr) == 0, "isend");
+	rpump(NULL, NULL, 50000000ULL);
+	CHECK(sr->state != XWI_REQ_DONE, "the send completed without a receive");
+	xwi_engine_free(nodes[1].e);
+	nodes[1].e = NULL;
+	drop_queue(1);
+	t0 = rclock;
+	while (sr->state != XWI_REQ_DONE && rclock - t0 < 10ULL * 1000000000ULL)
+		rpass();
+	CHECK(sr->state == XWI_REQ_DONE && sr->status.error == -ETIMEDOUT &&
+		      rclock - t0 <= 2500000000ULL,
+	      "killed receiver: send state %d error %d after %llu ms (give_up 2 s)", sr->state,
+	      sr->status.error, (unsigned long long)((rclock - t0) / 1000000));
+	CHECK(rst(0).probes > 0, "the silent receiver was never probed");
+	xwi_request_free(sr);
+	rnet_free();
+	free(sb);
+	free(rb);
+	printf("reliability: a large send to a receiver that posts late (3x give-up) completes "
+	       "(the sender probes, the receiver answers); one to a receiver killed after the "
+	       "RNDV fails with -ETIMEDOUT within give-up\n");
+}
+
 static void test_rel_blackhole(void)
 {
 	struct xwi_engine_cfg c = rel_cfg(1), d = rel_cfg(2);
@@ -3027,6 +3081,7 @@ int main(void)
 	test_rel_wrap();
 	test_rel_forged();
 	test_rel_flood();
+	test_rel_probe();
 	test_rel_blackhole();
 	test_rel_restart();
 	test_rel_bound();

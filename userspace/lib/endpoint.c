@@ -1581,7 +1581,7 @@ XW_API int xw_endpoint__stats(const struct xw_endpoint *ep, struct xw_endpoint_s
 	st->rx_ctrl_frames = es.rx_frames[XW_PKT_ACK] + es.rx_frames[XW_PKT_CONNECT] +
 			     es.rx_frames[XW_PKT_CONNECT_REPLY] + es.rx_frames[XW_PKT_CLOSE];
 	for (int i = 0; i < XW_PKT_TYPE_MAX; i++)
-		st->rtx_by_type[i] = es.rtx_frames[i];
+		st->tx_by_type[i] = es.tx_frames[i], st->rtx_by_type[i] = es.rtx_frames[i];
 	st->rx_refused = es.rx_nobufs;
 	st->unexpected_bytes = es.unexpected_bytes;
 	st->pushed_bytes = es.pushed_bytes;

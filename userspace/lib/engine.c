@@ -203,7 +203,9 @@
  * from the peer that long (a peer that answers but refuses frames over its
  * memory bounds is waited for, as TCP probes a zero window), a handshake
  * unanswered that long, or silence that long while our PULLs are acked but
- * their data does not come: the connection is reset and every request
+ * their data does not come, or while our large sends wait for PULLs (a
+ * silent peer is probed from give_up/4 on with a duplicate CONNECT, which a
+ * live peer answers with a CONNECT_REPLY): the connection is reset and every request
  * with that peer completes with -ETIMEDOUT.
  *
  * Receiving.  A frame with seq == the next expected is handed to the
@@ -333,6 +335,7 @@ struct peer {
 	__u64 srtt, rttvar, rto;
 	bool reply_owed;       /* a CONNECT_REPLY is owed                      */
 	bool probe;	       /* our CONNECT introduces us (not retried idle)  */
+	__u64 last_probe;      /* keepalive CONNECT to a silent peer            */
 	__u64 unsol_due;       /* introduce ourselves (no session) then        */
 	bool rtx_now;	       /* resend the oldest unacked frame at once      */
 	struct xl rtxq;	       /* struct rtxf, by seq                          */
@@ -2317,9 +2320,10 @@ static int rx_connect_reply(struct xwi_engine *e, const struct xw_addr *src,
 	}
 	e->st.rx_frames[XW_PKT_CONNECT_REPLY]++;
 	if (p->rx_known) {
-		if (sid == p->peer_sid)
+		if (sid == p->peer_sid) {
 			e->st.handshake_dups++;
-		else
+			p->last_heard = now(e); /* the answer to a probe */
+		} else
 			e->st.session_rejects++;
 		return 0;
 	}
@@ -2543,6 +2547,26 @@ static int rel_timers(struct xwi_engine *e)
 			}
 		}
 		if (!p->inflight) {
+			if (p->rx_known && p->cstate == C_EST && !xl_empty(&p->sends)) {
+				/* Large sends wait for the peer's PULLs (a late
+				 * receiver may post its receive any time): a
+				 * silent peer is probed with a duplicate CONNECT,
+				 * which an alive peer answers; one that stays
+				 * silent for give_up_ns is given up. */
+				__u64 quiet = t - p->last_heard;
+
+				if (quiet >= e->cfg.give_up_ns) {
+					give_up(e, p);
+					continue;
+				}
+				if (quiet >= e->cfg.give_up_ns / 4 &&
+				    t - p->last_probe >= e->cfg.give_up_ns / 8 &&
+				    !emit_ctl(e, p, XW_PKT_CONNECT, p->isn, 0)) {
+					p->last_probe = t;
+					e->st.probes++;
+					n++;
+				}
+			}
 			if (p->rx_known && t - p->last_heard >= e->cfg.give_up_ns &&
 			    awaiting_data(p))
 				give_up(e, p);

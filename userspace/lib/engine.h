@@ -249,6 +249,7 @@ struct xwi_engine_stats {
 	__u64 peers_dropped;	   /* CONNECTs over peers_max                */
 	__u64 peers_evicted;	   /* idle peers forgotten (table full)      */
 	__u64 peers;		   /* peers known now (at most peers_max)    */
+	__u64 probes;		   /* keepalive CONNECTs to silent peers     */
 	__u64 hook_drops;	   /* frames dropped by drop_first_type      */
 	__u64 rx_nobufs;	   /* frames refused over the bounds (resent) */
 	__u64 replayed;		   /* messages sent again to a new incarnation */
