@@ -28,14 +28,14 @@
  *  - an eager send's buffer is not read after isend returns, a large one's
  *    not after the send completed (ASan: freed at once);
  *  - a frame from a real peer that was not damaged is never rejected;
- *  - (not adversary) at the end every send has completed, and unless an
- *    engine restarted or gave a peer up, every message sent with success
- *    was delivered exactly once; without forgers nothing is left in the
- *    unexpected and pushed buffers.
+ *  - (not adversary) at the end every send has completed (also after
+ *    give-ups and restarts: a large send whose receiver forgot it probes
+ *    and gives up), and unless an engine restarted or gave a peer up,
+ *    every message sent with success was delivered exactly once; without
+ *    forgers nothing is left in the unexpected and pushed buffers.
  * Not checked after an engine restarted or gave a peer up (known protocol
- * limitations, see recv_done() and settle()): exactly-once delivery (a
- * reset connection replays what the peer took without acknowledging it),
- * completion of large sends whose receiver forgot them, and stale PULLs of
+ * limitations, see recv_done()): exactly-once delivery (a reset connection
+ * replays what the peer took without acknowledging it), and stale PULLs of
  * the old connection being refused.  FZ_TRACE=1 prints every operation and
  * frame.
  * Without the adversary bit, the data checks hold even with forgers: they
@@ -854,14 +854,13 @@ static void settle(void)
 		bool lossless = !S.restarts, timeouts = gave_up();
 
 		/*
-		 * Known limitation, not checked once an engine gave a peer up:
-		 * a large send whose RNDV the peer acknowledged waits for its
-		 * PULLs or NOTIFY with no timer of its own (a receive may be
-		 * posted arbitrarily late); if the receiver gave the connection
-		 * up meanwhile (and forgot the message) and sends nothing
-		 * more, the send waits until the receiver talks again.
+		 * Every send completes, also once an engine gave a peer up: a
+		 * large send whose RNDV the peer acknowledged and then forgot
+		 * (it gave the connection up) probes the silent peer and gives
+		 * up in turn.
 		 */
-		for (int i = 0; i < S.nm && !timeouts; i++)
+		(void)timeouts;
+		for (int i = 0; i < S.nm; i++)
 			FZ_ASSERT(!S.m[i].pending, "send %d (%u bytes, %d->%d) never completed", i,
 				  S.m[i].len, S.m[i].from, S.m[i].to);
 		for (int i = 0; i < NN; i++) {

@@ -199,9 +199,10 @@
  * retransmitted frame carries the current ack and a new CRC, and neither
  * LAT nor MORE (it is late already: the XDP program's coalescing timeout
  * wakes the receiver; and the wake accounting stays exact).  No progress
- * (ack advancing) for give_up_ns with frames unacked and nothing heard
- * from the peer that long (a peer that answers but refuses frames over its
- * memory bounds is waited for, as TCP probes a zero window), a handshake
+ * (ack advancing) for give_up_ns with frames unacked (unless the peer
+ * answered our resends with pure ACKs meanwhile: it is alive and refuses
+ * frames over its memory bounds, and is waited for as TCP probes a zero
+ * window), a handshake
  * unanswered that long, or silence that long while our PULLs are acked but
  * their data does not come, or while our large sends wait for PULLs (a
  * silent peer is probed from give_up/4 on with a duplicate CONNECT, which a
@@ -336,6 +337,7 @@ struct peer {
 	bool reply_owed;       /* a CONNECT_REPLY is owed                      */
 	bool probe;	       /* our CONNECT introduces us (not retried idle)  */
 	__u64 last_probe;      /* keepalive CONNECT to a silent peer            */
+	__u64 last_dupack;     /* a pure ACK of snd_una while frames were out   */
 	__u64 unsol_due;       /* introduce ourselves (no session) then        */
 	bool rtx_now;	       /* resend the oldest unacked frame at once      */
 	struct xl rtxq;	       /* struct rtxf, by seq                          */
@@ -2225,6 +2227,8 @@ static void rx_ack(struct xwi_engine *e, struct peer *p, __u32 ack, bool pure)
 	if (seq_before(ack, p->snd_una))
 		return; /* old */
 	if (ack == p->snd_una) {
+		if (pure && p->inflight)
+			p->last_dupack = now(e); /* alive, refusing (or lost data) */
 		if (pure && p->inflight && ++p->dupacks == 3) {
 			e->st.fast_rtx++;
 			p->rtx_now = true;
@@ -2547,6 +2551,7 @@ static int rel_timers(struct xwi_engine *e)
 			}
 		}
 		if (!p->inflight) {
+			p->rtx_now = false; /* nothing left to resend (acked or reset) */
 			if (p->rx_known && p->cstate == C_EST && !xl_empty(&p->sends)) {
 				/* Large sends wait for the peer's PULLs (a late
 				 * receiver may post its receive any time): a
@@ -2574,10 +2579,12 @@ static int rel_timers(struct xwi_engine *e)
 		}
 		/* Nothing acknowledged for give_up_ns: give up unless the
 		 * peer is alive and refusing (its unexpected queue is full:
-		 * it acks what it had, we resend at rto_max, as TCP probes a
-		 * zero window). */
+		 * it answers our resends, every rto_max, with a pure ACK of
+		 * what it had, as TCP probes a zero window).  Other frames of
+		 * the peer do not count: a peer that talks but ignores our
+		 * frames (a session mix-up) must be given up and reset. */
 		if (t - p->last_progress >= e->cfg.give_up_ns &&
-		    t - p->last_heard >= e->cfg.give_up_ns) {
+		    t - p->last_dupack >= e->cfg.give_up_ns) {
 			give_up(e, p);
 			continue;
 		}
@@ -2641,7 +2648,7 @@ __u64 xwi_engine_next_deadline(const struct xwi_engine *e)
 		const struct peer *p = xl_entry(l, struct peer, link);
 		__u64 c = UINT64_MAX;
 
-		if (p->reply_owed || p->rtx_now || p->ack_now)
+		if (p->reply_owed || (p->rtx_now && p->inflight) || p->ack_now)
 			return 0;
 		if (p->cstate == C_SYN && p->conn_due)
 			c = p->conn_due;
@@ -2650,13 +2657,28 @@ __u64 xwi_engine_next_deadline(const struct xwi_engine *e)
 		if (p->ack_due && p->ack_due < c)
 			c = p->ack_due;
 		if (p->inflight) {
+			__u64 last = p->last_progress > p->last_dupack ? p->last_progress
+								       : p->last_dupack;
+
 			if (p->rtx_due && p->rtx_due < c)
 				c = p->rtx_due;
-			if (p->last_progress + e->cfg.give_up_ns < c)
-				c = p->last_progress + e->cfg.give_up_ns;
-		} else if (p->rx_known && p->last_heard + e->cfg.give_up_ns < c &&
-			   awaiting_data(p)) {
-			c = p->last_heard + e->cfg.give_up_ns;
+			if (last + e->cfg.give_up_ns < c)
+				c = last + e->cfg.give_up_ns;
+		} else {
+			if (p->rx_known && p->last_heard + e->cfg.give_up_ns < c &&
+			    awaiting_data(p))
+				c = p->last_heard + e->cfg.give_up_ns;
+			if (p->rx_known && p->cstate == C_EST && !xl_empty(&p->sends)) {
+				/* the probe of a silent peer, then the give-up */
+				__u64 probe = p->last_heard + e->cfg.give_up_ns / 4;
+
+				if (probe < p->last_probe + e->cfg.give_up_ns / 8)
+					probe = p->last_probe + e->cfg.give_up_ns / 8;
+				if (probe > p->last_heard + e->cfg.give_up_ns)
+					probe = p->last_heard + e->cfg.give_up_ns;
+				if (probe < c)
+					c = probe;
+			}
 		}
 		if (c < d)
 			d = c;
