@@ -332,6 +332,20 @@ XW_API int xw_endpoint__frag_payload(const struct xw_endpoint *ep);
  *  request completes.  -EAGAIN when the send backlog is full. */
 XW_API int xw_endpoint__isend(struct xw_endpoint *ep, const struct xw_addr *dst,
 			      const void *buf, size_t len, __u64 match, struct xw_request **reqp);
+/** Options of xw_endpoint__isend_opts(). */
+struct xw_send_opts {
+	size_t sz;
+	__u32 flags;		/* XW_SEND_*                                    */
+};
+/* More messages to the same destination follow at once (a batch): every
+ * frame of this one carries MORE, so the receiver's XDP program may defer
+ * its wake (`stream`, and `marker`: an eager message sent with it carries
+ * no LAT mark); send the batch's last message without the flag. */
+#define XW_SEND_MORE (1u << 0)
+/** xw_endpoint__isend() with options (NULL: none). */
+XW_API int xw_endpoint__isend_opts(struct xw_endpoint *ep, const struct xw_addr *dst,
+				   const void *buf, size_t len, __u64 match,
+				   const struct xw_send_opts *opts, struct xw_request **reqp);
 /** Non-blocking receive of a message whose match m has
  *  (m & mask) == (match & mask). */
 XW_API int xw_endpoint__irecv(struct xw_endpoint *ep, void *buf, size_t len, __u64 match,

@@ -2813,6 +2813,63 @@ static void test_rel_probe(void)
 	       "RNDV fails with -ETIMEDOUT within give-up\n");
 }
 
+/*
+ * XWI_SEND_MORE: a batch of eager messages sent with the hint, the last one
+ * without: every frame of the flagged ones says MORE and carries no LAT;
+ * the last message's frames carry the marks as usual and its last frame no
+ * MORE.  A large (RNDV) message keeps its LAT with the hint.
+ */
+static void test_rel_more_hint(void)
+{
+	static const size_t lens[] = { 10, 200, 300, 40 };
+	unsigned char sb[512], rb[4][512];
+	struct xw_request *sr, *rr[4];
+	size_t log0;
+
+	memset(sb, 0x5A, sizeof(sb));
+	rnet_init2(rel_cfg(1), rel_cfg(2), 1700);
+	rx_rc_bad = 0;
+	rmix(4, 0, false, 1700, "before the batch", 10ULL * 1000000000ULL);
+	rsettle();
+	for (int i = 0; i < 4; i++)
+		REQUIRE(xwi_engine_irecv(nodes[1].e, rb[i], sizeof(rb[i]), 0x900 + (__u64)i, ALL,
+					 &rr[i]) == 0, "irecv");
+	log0 = nlog;
+	for (int i = 0; i < 4; i++) {
+		REQUIRE(xwi_engine_isend_flags(nodes[0].e, &nodes[1].addr, sb, lens[i],
+					       0x900 + (__u64)i, i < 3 ? XWI_SEND_MORE : 0, &sr) == 0,
+			"isend");
+		xwi_request_free(sr); /* eager: complete at once */
+	}
+	rsettle();
+	for (int i = 0; i < 4; i++) {
+		CHECK(rr[i]->state == XWI_REQ_DONE && rr[i]->status.error == 0 &&
+			      rr[i]->status.len == lens[i] && !memcmp(rb[i], sb, lens[i]),
+		      "batch message %d", i);
+		xwi_request_free(rr[i]);
+	}
+	for (size_t k = log0; k < nlog; k++) {
+		const struct xw_hdr *h = &flog[k].h;
+		__u32 id = ntohl(h->msg_id) - ntohl(flog[log0].h.msg_id);
+		bool last_frame = ntohl(h->frag_idx) + 1 == ntohl(h->frag_count);
+
+		if (flog[k].src != 0 || h->type > XW_PKT_MEDIUM || id > 3)
+			continue;
+		if (id < 3)
+			CHECK((h->flags & XW_F_MORE) && !(h->flags & XW_F_LAT),
+			      "hinted message %u frame %u: flags %#x", id, ntohl(h->frag_idx),
+			      h->flags);
+		else if (last_frame)
+			CHECK(!(h->flags & XW_F_MORE) && (h->flags & XW_F_LAT),
+			      "last message, last frame: flags %#x", h->flags);
+	}
+	CHECK(xwi_engine_isend_flags(nodes[0].e, &nodes[1].addr, sb, 10, 1, 0x80, &sr) == -EINVAL,
+	      "unknown send flag accepted");
+	rnet_free();
+	printf("more hint: a batch sent with XWI_SEND_MORE says MORE on every frame and LAT only on "
+	       "the last message\n");
+}
+
 static void test_rel_blackhole(void)
 {
 	struct xwi_engine_cfg c = rel_cfg(1), d = rel_cfg(2);
@@ -3082,6 +3139,7 @@ int main(void)
 	test_rel_forged();
 	test_rel_flood();
 	test_rel_probe();
+	test_rel_more_hint();
 	test_rel_blackhole();
 	test_rel_restart();
 	test_rel_bound();

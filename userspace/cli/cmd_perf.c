@@ -538,14 +538,15 @@ static int wait_req(struct xw_request *req, struct xw_status *st, int timeout_ms
 }
 
 /* Post a send, retrying while the send backlog is full. */
-static int post_send(struct perf *p, const void *buf, size_t len, __u64 match,
-		     struct xw_request **req)
+static int post_send_flags(struct perf *p, const void *buf, size_t len, __u64 match,
+			   __u32 flags, struct xw_request **req)
 {
+	XW_OPTS(xw_send_opts, so, .flags = flags);
 	__u64 end = now_ns() + (__u64)p->timeout_ms * 1000000ULL;
 	int err;
 
 	for (;;) {
-		err = xw_endpoint__isend(p->ep, &p->peer, buf, len, match, req);
+		err = xw_endpoint__isend_opts(p->ep, &p->peer, buf, len, match, &so, req);
 		if (err != -EAGAIN)
 			return err;
 		if (now_ns() >= end)
@@ -554,6 +555,12 @@ static int post_send(struct perf *p, const void *buf, size_t len, __u64 match,
 			return -EINTR;
 		xw_endpoint__progress(p->ep);
 	}
+}
+
+static int post_send(struct perf *p, const void *buf, size_t len, __u64 match,
+		     struct xw_request **req)
+{
+	return post_send_flags(p, buf, len, match, 0, req);
 }
 
 /* Blocking send of a small control message. */
@@ -1488,8 +1495,10 @@ static int st_batch(struct perf *p, void *sbuf, __u64 size, unsigned long k, uns
 	if (err)
 		return err;
 	for (unsigned long j = 0; j < k; j++) {
-		err = post_send(p, sbuf, size,
-				tag(T_DATA, j == k - 1 ? F_BATCH_END | last : 0), &sr[j]);
+		/* all but the batch's last say "more follows" (XW_SEND_MORE) */
+		err = post_send_flags(p, sbuf, size,
+				      tag(T_DATA, j == k - 1 ? F_BATCH_END | last : 0),
+				      j == k - 1 ? 0 : XW_SEND_MORE, &sr[j]);
 		if (err)
 			return err;
 	}
@@ -1999,7 +2008,10 @@ const struct cli_cmd cli_cmd_stream = {
 		"next batch starts once the ack is in. Per size: message rate and bandwidth, "
 		"batch latency (first send to ack) p50/p90/p99/max, wakes per message on the "
 		"receiver (\"rx\"; \"more\" is the share of frames that carried the sender's "
-		"MORE hint, \"ack\" the sender's wakes per message) and CPU per message.\n\n"
+		"MORE hint, \"ack\" the sender's wakes per message) and CPU per message. "
+		"Every message of a batch but the last is sent with XW_SEND_MORE (more "
+		"follows at once), so stream and marker receivers may wake once per "
+		"batch.\n\n"
 		PERF_DESC_COMMON,
 	.opts = (const struct cli_opt[]){ PERF_OPTS, { NULL } },
 	.run = run_stream,

@@ -1091,10 +1091,23 @@ static __u64 deadline_ms(int timeout_ms)
 XW_API int xw_endpoint__isend(struct xw_endpoint *ep, const struct xw_addr *dst,
 			      const void *buf, size_t len, __u64 match, struct xw_request **reqp)
 {
+	return xw_endpoint__isend_opts(ep, dst, buf, len, match, NULL, reqp);
+}
+
+XW_API int xw_endpoint__isend_opts(struct xw_endpoint *ep, const struct xw_addr *dst,
+				   const void *buf, size_t len, __u64 match,
+				   const struct xw_send_opts *opts, struct xw_request **reqp)
+{
+	__u32 flags;
 	int err;
 
-	if (!ep || !dst || !reqp || (len && !buf))
+	if (!ep || !dst || !reqp || (len && !buf) || !XWI_OPTS_VALID(opts, xw_send_opts))
 		return -EINVAL;
+	flags = XWI_OPT(opts, flags, 0);
+	if (flags & ~XW_SEND_MORE) {
+		xwi_err("xw_endpoint__isend_opts: unknown flags %#x", flags & ~XW_SEND_MORE);
+		return -EINVAL;
+	}
 	if (dst->encap != ep->enc.encap) {
 		xwi_err("endpoint %u: destination encapsulation differs from the endpoint's", ep->id);
 		return -EINVAL;
@@ -1102,7 +1115,8 @@ XW_API int xw_endpoint__isend(struct xw_endpoint *ep, const struct xw_addr *dst,
 	if (dst->ep >= XW_MAX_ENDPOINTS)
 		return -ERANGE;
 	pthread_mutex_lock(&ep->port->lock);
-	err = xwi_engine_isend(ep->eng, dst, buf, len, match, reqp);
+	err = xwi_engine_isend_flags(ep->eng, dst, buf, len, match,
+				     flags & XW_SEND_MORE ? XWI_SEND_MORE : 0, reqp);
 	xwi_port_flush(ep->port);
 	pthread_mutex_unlock(&ep->port->lock);
 	return err;

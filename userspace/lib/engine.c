@@ -428,6 +428,7 @@ struct xwi_req_priv {
 	bool notified;	     /* NOTIFY arrived: done once its queued frames are out */
 	bool internal;	     /* detached eager send: freed when its frames are out */
 	bool replayed;	     /* rewound by a connection reset: frames went out */
+	bool more;	     /* XWI_SEND_MORE: another message follows at once */
 	__u32 len, nfrags, burst, next, msg_id;
 	__u32 first_seq;     /* reliable: seq of its first frame */
 	__u64 match;
@@ -992,7 +993,9 @@ static int tx_send(struct xwi_engine *e, struct peer *p, struct xwi_req_priv *s,
 		}
 		break;
 	}
-	if (!last || other)
+	if (s->more && s->cls != XW_PKT_RNDV)
+		flags &= (__u8)~XW_F_LAT; /* the next message's frames wake */
+	if (!last || other || s->more)
 		flags |= XW_F_MORE;
 	h.flags = flags;
 	h.msg_id = htonl(id);
@@ -1159,6 +1162,12 @@ bool xwi_engine_tx_pending(const struct xwi_engine *e)
 int xwi_engine_isend(struct xwi_engine *e, const struct xw_addr *dst, const void *buf, size_t len,
 		     __u64 match, struct xw_request **reqp)
 {
+	return xwi_engine_isend_flags(e, dst, buf, len, match, 0, reqp);
+}
+
+int xwi_engine_isend_flags(struct xwi_engine *e, const struct xw_addr *dst, const void *buf,
+			   size_t len, __u64 match, __u32 flags, struct xw_request **reqp)
+{
 	__u32 P, n;
 	struct xwi_req_priv *s;
 	struct xw_request *req;
@@ -1166,7 +1175,8 @@ int xwi_engine_isend(struct xwi_engine *e, const struct xw_addr *dst, const void
 	struct reqbox *done = NULL;
 	struct peer *p;
 
-	if (!e || !dst || !reqp || (!buf && len) || dst->ep >= XW_MAX_ENDPOINTS)
+	if (!e || !dst || !reqp || (!buf && len) || dst->ep >= XW_MAX_ENDPOINTS ||
+	    (flags & ~XWI_SEND_MORE))
 		return -EINVAL;
 	if ((__u64)len > UINT32_MAX)
 		return -EMSGSIZE;
@@ -1201,6 +1211,7 @@ int xwi_engine_isend(struct xwi_engine *e, const struct xw_addr *dst, const void
 	s->len = (__u32)len;
 	s->nfrags = n;
 	s->match = match;
+	s->more = !!(flags & XWI_SEND_MORE);
 	if (len > e->cfg.eager_max) {
 		__u64 btp = (__u64)e->cfg.btp1 + e->cfg.btp2;
 		__u64 k = btp ? (btp + P - 1) / P : 1;
@@ -2152,6 +2163,7 @@ static void adopt(struct xwi_engine *e, struct peer *p, __u32 sid, __u32 isn)
 	p->peer_sid = sid;
 	p->rcv_nxt = p->peer_isn = isn;
 	p->rx_known = true;
+	p->probe = false; /* a real handshake now: retried as any */
 	p->ack_owed = 0;
 	p->unsol_due = 0;
 	p->last_heard = now(e);
@@ -2526,7 +2538,7 @@ static int rel_timers(struct xwi_engine *e)
 			}
 		}
 		if (p->cstate == C_SYN && p->conn_due && t >= p->conn_due) {
-			if (p->probe && peer_idle(e, p)) {
+			if (p->probe && !p->rx_known && peer_idle(e, p)) {
 				/* An introduction is not retried: one CONNECT
 				 * per frame of the unknown session at most (no
 				 * amplification); the peer's own retransmission

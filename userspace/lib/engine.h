@@ -186,6 +186,12 @@ void xwi_engine_shutdown(struct xwi_engine *e, bool send_close);
  */
 int xwi_engine_isend(struct xwi_engine *e, const struct xw_addr *dst, const void *buf, size_t len,
 		     __u64 match, struct xw_request **reqp);
+/* The same with XWI_SEND_* flags.  XWI_SEND_MORE: another message to @dst
+ * follows at once - every frame of this one says MORE, and an eager one
+ * carries no LAT mark (the next message's frames do). */
+#define XWI_SEND_MORE (1u << 0)
+int xwi_engine_isend_flags(struct xwi_engine *e, const struct xw_addr *dst, const void *buf,
+			   size_t len, __u64 match, __u32 flags, struct xw_request **reqp);
 
 /*
  * Post a receive into @buf (@len bytes) for a message whose match m
