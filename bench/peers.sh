@@ -6,8 +6,10 @@
 #   bench/peers.sh [--quick] [--out DIR] [--reps N] [--no-install]
 #
 #   --quick        2 repetitions, sizes 0 and 64 B, short runs (a few minutes)
-#   --out DIR      where peers.csv, peers_runs.csv, peers.md and peers.svg/png
-#                  go (default bench/results)
+#   --out DIR      where peers.csv, peers_runs.csv, peers_meta.json, peers.md
+#                  and peers.svg/png go (default bench/results); the report can
+#                  be drawn again from the last two: bench/peers_report.py report
+#                  --runs DIR/peers_runs.csv --meta DIR/peers_meta.json --out DIR
 #   --reps N       repetitions of every configuration (default 5, quick 2)
 #   --no-install   do not install missing peer packages (scripts/deps.sh)
 #   OUTPUT=dir     build directory (default ./.output; built if a binary is missing)
@@ -93,7 +95,6 @@ OUTPUT=$(cd "$OUTPUT" && pwd)
 X=$OUTPUT/xdpwake
 UDP=$OUTPUT/bench/udp_pingpong
 RAW=$OUTPUT/bench/afxdp_raw
-T_ALL=$(date +%s)
 
 # ---- the machine-wide lock ------------------------------------------------------
 
@@ -105,6 +106,7 @@ if [ -z "${XDPWAKE_NET_LOCK_HELD:-}" ] && command -v flock >/dev/null; then
 	fi
 	export XDPWAKE_NET_LOCK_HELD=1
 fi
+T_ALL=$(date +%s) # the run's time, without the wait for the lock
 
 # ---- parameters -----------------------------------------------------------------
 
@@ -125,9 +127,9 @@ PP_LIST=${PP_SIZES// /,}
 # Iterations for the tools that take a count, sized to about PP_DUR/ST_DUR
 # (measured here: fi_pingpong ~20-30 us per one-way message, ucx_perftest
 # ~10 us, ucx tag_bw ~3 us per message).
-FI_ITERS=$(awk -v d="$PP_DUR" 'BEGIN { printf "%d", d / 50e-6 }')
-UCX_ITERS=$(awk -v d="$PP_DUR" 'BEGIN { printf "%d", d / 20e-6 }')
-UCX_BW_ITERS=$(awk -v d="$ST_DUR" 'BEGIN { printf "%d", d / 3e-6 }')
+FI_ITERS=$(awk -v d="$PP_DUR" 'BEGIN { printf "%d", d / 50e-6 + 0.5 }')
+UCX_ITERS=$(awk -v d="$PP_DUR" 'BEGIN { printf "%d", d / 20e-6 + 0.5 }')
+UCX_BW_ITERS=$(awk -v d="$ST_DUR" 'BEGIN { printf "%d", d / 3e-6 + 0.5 }')
 
 # ---- set-up and clean-up ------------------------------------------------------------
 
@@ -538,7 +540,7 @@ version_of() { # a one-line version of a peer tool, or "absent"
 }
 
 report() { # [NOTE]: medians, CSV, Markdown, plot from the runs so far
-	local note=${1:-} meta=$TMP/meta.json cmds=$TMP/commands.txt secs
+	local note=${1:-} meta=$out/peers_meta.json cmds=$TMP/commands.txt secs
 	reported=1
 	secs=$(($(date +%s) - T_ALL))
 	printf '%s\n' "${COMMANDS[@]}" >"$cmds"
@@ -546,7 +548,7 @@ report() { # [NOTE]: medians, CSV, Markdown, plot from the runs so far
 	M_KERNEL=$(uname -r) M_CMD="$cmdline" M_DATE=$(date -u '+%Y-%m-%d %H:%M UTC') \
 	M_ELAPSED="$((secs / 60)) min $((secs % 60)) s${note:+ $note}" M_REPS=$REPS M_PP_DUR=$PP_DUR \
 	M_ST_DUR=$ST_DUR M_ST_SIZE=$ST_SIZE M_CS=$CS M_CC=$CC M_SIZES="$PP_SIZES" M_BG="${BG[*]}" \
-	M_VERSIONS="xdpwake $("$X" --version 2>/dev/null | head -1 | grep -o '[0-9][0-9.]*' | head -1); sockperf $(version_of sockperf); qperf $(version_of qperf); $(version_of fi_pingpong); UCX $(version_of ucx_perftest)" \
+	M_VERSIONS="xdpwake $("$X" --version 2>/dev/null | head -1 | grep -o '[0-9][0-9.]*' | head -1) (tree $(git -C "$TOP" describe --always --dirty 2>/dev/null || echo unknown)); sockperf $(version_of sockperf); qperf $(version_of qperf); $(version_of fi_pingpong); UCX $(version_of ucx_perftest)" \
 		"$PYTHON" - "$meta" "$cmds" <<'EOF'
 import json, os, sys
 e = os.environ

@@ -176,11 +176,16 @@ def parse_run(a):
             return fail("no message counts in qperf's output")
         return [row(a.size, rate=rate, cpu=busy / n)]
     if a.tool == "fi_pingpong":
-        m = re.search(r"^\s*(\d+)\s+\S+\s+=?\S+\s+\S+\s+([\d.]+)s\s+[\d.]+\s+([\d.]+)\s+[\d.]+\s*$",
-                      out, re.M)
-        if not m:
+        # bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec, e.g.
+        # "1k  20k  =20k  39m  0.41s  97.12  10.54  0.09": the line after the header.
+        lines = out.splitlines()
+        us = None
+        for i, ln in enumerate(lines):
+            if ln.split()[:1] == ["bytes"] and "usec/xfer" in ln and i + 1 < len(lines):
+                f = lines[i + 1].split()
+                us = fnum(f[6]) if len(f) == 8 else None
+        if us is None:
             return fail("no result line in fi_pingpong's output")
-        us = float(m.group(3))
         msgs = 2 * a.iters
         return [row(a.size, p50=us, mean=us, rate=1e6 / us if us else None,
                     cpu=busy / msgs if msgs else None)]
@@ -220,10 +225,18 @@ def cmd_parse(a):
 # ---- report ---------------------------------------------------------------------------------
 
 def load_runs(path):
+    """The runs: peers.sh's TSV, or a peers_runs.csv written by an earlier report."""
     rows = []
     with open(path) as f:
-        for ln in f:
-            p = ln.rstrip("\n").split("\t")
+        first = f.readline()
+        f.seek(0)
+        if first.startswith("peer,variant,test,size,rep,"):
+            recs = [[r["peer"], r["variant"], r["test"], r["size"], r["rep"], r["p50_us"],
+                     r["p90_us"], r["p99_us"], r["mean_us"], r["msg_rate"],
+                     r["machine_cpu_us_per_msg"], r["status"]] for r in csv.DictReader(f)]
+        else:
+            recs = [ln.rstrip("\n").split("\t") for ln in f]
+        for p in recs:
             if len(p) != len(FIELDS):
                 continue
             d = dict(zip(FIELDS, p))
@@ -347,13 +360,14 @@ def targets(agg, size):
             continue
         avg = r["peer"] in AVG_ONLY
         mine = me["mean"] if avg else me["p50"]
-        entry = "%s %s (%s %.2f us vs ours %.2f)" % (r["peer"], r["variant"],
-                                                    "mean" if avg else "p50", r["p50"], mine)
+        entry = "%s %s (%s %.2f us vs ours %.2f: %+.0f%%)" % (
+            r["peer"], r["variant"], "mean" if avg else "p50", r["p50"], mine,
+            (mine / r["p50"] - 1) * 100 if r["p50"] else float("nan"))
         (better if mine < r["p50"] else worse).append(entry)
     met = not worse
     d = ("below %d of %d peers that ran" % (len(better), len(better) + len(worse)))
     if worse:
-        d += "; not below: " + ", ".join(worse)
+        d += "; not below (ours vs theirs): " + ", ".join(worse)
     if missing:
         d += "; no figure: " + ", ".join(missing)
     out.append(("below every other peer (raw AF_XDP, the floor, is the first target)", met, d))
@@ -382,13 +396,14 @@ def write_md(agg, rows, meta, path, svg_name):
              "softirq, steal) divided by the messages.  xdpwake, udp and afxdp-raw measure it "
              "over their measured window; for sockperf, qperf, fi_pingpong and ucx_perftest "
              "peers.sh reads /proc/stat around the client's whole invocation (start-up and "
-             "warm-up included), so theirs are slightly pessimistic.")
+             "warm-up included), so theirs are upper bounds: for fi_pingpong, whose start-up "
+             "probes every libfabric provider, by a wide margin at short runs.")
     L.append("- qperf and fi_pingpong report only an **average**: their p50 column holds that "
              "average and p90/p99 are empty; ucx_perftest's p50, p90 and p99 come from three "
              "separate runs (`-R 50/90/99`); sockperf's percentiles are its own (of its valid "
              "window).")
     L.append("")
-    L.append("![peers](results/%s)" % svg_name)
+    L.append("![peers](%s)" % svg_name)
     L.append("")
 
     # Targets
@@ -523,8 +538,9 @@ def plot(agg, meta, base):
             if y is None:
                 ax1.text(x, 1.05, "n/a", rotation=90, ha="center", va="bottom", fontsize=6)
     ax1.set_yscale("log")
-    ax1.set_ylim(1, None)
-    ticks = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]
+    top = max([y for _, _, ys in series for y in ys if y is not None] or [10]) * 1.6
+    ax1.set_ylim(1, top)
+    ticks = [t for t in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000) if t <= top]
     ax1.set_yticks(ticks)
     ax1.set_yticklabels([str(t) for t in ticks])
     ax1.set_xticks(range(len(sizes)))
@@ -549,7 +565,7 @@ def plot(agg, meta, base):
     ax2.set_yticklabels(labels, fontsize=8)
     ax2.invert_yaxis()
     ax2.set_xlim(0, max([r["msg_rate"] / 1e3 for r in st] or [1]) * 1.3)
-    ax2.set_xlabel("messages received per second (thousands); label: machine CPU per message")
+    ax2.set_xlabel("messages received per second (thousands)\nlabels: machine CPU per message")
     ax2.set_title("One-way stream, %s B messages" % meta["st_size"])
     ax2.grid(axis="x", alpha=0.3)
     fig.suptitle("xdpwake and its peers, veth between two namespaces (%s)" % meta["date"],
@@ -573,7 +589,10 @@ def cmd_report(a):
     except Exception as e:  # the numbers matter more than the picture
         plot_err = "%s: %s" % (type(e).__name__, e)
         print("peers: no plot: %s" % plot_err, file=sys.stderr)
-    write_md(agg, rows, meta, os.path.join(a.out, "peers.md"), "peers.svg")
+    # The fragment is read from bench/ (RESULTS.md includes it): link the plot from there.
+    img = os.path.relpath(os.path.join(a.out, "peers.svg"),
+                          a.md_base or os.path.dirname(os.path.abspath(__file__)))
+    write_md(agg, rows, meta, os.path.join(a.out, "peers.md"), img)
     if plot_err:
         with open(os.path.join(a.out, "peers.md"), "a") as f:
             f.write("\n(The plot could not be drawn: %s.)\n" % plot_err)
@@ -612,6 +631,7 @@ def main():
     r.add_argument("--runs", required=True)
     r.add_argument("--out", required=True)
     r.add_argument("--meta", required=True)
+    r.add_argument("--md-base", help="directory the Markdown is read from (default: bench/)")
     a = ap.parse_args()
     if a.cmd == "parse":
         cmd_parse(a)
