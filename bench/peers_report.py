@@ -416,6 +416,18 @@ def write_md(agg, rows, meta, path, svg_name):
     L.append("")
     L.append("For peers that give only an average (qperf, fi_pingpong), \"below every peer\" "
              "compares xdpwake's mean with theirs; otherwise p50 with p50.")
+    # How much the repetitions spread: a ratio near a limit may fall either way in another run.
+    spread = []
+    for size in m["target_sizes"]:
+        for peer, variant in (("xdpwake", "marker/spin-block"), ("afxdp-raw", "busy-spin"),
+                              ("udp", "blocking"), ("udp", "busy-poll")):
+            v = sorted(r["p50"] for r in rows if (r["peer"], r["variant"], r["test"], r["size"])
+                       == (peer, variant, "pingpong", size) and r["status"] == "ok"
+                       and r["p50"] is not None)
+            if v:
+                spread.append("%s %s %s B %.2f-%.2f" % (peer, variant, human(size), v[0], v[-1]))
+    if spread:
+        L.append("Spread of p50 over the repetitions (min-max, us): " + "; ".join(spread) + ".")
     L.append("")
 
     # The table.
