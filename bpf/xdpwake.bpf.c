@@ -53,6 +53,29 @@ struct vlan_hdr {
 #define XW__KNOB(name, scope, def, min, max) XW__KNOB_##scope(name, def)
 XW_KNOBS(XW__KNOB)
 
+/*
+ * The interface's MAC address, written by the loader (0: not checked).  A
+ * frame of ours addressed to another unicast MAC is not for this host - a
+ * bridge or switch flooding unknown unicast, or promiscuous mode - and goes
+ * to the kernel, which drops it as PACKET_OTHERHOST; it must not reach an
+ * endpoint (another host's connection would look like ours).
+ */
+volatile __u32 xw_ifmac_hi SEC(".data.ifmac") = 0; /* bytes 0-1, network order */
+volatile __u32 xw_ifmac_lo SEC(".data.ifmac") = 0; /* bytes 2-5, network order */
+
+static __always_inline int other_host(const struct ethhdr *eth)
+{
+	__u32 hi = xw_ifmac_hi, lo = xw_ifmac_lo;
+	__u16 dhi;
+	__u32 dlo;
+
+	if (!(hi | lo) || (eth->h_dest[0] & 1)) /* unset; multicast or broadcast */
+		return 0;
+	__builtin_memcpy(&dhi, eth->h_dest, 2);
+	__builtin_memcpy(&dlo, eth->h_dest + 2, 4);
+	return dhi != (__u16)hi || dlo != lo;
+}
+
 /* ---- state ---------------------------------------------------------- */
 
 struct {
@@ -581,6 +604,10 @@ int xw_xdp(struct xdp_md *ctx)
 	if (!ip) {
 		g->frames_ours++;
 		g->bytes_ours += frame_len;
+	}
+	if (other_host(eth)) {
+		g->pass_other_host++;
+		return XDP_PASS;
 	}
 
 	if ((void *)(h + 1) > data_end || (void *)(h + 1) > limit) {

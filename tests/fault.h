@@ -831,6 +831,7 @@ static inline pid_t xwf_spawn(struct xwf_topo *t, int host, xwf_fn fn, void *arg
 	if (getppid() != parent)
 		_exit(1);
 	xwt_pin_dir[0] = 0; /* own bpffs pins (xwt_pin_root()) */
+	xwt_failures = 0;   /* the child's own verdict, not the parent's */
 	xwf_enter(t, host);
 	{
 		int rc = fn(t, arg);
@@ -926,6 +927,10 @@ static inline int xwf_run(struct xwf_topo *t, xwf_fn fn_a, xwf_fn fn_b, void *ar
 	if (rc[0] || rc[1]) {
 		fprintf(stderr, "fault harness: host A exit %d, host B exit %d\n", rc[0], rc[1]);
 		xwf_print_seed(t);
+		/* A host that died left its XDP program attached (its pins
+		 * went with its pin directory): the next run starts clean. */
+		for (int h = 0; h < 2; h++)
+			xwf_sh(t, h, "ip link set dev %s xdp off 2>/dev/null", t->ifname[h]);
 		return 1;
 	}
 	return 0;

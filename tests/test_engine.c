@@ -2735,7 +2735,10 @@ static void test_rel_flood(void)
 	      "the real connection: sessions %llu, restarts %llu, timeouts %llu/%llu",
 	      (unsigned long long)r.sessions, (unsigned long long)r.peer_restarts,
 	      (unsigned long long)r.timeouts, (unsigned long long)v.timeouts);
-	/* a new real peer after the flood */
+	/* a new real peer after the flood (once the forged peers are idle
+	 * for the eviction age, 4 rto_max) */
+	rclock += 1100000000ULL;
+	rsettle();
 	{
 		struct rmsgt m[2] = { { .a = 2, .b = 0, .len = 3000, .seed = 1 },
 				      { .a = 0, .b = 2, .len = 500, .seed = 2 } };

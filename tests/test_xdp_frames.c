@@ -593,6 +593,80 @@ static void attribution(struct xwt_xdp *x)
 	CHECK(ep_red >= 1, "redirect not attributed to the endpoint");
 }
 
+/*
+ * Frames of ours addressed to another host's MAC (a bridge flooding unknown
+ * unicast, promiscuous mode) go to the kernel untouched and are counted;
+ * ours, broadcast and multicast are handled; with no address set (0) the
+ * program does not check.
+ */
+static __u64 iface_stat(struct xwt_xdp *x, size_t off)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct xw_stats v[ncpu];
+	__u32 k = XW_STATS_IFACE;
+	__u64 n = 0;
+
+	bpf_map_lookup_elem(bpf_map__fd(x->skel->maps.stats), &k, v);
+	for (int c = 0; c < ncpu; c++)
+		n += *(__u64 *)((char *)&v[c] + off);
+	return n;
+}
+
+static void other_host(struct xwt_xdp *x)
+{
+	static __u8 in[XWT_MAX_FRAME];
+	static const __u8 ours[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x0b };
+	static const __u8 dst[4][6] = {
+		{ 0x02, 0x00, 0x00, 0x00, 0x00, 0x0c }, /* another host          */
+		{ 0x02, 0x00, 0x00, 0x00, 0x00, 0x0b }, /* ours                  */
+		{ 0xff, 0xff, 0xff, 0xff, 0xff, 0xff }, /* broadcast             */
+		{ 0x01, 0x00, 0x5e, 0x00, 0x00, 0x01 }, /* multicast             */
+	};
+	struct xwt_frame f = SMALL(LAT);
+	struct xw_wake_state ws = {};
+	__u16 hi;
+	__u32 lo;
+
+	restore_knobs(x);
+	prepare(x, XW_POLICY_MARKER, 1, 0, 0, &ws);
+	memcpy(&hi, ours, 2);
+	memcpy(&lo, ours + 2, 4);
+	x->skel->data_ifmac->xw_ifmac_hi = hi;
+	x->skel->data_ifmac->xw_ifmac_lo = lo;
+	for (int i = 0; i < 4; i++) {
+		__u64 before = iface_stat(x, offsetof(struct xw_stats, pass_other_host));
+		int len = xwt_build(&f, in), act;
+
+		memcpy(in, dst[i], 6);
+		act = xwt_run(x, in, len, 0, NULL, NULL);
+		if (i == 0)
+			CHECK(act == XDP_PASS &&
+				      iface_stat(x, offsetof(struct xw_stats, pass_other_host)) ==
+					      before + 1,
+			      "a frame for another host's MAC: action %d, pass_other_host +%llu", act,
+			      (unsigned long long)(iface_stat(x, offsetof(struct xw_stats,
+									  pass_other_host)) -
+						   before));
+		else
+			CHECK(act != XDP_PASS &&
+				      iface_stat(x, offsetof(struct xw_stats, pass_other_host)) ==
+					      before,
+			      "destination %d (ours/broadcast/multicast): action %d", i, act);
+	}
+	/* no address: not checked */
+	x->skel->data_ifmac->xw_ifmac_hi = 0;
+	x->skel->data_ifmac->xw_ifmac_lo = 0;
+	{
+		int len = xwt_build(&f, in);
+
+		memcpy(in, dst[0], 6);
+		CHECK(xwt_run(x, in, len, 0, NULL, NULL) != XDP_PASS,
+		      "with no interface address set, another MAC was passed");
+	}
+	printf("destination MAC: another host's passed to the kernel and counted; ours, "
+	       "broadcast, multicast handled; unchecked when the address is unset\n");
+}
+
 int main(void)
 {
 	struct xwt_xdp x;
@@ -606,6 +680,7 @@ int main(void)
 	lat_per_type(&x);
 	one_wake_per_sleep(&x);
 	attribution(&x);
+	other_host(&x);
 	timers(&x);
 	watchdog(&x);
 	xwt_teardown(&x);

@@ -340,7 +340,8 @@ XW_STATIC_ASSERT(sizeof(struct xw_conn_key) == 16, "xw_conn_key size");
 	X(deferrals, "LAT wakes deferred by the stream rule")                \
 	X(timer_starts, "coalescing timer (re)starts")                       \
 	X(timer_fires, "coalescing timer expiries")                          \
-	X(adapt_switches, "adaptive policy mode switches")
+	X(adapt_switches, "adaptive policy mode switches")                   \
+	X(pass_other_host, "passed: ours, but addressed to another host's MAC")
 
 #define XW__STATS_FIELD(name, desc) __u64 name;
 struct xw_stats {

@@ -661,20 +661,23 @@ static void peer_forget(struct xwi_engine *e, struct peer *p)
 
 /*
  * The peer table is full: forget the idle peer (see peer_idle) heard from
- * least recently.  A flood of forged frames from made-up addresses thus
- * cannot lock real peers out; established peers are never evicted.  (A
- * real peer evicted between its handshake and its first data frame finds
- * us "reopened": its started sends fail with -ECONNRESET.  That takes a
- * full table of idle peers, i.e. a flood.)
+ * least recently, if it has been silent for 4 rto_max (1 s) at least: a
+ * real peer sends its data well within that after its handshake, so it is
+ * never evicted before it is established.  A flood of forged frames from
+ * made-up addresses thus cannot lock real peers out for long (new peers
+ * are refused while every idle peer is younger, and their handshake is
+ * retried); established peers are never evicted.
  */
 static bool peer_evict(struct xwi_engine *e)
 {
+	__u64 t = now(e), young = 4 * e->cfg.rto_max_ns;
 	struct peer *victim = NULL;
 
 	for (struct xl *l = e->peers.next; l != &e->peers; l = l->next) {
 		struct peer *p = xl_entry(l, struct peer, link);
 
-		if (peer_idle(e, p) && (!victim || p->last_heard < victim->last_heard))
+		if (peer_idle(e, p) && t - p->last_heard >= young &&
+		    (!victim || p->last_heard < victim->last_heard))
 			victim = p;
 	}
 	if (!victim)
@@ -2542,8 +2545,17 @@ static int rel_timers(struct xwi_engine *e)
 				/* An introduction is not retried: one CONNECT
 				 * per frame of the unknown session at most (no
 				 * amplification); the peer's own retransmission
-				 * brings the next.  Nothing to keep. */
-				peer_forget(e, p);
+				 * brings the next.  The peer is kept for a while
+				 * (its CONNECT may be on the way: our session
+				 * must stay the one we introduced), then
+				 * forgotten. */
+				__u64 life = p->conn_start + 4 * e->cfg.rto_max_ns;
+
+				if (t >= life) {
+					peer_forget(e, p);
+					continue;
+				}
+				p->conn_due = life;
 				continue;
 			}
 			if (t - p->conn_start >= e->cfg.give_up_ns) {

@@ -7,10 +7,12 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <net/if.h>
+#include <net/if_arp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -309,6 +311,28 @@ static void drop_loaded(struct xw_iface *ifc)
 	ifc->skel = NULL;
 }
 
+/* The program passes frames addressed to another host's MAC (see
+ * bpf/xdpwake.bpf.c): it learns the interface's address at load time.  No
+ * address (a device without one): not checked. */
+static void set_ifmac(struct xw_iface *ifc)
+{
+	struct ifreq ifr = {};
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	__u16 hi;
+	__u32 lo;
+
+	if (fd < 0)
+		return;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifc->name);
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr) == 0 && ifr.ifr_hwaddr.sa_family == ARPHRD_ETHER) {
+		memcpy(&hi, ifr.ifr_hwaddr.sa_data, 2);
+		memcpy(&lo, ifr.ifr_hwaddr.sa_data + 2, 4);
+		ifc->skel->data_ifmac->xw_ifmac_hi = hi;
+		ifc->skel->data_ifmac->xw_ifmac_lo = lo;
+	}
+	close(fd);
+}
+
 /* One attempt with a fresh skeleton: libxdp tries its multi-program
  * dispatcher first and falls back to attaching the program alone where the
  * dispatcher cannot load.  *loaded tells whether the program passed the
@@ -327,6 +351,7 @@ static int try_attach(struct xw_iface *ifc, enum xdp_attach_mode m, bool *loaded
 		xwi_err("cannot open the embedded BPF object: %s", strerror(errno));
 		return err;
 	}
+	set_ifmac(ifc);
 	for (int i = 0; i < XWI_MAP_NR; i++) {
 		struct bpf_map *map = skel_map(ifc->skel, i);
 
