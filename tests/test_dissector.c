@@ -167,10 +167,14 @@ static void capture(struct xwf_topo *t, int encap, const char *name)
 		execlp("tshark", "tshark", "-i", "xwfma", "-w", pcap, "-q", (char *)NULL);
 		_exit(127);
 	}
-	/* The capture is running once tshark has written the file header. */
-	for (int i = 0; i < 500 && (stat(pcap, &sb) || sb.st_size == 0); i++)
+	/* The capture is running once tshark has written the file header
+	 * (its start-up takes seconds on a loaded machine: up to 30 s). */
+	for (int i = 0; i < 3000 && (stat(pcap, &sb) || sb.st_size == 0); i++) {
+		if (waitpid(tp, &st, WNOHANG) == tp)
+			REQUIRE(0, "tshark exited (status %#x) before capturing", st);
 		usleep(10000);
-	REQUIRE(stat(pcap, &sb) == 0 && sb.st_size > 0, "tshark did not start capturing");
+	}
+	REQUIRE(stat(pcap, &sb) == 0 && sb.st_size > 0, "tshark did not start capturing in 30 s");
 	usleep(300000);
 	encap_now = encap;
 	rc = xwf_run(t, host, host, NULL, 30000);
