@@ -237,8 +237,11 @@ static int p1_a(void)
 	      "A: held %llu + %llu bytes, %llu connections given up (want 1)",
 	      (unsigned long long)st.pushed_bytes, (unsigned long long)st.unexpected_bytes,
 	      (unsigned long long)st.conn_timeouts);
-	if (rc)
+	if (rc) {
+		/* cancelled, or complete by now: collected either way */
 		xw_request__cancel(rc);
+		CHECK(xw_request__wait(rc, &s, TMO_MS) == 0, "A: the last receive from C");
+	}
 	xw_endpoint__close(ep);
 	free(sbuf);
 	return xwt_failures ? 1 : 0;
@@ -663,6 +666,7 @@ static pid_t spawn(int host, int (*fn)(void))
 		_exit(1);
 	me = host;
 	xwt_pin_dir[0] = 0;
+	xwt_failures = 0; /* the child's own verdict, not the parent's */
 	REQUIRE(setns(nsfd[host], CLONE_NEWNET) == 0, "setns: %s", strerror(errno));
 	exit(fn() ? 1 : xwt_failures ? 1 : 0);
 }
