@@ -873,6 +873,39 @@ static inline void xwf_bar(struct xwf_topo *t, const char *what)
 	REQUIRE(read(t->chan, &r, 1) == 1, "barrier %s: the other host is gone", what);
 }
 
+/*
+ * A barrier during which @idle(@arg) is called about every millisecond: a
+ * host with an open endpoint must keep it progressing while it waits (the
+ * library works inside its calls only: acks, retransmissions and timers
+ * of its connections would stall, and its peer with them).  At most 300 s.
+ */
+static inline void xwf_bar_idle(struct xwf_topo *t, const char *what, void (*idle)(void *),
+				void *arg)
+{
+	__u64 end = 0;
+	char c = 'x', r;
+
+	REQUIRE(write(t->chan, &c, 1) == 1, "barrier %s: write", what);
+	for (;;) {
+		struct pollfd pfd = { .fd = t->chan, .events = POLLIN };
+		struct timespec ts;
+		__u64 now;
+		int n = poll(&pfd, 1, 1);
+
+		REQUIRE(n >= 0 || errno == EINTR, "barrier %s: poll: %s", what, strerror(errno));
+		if (n > 0)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = (__u64)ts.tv_sec * 1000 + (__u64)ts.tv_nsec / 1000000;
+		if (!end)
+			end = now + 300000;
+		REQUIRE(now < end, "barrier %s: the other host did not come in 300 s", what);
+		if (idle)
+			idle(arg);
+	}
+	REQUIRE(read(t->chan, &r, 1) == 1, "barrier %s: the other host is gone", what);
+}
+
 static inline void xwf_xchg(struct xwf_topo *t, const void *mine, void *theirs, size_t len)
 {
 	REQUIRE(write(t->chan, mine, len) == (ssize_t)len, "xchg: write");

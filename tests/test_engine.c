@@ -1890,6 +1890,10 @@ static __u32 rseed;
 static struct impair {
 	__u32 drop_ppm, dup_ppm, reorder_ppm, corrupt_ppm;
 	bool blackhole;
+	/* bit k of drop_nth[s][type]: drop the k-th frame (from 0) of that
+	 * type sent by node s (scripted losses) */
+	__u32 drop_nth[2][XW_PKT_TYPE_MAX];
+	__u32 sent_of[2][XW_PKT_TYPE_MAX];
 	unsigned long dropped, duplicated, reordered, corrupted, blackholed;
 } imp;
 
@@ -1975,6 +1979,14 @@ static int r_send(void *ctx, const struct xw_addr *dst, const struct xw_hdr *h,
 		REQUIRE(flog, "realloc");
 	}
 	flog[nlog++] = (struct logent){ .src = s, .dst = d, .h = *h };
+	if (s < 2 && h->type < XW_PKT_TYPE_MAX) {
+		__u32 k = imp.sent_of[s][h->type]++;
+
+		if (k < 32 && (imp.drop_nth[s][h->type] >> k & 1)) {
+			imp.dropped++;
+			return 0;
+		}
+	}
 	if (imp.blackhole) {
 		imp.blackholed++;
 		return 0;
@@ -2419,6 +2431,106 @@ static void test_rel_setup_loss(void)
 	}
 	printf("reliability: 30%% loss during connection set-up, 30 seeds: %lu frames dropped, one "
 	       "session each way every time\n", dropped);
+}
+
+/*
+ * Crossing handshakes, scripted: A's first CONNECT is lost, its SMALL
+ * reaches B, which introduces itself with a CONNECT of its own (sent once:
+ * an introduction is never retried); A takes B's session, and A's answer is
+ * lost too.  A must keep retrying its own CONNECT until B shows that it
+ * knows A's session: the message arrives, one session each, no reset.
+ * With A's CONNECTs lost for longer than B keeps its introduction (4
+ * rto_max), B forgets it and later introduces itself again with a new
+ * session: A replaces B's empty session by the new one - still no reset, no
+ * lost or repeated message.  Then the other way, with 30% random loss
+ * while a one-way conversation starts (B only receives at first), many
+ * seeds.
+ */
+static void test_rel_crossing(void)
+{
+	static const __u32 connect_lost[] = { 0x1, 0x7f, 0x3ff };
+	unsigned long dropped = 0;
+
+	for (size_t v = 0; v < sizeof(connect_lost) / sizeof(connect_lost[0]); v++) {
+		unsigned char sb[40], rb[40], sb2[40], rb2[40];
+		struct xw_request *sr, *rr, *sr2, *rr2;
+		struct xwi_engine_stats a, b;
+
+		rnet_init2(rel_cfg(1), rel_cfg(2), 300 + (__u32)v);
+		rx_rc_bad = 0;
+		imp.drop_nth[0][XW_PKT_CONNECT] = connect_lost[v];
+		imp.drop_nth[0][XW_PKT_CONNECT_REPLY] = 0x1;
+		fill(sb, sizeof(sb), 41);
+		fill(sb2, sizeof(sb2), 42);
+		REQUIRE(xwi_engine_irecv(nodes[1].e, rb, sizeof(rb), 9, ALL, &rr) == 0, "irecv");
+		REQUIRE(xwi_engine_isend(nodes[0].e, &nodes[1].addr, sb, sizeof(sb), 9, &sr) == 0,
+			"isend");
+		rpump(NULL, NULL, 10ULL * 1000000000ULL);
+		a = rst(0);
+		b = rst(1);
+		CHECK(rr->state == XWI_REQ_DONE && rr->status.error == 0 &&
+			      !memcmp(rb, sb, sizeof(sb)),
+		      "crossing %zu: receive %d/%d", v, rr->state, rr->status.error);
+		CHECK(a.sessions == 1 && b.sessions == 1 && !a.peer_restarts && !b.peer_restarts &&
+			      !a.timeouts && !b.timeouts,
+		      "crossing %zu: sessions %llu/%llu restarts %llu/%llu timeouts %llu/%llu", v,
+		      (unsigned long long)a.sessions, (unsigned long long)b.sessions,
+		      (unsigned long long)a.peer_restarts, (unsigned long long)b.peer_restarts,
+		      (unsigned long long)a.timeouts, (unsigned long long)b.timeouts);
+		CHECK(v == 0 ? a.sessions_replaced == 0 : a.sessions_replaced == 1,
+		      "crossing %zu: %llu sessions replaced", v,
+		      (unsigned long long)a.sessions_replaced);
+		/* and back: B's first message to A */
+		REQUIRE(xwi_engine_irecv(nodes[0].e, rb2, sizeof(rb2), 10, ALL, &rr2) == 0, "irecv");
+		REQUIRE(xwi_engine_isend(nodes[1].e, &nodes[0].addr, sb2, sizeof(sb2), 10, &sr2) == 0,
+			"isend");
+		rpump(NULL, NULL, 1ULL * 1000000000ULL);
+		CHECK(rr2->state == XWI_REQ_DONE && rr2->status.error == 0 &&
+			      !memcmp(rb2, sb2, sizeof(sb2)) && rst(0).recvs_done == 1,
+		      "crossing %zu: the answer: receive %d/%d", v, rr2->state, rr2->status.error);
+		CHECK(rst(0).sessions == 1 && rst(1).sessions == 1 && !rst(0).peer_restarts &&
+			      !rst(1).peer_restarts,
+		      "crossing %zu: a second session after the answer", v);
+		xwi_request_free(sr);
+		xwi_request_free(rr);
+		xwi_request_free(sr2);
+		xwi_request_free(rr2);
+		rsettle();
+		rnet_free();
+	}
+	for (__u32 seed = 400; seed < 500; seed++) {
+		struct rmsgt m[2] = { { .a = 0, .b = 1, .len = 10, .seed = 1 },
+				      { .a = 1, .b = 0, .len = 0, .seed = 2 } };
+		struct rmsgt *v1[2] = { m, m + 1 }, *v2[2] = { m + 1, m + 2 };
+
+		rnet_init2(rel_cfg(1), rel_cfg(2), seed);
+		rx_rc_bad = 0;
+		imp.drop_ppm = 300000;
+		rbatch_post(m, 1, seed % 2);
+		CHECK(rpump(all_done, v1, 30ULL * 1000000000ULL),
+		      "seed %u: one-way start at 30%% loss: no delivery in 30 s", seed);
+		rbatch_post(m + 1, 1, false);
+		CHECK(rpump(all_done, v2, 30ULL * 1000000000ULL),
+		      "seed %u: one-way start at 30%% loss: no answer in 30 s", seed);
+		dropped += imp.dropped;
+		imp.drop_ppm = 0;
+		rbatch_check(m, 2, "one-way start, 30% loss");
+		rbatch_free(m, 2);
+		rsettle();
+		for (int i = 0; i < 2; i++) {
+			struct xwi_engine_stats s = rst(i);
+
+			CHECK(s.sessions == 1 && s.peer_restarts == 0 && s.timeouts == 0,
+			      "seed %u one-way start, 30%% loss: node %d sessions %llu restarts %llu "
+			      "timeouts %llu", seed, i, (unsigned long long)s.sessions,
+			      (unsigned long long)s.peer_restarts, (unsigned long long)s.timeouts);
+		}
+		rnet_free();
+	}
+	printf("reliability: crossing handshakes (A's CONNECT and reply lost while B introduces "
+	       "itself; B forgetting its introduction): delivered, one session each, no reset; "
+	       "one-way start at 30%% loss, 100 seeds: %lu frames dropped, one session each\n",
+	       dropped);
 }
 
 static void test_rel_corrupt(void)
@@ -3142,6 +3254,7 @@ int main(void)
 	test_rel_forged();
 	test_rel_flood();
 	test_rel_probe();
+	test_rel_crossing();
 	test_rel_more_hint();
 	test_rel_blackhole();
 	test_rel_restart();

@@ -157,7 +157,20 @@
  * CONNECT_REPLY {session = its id, seq = its ISN, ack = the peer's next
  * expected seq, msg_id = the CONNECT's session (echo)}: one reply per
  * CONNECT at most, and not more often than every rto_min/2 per peer.  A
- * CONNECT_REPLY is taken only if it echoes our session.  From then on every
+ * CONNECT_REPLY is taken only if it echoes our session.  The connection is
+ * established (st.sessions, once per incarnation of ours) when each side
+ * knows the other's session: for the side that answers a CONNECT at once
+ * (the peer retries its CONNECT until answered); for a side whose own
+ * CONNECT is out, when a CONNECT_REPLY echoes it, or a CONNECT or any frame
+ * of the peer carries an ack in [our ISN, snd_nxt] (the peer knows our
+ * ISN).  Crossing handshakes: a side that takes the peer's CONNECT while
+ * its own is unanswered keeps retrying its own until then - the peer's may
+ * be an introduction (below), which is sent once and never retried, so
+ * nobody else would.  An "empty" session of the peer (nothing received
+ * beyond its ISN, nothing of ours acked by anyone) is replaced by a new
+ * one of the same peer without a reset (sessions_replaced): the peer forgot
+ * an introduction while our CONNECT and its answer were lost, and nothing
+ * was delivered either way that could be lost or repeated.  From then on every
  * frame carries session = the sender's id and is taken only if that is the
  * receiver's idea of the peer's session: other frames are dropped and
  * counted (session_rejects: stale or forged; no_session: a peer we have no
@@ -316,6 +329,7 @@ struct peer {
 	bool ack_now;	       /* an ACK is owed at once                       */
 	bool in_recovery;      /* resending after an RTO, until `recover`      */
 	bool acked_once;       /* the peer acked a frame: it knows our ISN     */
+	bool est_counted;      /* this incarnation reached C_EST (st.sessions) */
 	__u32 my_sid, isn, snd_una, snd_nxt;
 	__u32 peer_sid, rcv_nxt;
 	__u32 peer_isn;	       /* the peer's ISN (half-open: rcv_nxt == peer_isn) */
@@ -1935,6 +1949,7 @@ static void incarnation_new(struct xwi_engine *e, struct peer *p)
 	/* 1 .. 2^32 - window - 2: no ack of 0 before the first real one */
 	p->isn = e->cfg.isn_fixed ? e->cfg.isn : 1 + r[1] % (0xFFFFFFFEu - e->cfg.window);
 	p->acked_once = false;
+	p->est_counted = false;
 	p->snd_una = p->snd_nxt = p->isn;
 	p->backoff = 0;
 	p->dupacks = 0;
@@ -2170,8 +2185,65 @@ static void adopt(struct xwi_engine *e, struct peer *p, __u32 sid, __u32 isn)
 	p->ack_owed = 0;
 	p->unsol_due = 0;
 	p->last_heard = now(e);
-	e->st.sessions++;
 	conn_event(e, p, sid);
+}
+
+/* Both sides know each other's session: the connection is established
+ * (counted once per incarnation of ours in st.sessions). */
+static void establish(struct xwi_engine *e, struct peer *p)
+{
+	p->cstate = C_EST;
+	p->conn_due = 0;
+	if (!p->est_counted) {
+		p->est_counted = true;
+		e->st.sessions++;
+	}
+}
+
+/* Does @ack (from a frame of the peer's session) show that the peer knows
+ * our incarnation: an ack in [isn, snd_nxt], never 0 before our first real
+ * ack? */
+static bool ack_knows_us(const struct peer *p, __u32 ack)
+{
+	return (ack || p->acked_once) && !seq_before(ack, p->isn) && !seq_before(p->snd_nxt, ack);
+}
+
+/*
+ * The peer's incarnation we adopted is still empty: nothing of it received
+ * (no sequenced frame beyond its ISN, none held) and nothing of ours
+ * acknowledged by anyone.  Such a session can be replaced by another one
+ * of the same peer without losing or duplicating anything: the peer
+ * dropped a session that never carried data (an introduction it forgot,
+ * or crossing handshakes), and our frames, all still unacked, go to the
+ * new one from our ISN on.
+ */
+static bool peer_sess_empty(const struct peer *p)
+{
+	return p->rx_known && p->rcv_nxt == p->peer_isn && !p->nooo && p->snd_una == p->isn &&
+	       !p->acked_once;
+}
+
+/* Replace the peer's empty session (see peer_sess_empty) by (@sid, @isn). */
+static void readopt(struct xwi_engine *e, struct peer *p, __u32 sid, __u32 isn)
+{
+	p->retired[p->nretired++ % XWI_RETIRED] = p->peer_sid;
+	e->st.sessions_replaced++;
+	adopt(e, p, sid, isn);
+}
+
+/* We have a handshake of ours to finish: CONNECT retried until the peer
+ * shows it knows our session (CONNECT_REPLY, or an ack). */
+static void conn_retry(struct xwi_engine *e, struct peer *p)
+{
+	__u64 t = now(e);
+
+	if (p->cstate == C_SYN && p->conn_due)
+		return;
+	p->cstate = C_SYN;
+	p->conn_start = t;
+	if (!p->conn_tries)
+		p->conn_tries = 1;
+	p->conn_due = t + rto_cur(e, p);
 }
 
 static void rtt_sample(struct xwi_engine *e, struct peer *p, __u64 r)
@@ -2239,6 +2311,8 @@ static void rx_ack(struct xwi_engine *e, struct peer *p, __u32 ack, bool pure)
 		e->st.bad_acks++;
 		return;
 	}
+	if (p->cstate == C_SYN && p->rx_known && ack_knows_us(p, ack))
+		establish(e, p); /* the peer acks our frames: it knows us */
 	if (seq_before(ack, p->snd_una))
 		return; /* old */
 	if (ack == p->snd_una) {
@@ -2286,7 +2360,7 @@ static void rx_ack(struct xwi_engine *e, struct peer *p, __u32 ack, bool pure)
 
 static int rx_connect(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h)
 {
-	__u32 sid = ntohl(h->session), isn = ntohl(h->seq);
+	__u32 sid = ntohl(h->session), isn = ntohl(h->seq), ack = ntohl(h->ack);
 	struct peer *p;
 
 	if (!sid) {
@@ -2305,6 +2379,10 @@ static int rx_connect(struct xwi_engine *e, const struct xw_addr *src, const str
 		e->st.handshake_dups++;
 		if (t - p->last_reply >= e->cfg.rto_min_ns / 2)
 			p->reply_owed = true;
+		if (p->cstate == C_SYN && ack_knows_us(p, ack)) {
+			establish(e, p);
+			peer_kick(e, p);
+		}
 		return 0;
 	}
 	if (sid_retired(p, sid)) {
@@ -2313,16 +2391,34 @@ static int rx_connect(struct xwi_engine *e, const struct xw_addr *src, const str
 			conn_event(e, p, p->peer_sid); /* the XDP program dropped it */
 		return 0;
 	}
-	if (p->rx_known) {
-		e->st.peer_restarts++;
-		peer_reset(e, p, -ECONNRESET, true);
+	if (p->rx_known && peer_sess_empty(p)) {
+		/* The peer's session we knew never carried anything: it
+		 * forgot it (an introduction of its own that it gave up
+		 * while our handshake crossed it).  No reset: the new one
+		 * replaces it, and ours must now be made known to it. */
+		readopt(e, p, sid, isn);
+	} else {
+		if (p->rx_known) {
+			e->st.peer_restarts++;
+			peer_reset(e, p, -ECONNRESET, true);
+		}
+		adopt(e, p, sid, isn);
 	}
-	adopt(e, p, sid, isn);
-	if (p->cstate == C_NONE)
-		incarnation_new(e, p);
-	p->cstate = C_EST;
-	p->conn_due = 0;
 	p->reply_owed = true;
+	if (p->cstate == C_NONE) {
+		/* Answering: the peer retries its CONNECT until our reply
+		 * arrives, so we are established (and may send) now. */
+		incarnation_new(e, p);
+		establish(e, p);
+	} else if (ack_knows_us(p, ack)) {
+		establish(e, p);
+	} else {
+		/* Crossing handshakes (or an introduction from the peer):
+		 * the peer does not know our session yet and may not retry
+		 * its own CONNECT (an introduction is sent once), so ours is
+		 * retried until the peer shows that it knows us. */
+		conn_retry(e, p);
+	}
 	peer_kick(e, p);
 	return 0;
 }
@@ -2338,23 +2434,34 @@ static int rx_connect_reply(struct xwi_engine *e, const struct xw_addr *src,
 		return 0;
 	}
 	e->st.rx_frames[XW_PKT_CONNECT_REPLY]++;
-	if (p->rx_known) {
-		if (sid == p->peer_sid) {
-			e->st.handshake_dups++;
-			p->last_heard = now(e); /* the answer to a probe */
-		} else
-			e->st.session_rejects++;
-		return 0;
-	}
 	if (sid_retired(p, sid)) {
 		e->st.session_rejects++;
 		return 0;
 	}
-	if (p->cstate == C_SYN && p->conn_tries == 1)
-		rtt_sample(e, p, now(e) - p->conn_start);
-	adopt(e, p, sid, isn);
-	p->cstate = C_EST;
-	p->conn_due = 0;
+	if (p->rx_known && sid == p->peer_sid) {
+		/* the answer to a probe, or to our CONNECT retried after
+		 * crossing handshakes: it echoes our session, so the peer
+		 * knows us */
+		e->st.handshake_dups++;
+		p->last_heard = now(e);
+		if (p->cstate == C_SYN)
+			establish(e, p);
+		rx_ack(e, p, ntohl(h->ack), false);
+		peer_kick(e, p);
+		return 0;
+	}
+	if (p->rx_known && !peer_sess_empty(p)) {
+		e->st.session_rejects++;
+		return 0;
+	}
+	if (p->rx_known) {
+		readopt(e, p, sid, isn); /* see rx_connect */
+	} else {
+		if (p->cstate == C_SYN && p->conn_tries == 1)
+			rtt_sample(e, p, now(e) - p->conn_start);
+		adopt(e, p, sid, isn);
+	}
+	establish(e, p);
 	rx_ack(e, p, ntohl(h->ack), false);
 	peer_kick(e, p);
 	return 0;
@@ -2565,7 +2672,7 @@ static int rel_timers(struct xwi_engine *e)
 			conn_send(e, p, t);
 			n++;
 		}
-		if (p->reply_owed && p->cstate == C_EST && p->rx_known) {
+		if (p->reply_owed && p->cstate != C_NONE && p->rx_known) {
 			if (!emit_ctl(e, p, XW_PKT_CONNECT_REPLY, p->isn, p->peer_sid)) {
 				if (p->last_reply)
 					e->st.rtx_frames[XW_PKT_CONNECT_REPLY]++;
@@ -2641,7 +2748,7 @@ static int rel_acks(struct xwi_engine *e)
 	for (struct xl *l = e->peers.next; l != &e->peers; l = l->next) {
 		struct peer *p = xl_entry(l, struct peer, link);
 
-		if (!p->rx_known || p->cstate != C_EST)
+		if (!p->rx_known || p->cstate == C_NONE)
 			continue;
 		if (p->ack_now || (p->ack_due && t >= p->ack_due)) {
 			if (!emit_ctl(e, p, XW_PKT_ACK, p->snd_nxt, 0))
@@ -2717,7 +2824,7 @@ void xwi_engine_shutdown(struct xwi_engine *e, bool send_close)
 	for (struct xl *l = e->peers.next; l != &e->peers; l = l->next) {
 		struct peer *p = xl_entry(l, struct peer, link);
 
-		if (send_close && p->cstate == C_EST && p->rx_known)
+		if (send_close && p->cstate != C_NONE && p->rx_known)
 			emit_ctl(e, p, XW_PKT_CLOSE, p->snd_nxt, 0);
 		if (p->rx_known) {
 			p->rx_known = false;

@@ -248,7 +248,10 @@ struct xwi_engine_stats {
 	__u64 no_session;	   /* frames from a peer without a session   */
 	__u64 handshake_dups;	   /* CONNECT / CONNECT_REPLY seen again     */
 	__u64 bad_acks;		   /* acks for sequences never sent (ignored) */
-	__u64 sessions;		   /* sessions established                   */
+	__u64 sessions;		   /* sessions established (once per
+				    * incarnation of ours)                  */
+	__u64 sessions_replaced;   /* an empty session of the peer replaced
+				    * by another one (crossing handshakes)  */
 	__u64 peer_restarts;	   /* a peer came back with a new session    */
 	__u64 peer_closes;	   /* CLOSE received                         */
 	__u64 timeouts;		   /* connections given up (-ETIMEDOUT)      */
