@@ -404,6 +404,14 @@ struct xw_endpoint_stats {
 	__u64 peers;		/* peers (connections) known now                  */
 	__u64 peers_evicted;	/* idle peers forgotten because the table was full
 				 * (a flood of forged frames)                     */
+	__u64 reconnects;	/* a peer endpoint came back with a new session
+				 * (it had given us up): message streams carried
+				 * over, nothing taken twice                      */
+	__u64 carried;		/* frames sent again after a reconnect            */
+	__u64 sends_lost;	/* buffered eager messages lost with a give-up
+				 * (their requests had completed)                 */
+	__u64 abandoned;	/* incomplete incoming messages dropped because
+				 * their sender gave them up                      */
 };
 /** Fill @st with the endpoint's counters (and its socket's, shared with the
  *  process's other endpoints on the same queue). */

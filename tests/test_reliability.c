@@ -298,6 +298,98 @@ static int outage_host(struct xwf_topo *t, void *arg)
 	return xwt_failures ? 1 : 0;
 }
 
+/*
+ * Exactly once across a give-up of one side: A's frames to B are lost for
+ * 2.5 s (B's reach A) while B sends A 20 messages; A takes them all, B
+ * hears none of A's acks.  A's own message into the outage makes A give
+ * up after its give_up_ms (1 s); B's (5 s) is not reached.  When A talks
+ * again, B sees a new session of the same endpoint: it reconnects and
+ * sends its unacknowledged messages again, and A, which kept its message
+ * stream state, takes none of them twice.
+ */
+#define GU_MSGS 20
+static int giveup_host(struct xwf_topo *t, void *arg)
+{
+	static unsigned char buf[1024];
+	struct xw_endpoint *ep;
+	struct xw_addr me, peer;
+	struct xw_endpoint_stats st;
+	struct xw_status s;
+	int err;
+
+	(void)arg;
+	snprintf(xwt_pin_dir, sizeof(xwt_pin_dir), "/sys/fs/bpf/xwtest-%d", (int)getpid());
+	atexit(xwt_pin_cleanup);
+	XW_OPTS(xw_endpoint_opts, o, .pin_root = xwt_pin_dir,
+		.give_up_ms = t->self == XWF_HOST_A ? 1000 : 5000);
+	err = xw_endpoint__open(t->ifname[t->self], EP, &o, &ep);
+	REQUIRE(err == 0, "open: %s", xw_strerror(err));
+	xw_endpoint__addr(ep, &me);
+	xwf_xchg(t, &me, &peer, sizeof(me));
+	if (t->self == XWF_HOST_A)
+		CHECK(xw_endpoint__send(ep, &peer, "up", 3, 1, 5000) == 0, "first send");
+	else
+		CHECK(xw_endpoint__recv(ep, buf, 16, 1, ~0ULL, &s, 5000) == 0, "first recv");
+	xwf_bar_idle(t, "up", ep_idle, ep);
+	if (t->self == XWF_HOST_A) {
+		struct xwf_cfg bh = {};
+
+		xwf_blackhole_in(&bh, 0, 2500);
+		xwf_set(t, XWF_A_TO_B, &bh);
+	}
+	xwf_bar_idle(t, "outage on", ep_idle, ep);
+	if (t->self == XWF_HOST_B) {
+		for (int i = 0; i < GU_MSGS; i++) {
+			memset(buf, 'a' + i, 100);
+			err = xw_endpoint__send(ep, &peer, buf, 100, 100 + (__u64)i, 5000);
+			CHECK(err == 0, "[give-up] B's send %d: %s", i, xw_strerror(err));
+		}
+	} else {
+		__u64 t0 = xwt_now_ns();
+
+		for (int i = 0; i < GU_MSGS; i++) {
+			err = xw_endpoint__recv(ep, buf, sizeof(buf), 100 + (__u64)i, ~0ULL, &s, 5000);
+			CHECK(err == 0 && s.len == 100 && buf[0] == 'a' + i && buf[99] == 'a' + i,
+			      "[give-up] A's receive %d: %s", i, xw_strerror(err));
+		}
+		/* into the outage: never acknowledged, A gives B up */
+		CHECK(xw_endpoint__send(ep, &peer, "lost", 5, 2, 5000) == 0, "A's send");
+		while (xwt_now_ns() - t0 < 2700000000ULL)
+			xw_endpoint__progress(ep), usleep(1000);
+		xw_endpoint__stats(ep, &st);
+		/* (B's resends during the outage make A introduce itself
+		 * again, into the outage: that may be given up too) */
+		CHECK(st.conn_timeouts >= 1, "[give-up] A never gave up");
+	}
+	xwf_bar_idle(t, "outage over", ep_idle, ep);
+	if (t->self == XWF_HOST_A) {
+		CHECK(xw_endpoint__send(ep, &peer, "again", 6, 3, 5000) == 0, "A's send after");
+		/* B's 20 messages must not come again */
+		err = xw_endpoint__recv(ep, buf, sizeof(buf), 0, 0, &s, 1000);
+		CHECK(err == -ETIMEDOUT, "[give-up] a message came twice (match %llu): %s",
+		      (unsigned long long)s.match, xw_strerror(err));
+		xw_endpoint__stats(ep, &st);
+		CHECK(st.rx_dup > 0 || st.rx_dup_frames > 0,
+		      "[give-up] A saw no copy of B's messages again (nothing was tested)");
+	} else {
+		CHECK(xw_endpoint__recv(ep, buf, 16, 3, ~0ULL, &s, 5000) == 0 &&
+			      !strcmp((char *)buf, "again"),
+		      "[give-up] B's receive after the outage");
+		xw_endpoint__stats(ep, &st);
+		CHECK(st.reconnects == 1 && st.peer_resets == 0 && st.conn_timeouts == 0 &&
+			      st.carried > 0,
+		      "[give-up] B: reconnects %llu resets %llu timeouts %llu carried %llu",
+		      (unsigned long long)st.reconnects, (unsigned long long)st.peer_resets,
+		      (unsigned long long)st.conn_timeouts, (unsigned long long)st.carried);
+		printf("  give-up, one side  A gave up, B reconnected: %d messages taken before, "
+		       "%llu frames carried over (A checks that none is taken twice)\n", GU_MSGS,
+		       (unsigned long long)st.carried);
+	}
+	xwf_bar_idle(t, "done", ep_idle, ep);
+	xw_endpoint__close(ep);
+	return xwt_failures ? 1 : 0;
+}
+
 /* Sum of A's and B's counters: B gets A's through the channel. */
 static bool sum_stats(struct xwf_topo *t, struct xw_endpoint *ep, struct xw_endpoint_stats *sum)
 {
@@ -631,6 +723,12 @@ int main(void)
 	}
 	xwf_clear(&t);
 	xwf_reset_counters(&t);
+	if (wanted("give-up")) {
+		CHECK(xwf_run(&t, giveup_host, giveup_host, NULL, 60000) == 0,
+		      "give-up scenario failed");
+		xwf_clear(&t);
+		xwf_reset_counters(&t);
+	}
 	if (wanted("outage"))
 		CHECK(xwf_run(&t, outage_host, outage_host, NULL, 60000) == 0,
 		      "outage scenario failed");

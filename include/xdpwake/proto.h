@@ -78,6 +78,9 @@ enum xw_pkt_type {
  *               frag_off <= msg_len                                          [X]
  *               payload: struct xw_pull_req
  *   NOTIFY, ACK, CONNECT, CONNECT_REPLY, CLOSE: control; fragment fields 0.
+ *               CONNECT and CONNECT_REPLY: match = the sender endpoint's
+ *               incarnation id << 32 | the msg_id its message stream to
+ *               the receiver resumes at (library-level; not checked here).
  *
  * For every type payload_len must fit in the frame after the header
  * (trailing Ethernet padding beyond it is accepted) [X].

@@ -33,10 +33,12 @@
  *    and gives up), and unless an engine restarted or gave a peer up,
  *    every message sent with success was delivered exactly once; without
  *    forgers nothing is left in the unexpected and pushed buffers.
- * Not checked after an engine restarted or gave a peer up (known protocol
- * limitations, see recv_done()): exactly-once delivery (a reset connection
- * replays what the peer took without acknowledging it), and stale PULLs of
- * the old connection being refused.  FZ_TRACE=1 prints every operation and
+ * No message is ever delivered twice to one incarnation, give-ups and
+ * reconnects included (not checked after a restart: see recv_done()).
+ * Not checked after an engine restarted or gave a peer up: that every
+ * message sent with success was delivered (a give-up loses buffered eager
+ * messages, counted in sends_lost), and stale PULLs of the old connection
+ * being refused.  FZ_TRACE=1 prints every operation and
  * frame.
  * Without the adversary bit, the data checks hold even with forgers: they
  * use addresses of their own and match values outside the real messages'.
@@ -288,16 +290,14 @@ static void recv_done(struct rcv *r)
 					  "the one sent", (unsigned long long)idx, m->len, k);
 			FZ_ASSERT(!m->cancelled, "message %llu delivered after its send was cancelled",
 				  (unsigned long long)idx);
-			/*
-			 * Known limitation, not checked after a restart or a
-			 * give-up: a peer that reset its connection (gave us up,
-			 * or restarted while our handshakes crossed) may already
-			 * have taken messages it had not acknowledged yet; when
-			 * its new session arrives we take it for a new process
-			 * and send those messages again (at least once, not
-			 * exactly once, across a connection reset).
-			 */
-			FZ_ASSERT(m->deliv_inc != S.n[r->node].inc || S.restarts || gave_up(),
+			/* exactly once per incarnation of the receiver, also
+			 * across give-ups and reconnects (the message streams
+			 * survive them).  Not checked once an engine restarted:
+			 * frames of a dead incarnation, held here for ever
+			 * (which no network does), can make an engine take a
+			 * live peer for restarted, and send it again what it
+			 * had taken (at least once across a peer restart). */
+			FZ_ASSERT(m->deliv_inc != S.n[r->node].inc || S.restarts,
 				  "message %llu delivered twice", (unsigned long long)idx);
 			m->deliv_inc = S.n[r->node].inc;
 		} else if (!S.adversary) {
@@ -786,7 +786,9 @@ static bool node_idle(int i)
 
 static void drain_unexpected(int i)
 {
-	for (int k = 0; k < 64 && xwi_engine_has_unexpected(S.n[i].e) && S.nr < MAXRCV; k++)
+	/* all of them (bounded by MAXRCV): settle() may end at the next
+	 * idle check */
+	while (xwi_engine_has_unexpected(S.n[i].e) && S.nr < MAXRCV)
 		do_recv(i, FZ_MSG_MAX, 0, 0);
 }
 

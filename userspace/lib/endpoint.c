@@ -1601,5 +1601,9 @@ XW_API int xw_endpoint__stats(const struct xw_endpoint *ep, struct xw_endpoint_s
 	st->pushed_bytes = es.pushed_bytes;
 	st->peers = es.peers;
 	st->peers_evicted = es.peers_evicted;
+	st->reconnects = es.reconnects;
+	st->carried = es.carried;
+	st->sends_lost = es.sends_lost;
+	st->abandoned = es.abandoned;
 	return 0;
 }

@@ -176,17 +176,55 @@
  * counted (session_rejects: stale or forged; no_session: a peer we have no
  * session with, which makes us start a handshake ourselves, rate-limited:
  * that is how a peer learns that we were reopened).  A CONNECT with a new
- * session from a peer we had a session with means the peer restarted: the
- * connection is reset - requests that had put frames on the wire to the old
- * incarnation (sends started, receives of its messages) complete with
- * -ECONNRESET, sends not started yet go to the new incarnation, messages
- * already complete in the unexpected queue stay - and the new session is
- * adopted.  The last XWI_RETIRED sessions of a peer are remembered so that
- * late CONNECTs of an old incarnation are dropped as stale.  CLOSE
- * {session} (sent once per peer by xwi_engine_shutdown) resets the
- * connection the same way (the endpoint layer does not send it: a peer
- * learns of a new incarnation from its CONNECT, and of a vanished one from
- * the give-up timeout).
+ * session from a peer we had a session with means either a reconnect or a
+ * restart, told apart by the endpoint incarnation it carries (below).  The
+ * last XWI_RETIRED sessions of a peer are remembered so that late CONNECTs
+ * of an old session are dropped as stale.  CLOSE {session} (sent once per
+ * peer by xwi_engine_shutdown) resets the connection as a restart (the
+ * endpoint layer does not send it: a peer learns of a new incarnation from
+ * its CONNECT, and of a vanished one from the give-up timeout).
+ *
+ * Message streams across connections.  Every engine draws an endpoint
+ * incarnation id (eid, random, never 0) when it is created; CONNECT and
+ * CONNECT_REPLY carry match = eid << 32 | resume, where resume is where
+ * the sender's message stream to that peer resumes: the oldest msg_id it
+ * may still send (a frame unacknowledged or carried, a send started or
+ * rewound), else its next new id - every message before it is final
+ * (delivered, or failed at the sender) and never sent again.  Message ids
+ * are per (sender, receiver) endpoint pair and survive connection resets:
+ *  - Reconnect (a new session, the same eid: the peer gave us up, or forgot
+ *    a session): nothing fails.  Our unacknowledged eager frames are sent
+ *    again on the new connection as they were (same msg_id and fragment:
+ *    "carried", counted in carried and as retransmissions); eager sends go
+ *    on where they were; started large sends are rewound and sent again from
+ *    their RNDV under the same id.  The receiver keeps its eager messages
+ *    (partial ones too, with their receives) and its next expected id, so
+ *    what it already has is ignored as old or duplicate: exactly once.  Its
+ *    large messages in progress are dropped (a matched receive fails with
+ *    -ECONNRESET) and their ids remembered ("redo", at most `window`): the
+ *    rewound RNDV is taken again as a new message; an RNDV of an id that
+ *    completed is answered with its NOTIFY again (renotified), since the
+ *    first NOTIFY may have been lost with the old connection.
+ *  - Give-up (no progress for give_up_ns): every request with the peer
+ *    completes with -ETIMEDOUT and our unacknowledged frames are dropped
+ *    (eager messages already completed for their senders are counted in
+ *    sends_lost), but the ids and the eager messages held without a receive
+ *    stay: if the same endpoint comes back (a reconnect for it), nothing it
+ *    already gave us is taken twice; its resume point drops what we hold of
+ *    the messages it gave up (abandoned).
+ *  - Restart (another eid): requests that had put frames on the wire to the
+ *    old incarnation (sends started, receives of its messages) complete with
+ *    -ECONNRESET, messages the old incarnation never acknowledged the first
+ *    frame of go to the new one renumbered from id 0 (a new stream), sends
+ *    not started follow, messages complete in the unexpected queue stay.
+ *    Messages of the old incarnation held incomplete are dropped and the
+ *    new one's stream is taken from its resume point.
+ * A MEDIUM fragment other than 0 that starts a message can only follow a
+ * reset to a new incarnation (frames of a message arrive in order): it
+ * cannot complete and is skipped (abandoned).  The one case that can
+ * deliver a message twice: late frames of a dead incarnation (a CONNECT
+ * that outlived its process) make us take a live peer for restarted; the
+ * old incarnation's eid is then remembered (eid_flaps counts a return).
  *
  * Sequence numbers.  32 bits per direction, compared wrap-safe.  Every
  * sequenced frame takes the next one (seq); ACK, CONNECT*, CLOSE carry the
@@ -302,6 +340,7 @@ enum tx_kind {
 	TX_SEND = 1, /* initial frames of a send request */
 	TX_JOB = 2,  /* a PULL block being answered     */
 	TX_CTRL = 3, /* one PULL or NOTIFY frame         */
+	TX_CARRY = 4, /* eager frames carried over a reconnect */
 };
 
 struct txitem {
@@ -356,6 +395,12 @@ struct peer {
 	bool rtx_now;	       /* resend the oldest unacked frame at once      */
 	struct xl rtxq;	       /* struct rtxf, by seq                          */
 	struct xl ooo;	       /* struct rtxf, held ahead, by seq              */
+	/* message streams (survive reconnects with the same peer endpoint) */
+	__u32 peer_eid;	       /* the peer endpoint's incarnation (0: unknown)  */
+	__u32 old_eids[XWI_RETIRED]; /* its earlier incarnations              */
+	__u32 nold_eids;
+	__u32 *redo;	       /* ids < rx_next_id dropped incomplete by a     */
+	__u32 nredo;	       /*   reset: taken again if they come again      */
 };
 
 enum { C_NONE = 0, C_SYN = 1, C_EST = 2 };
@@ -377,6 +422,13 @@ struct ctrl {
 	bool standalone;   /* allocated alone: freed once emitted */
 	__u32 msg_id, msg_len, frag_idx, frag_count, nfrags, block_id;
 	__u64 match;
+};
+
+/* Eager frames of a closed connection, sent again on the next one (a
+ * reconnect with the same peer endpoint): struct rtxf, in order. */
+struct carry {
+	struct txitem tx;
+	struct xl frames;
 };
 
 struct block {
@@ -442,6 +494,7 @@ struct xwi_req_priv {
 	bool notified;	     /* NOTIFY arrived: done once its queued frames are out */
 	bool internal;	     /* detached eager send: freed when its frames are out */
 	bool replayed;	     /* rewound by a connection reset: frames went out */
+	bool keep_id;	     /* rewound by a reconnect: sent again as msg_id */
 	bool more;	     /* XWI_SEND_MORE: another message follows at once */
 	__u32 len, nfrags, burst, next, msg_id;
 	__u32 first_seq;     /* reliable: seq of its first frame */
@@ -464,6 +517,7 @@ struct xwi_engine {
 	struct xwi_engine_cfg cfg;
 	struct xwi_engine_ops ops;
 	void *ctx;
+	__u32 eid;	    /* this endpoint's incarnation (CONNECT*: match) */
 	struct xl peers;
 	struct xl txrr;	    /* peers with frames to emit */
 	struct xl posted;   /* posted receives, post order */
@@ -482,6 +536,9 @@ static int deliver_seq(struct xwi_engine *e, struct peer *p, const struct xw_hdr
 static bool can_tx(const struct xwi_engine *e, const struct peer *p);
 static void conn_start(struct xwi_engine *e, struct peer *p);
 static void peer_kick(struct xwi_engine *e, struct peer *p);
+static void redo_add(struct xwi_engine *e, struct peer *p, __u32 id);
+static bool redo_take(struct peer *p, __u32 id);
+static struct carry *carry_find(struct peer *p);
 
 /* ---- helpers ----------------------------------------------------------- */
 
@@ -568,6 +625,8 @@ void xwi_engine_cfg_default(struct xwi_engine_cfg *cfg, __u16 ep, __u32 frag_pay
 	cfg->give_up_ns = 5000000000ULL;
 }
 
+static void rand_bytes(struct xwi_engine *e, void *buf, size_t len);
+
 struct xwi_engine *xwi_engine_new(const struct xwi_engine_cfg *cfg,
 				  const struct xwi_engine_ops *ops, void *ctx)
 {
@@ -597,6 +656,8 @@ struct xwi_engine *xwi_engine_new(const struct xwi_engine_cfg *cfg,
 	xl_init(&e->unexp);
 	xl_init(&e->pending);
 	xl_init(&e->rmsgs);
+	while (!e->eid)
+		rand_bytes(e, &e->eid, sizeof(e->eid));
 	return e;
 }
 
@@ -670,6 +731,7 @@ static void peer_forget(struct xwi_engine *e, struct peer *p)
 	if (e->last_peer == p)
 		e->last_peer = NULL;
 	e->npeers--;
+	free(p->redo);
 	free(p);
 }
 
@@ -901,12 +963,18 @@ static __u64 rto_cur(const struct xwi_engine *e, const struct peer *p)
 	return r < e->cfg.rto_max_ns ? r : e->cfg.rto_max_ns;
 }
 
-/* An unsequenced frame (ACK, CONNECT*, CLOSE) of @p's connection. */
+static __u32 resume_id(const struct xwi_engine *e, const struct peer *p);
+
+/* An unsequenced frame (ACK, CONNECT*, CLOSE) of @p's connection.  CONNECT
+ * and CONNECT_REPLY carry, in match, our endpoint's incarnation (high 32
+ * bits) and where our message stream to the peer resumes (low 32). */
 static int emit_ctl(struct xwi_engine *e, struct peer *p, __u8 type, __u32 seq, __u32 msg_id)
 {
 	struct xw_hdr h;
 
 	hdr_init(e, &h, p, type);
+	if (type == XW_PKT_CONNECT || type == XW_PKT_CONNECT_REPLY)
+		h.match = htobe64((__u64)e->eid << 32 | resume_id(e, p));
 	h.session = htonl(p->my_sid);
 	h.seq = htonl(seq);
 	h.ack = htonl(p->rx_known ? p->rcv_nxt : 0);
@@ -976,7 +1044,7 @@ static int emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const vo
 static int tx_send(struct xwi_engine *e, struct peer *p, struct xwi_req_priv *s, bool other)
 {
 	__u32 P = e->cfg.frag_payload, i = s->next, fsz = frag_size(s->len, P, i);
-	__u32 id = s->started ? s->msg_id : p->tx_next_id;
+	__u32 id = s->started || s->keep_id ? s->msg_id : p->tx_next_id;
 	bool last = i + 1 == s->burst;
 	struct xw_hdr h;
 	__u8 flags = 0;
@@ -1026,7 +1094,8 @@ static int tx_send(struct xwi_engine *e, struct peer *p, struct xwi_req_priv *s,
 		s->started = true;
 		s->msg_id = id;
 		s->first_seq = p->snd_nxt - 1;
-		p->tx_next_id++;
+		if (!s->keep_id)
+			p->tx_next_id++;
 		if (s->cls == XW_PKT_RNDV)
 			xl_add_tail(&s->slink, &p->sends);
 	}
@@ -1114,6 +1183,29 @@ static int tx_ctrl(struct xwi_engine *e, struct peer *p, struct ctrl *c, bool ot
 	return 0;
 }
 
+/* Send the next carried frame again, on the new connection (a late copy:
+ * neither LAT nor MORE, as a retransmission). */
+static int tx_carry(struct xwi_engine *e, struct peer *p, struct carry *c)
+{
+	struct rtxf *f = xl_entry(c->frames.next, struct rtxf, link);
+	struct xw_hdr h = f->h;
+	int err;
+
+	h.flags &= (__u8)~(XW_F_MORE | XW_F_LAT);
+	err = emit(e, p, &h, f->len ? f->pl : NULL, f->len);
+	if (err)
+		return err;
+	e->st.rtx_frames[h.type]++;
+	e->st.carried++;
+	xl_del(&f->link);
+	free(f);
+	if (xl_empty(&c->frames)) {
+		xl_del(&c->tx.link);
+		free(c);
+	}
+	return 0;
+}
+
 /* Emit one frame of @p's work. */
 static int peer_tx_one(struct xwi_engine *e, struct peer *p)
 {
@@ -1126,6 +1218,8 @@ static int peer_tx_one(struct xwi_engine *e, struct peer *p)
 		return tx_send(e, p, xl_entry(it, struct xwi_req_priv, tx), other);
 	case TX_JOB:
 		return tx_job(e, p, xl_entry(it, struct job, tx), other);
+	case TX_CARRY:
+		return tx_carry(e, p, xl_entry(it, struct carry, tx));
 	default:
 		return tx_ctrl(e, p, xl_entry(it, struct ctrl, tx), other);
 	}
@@ -1559,37 +1653,40 @@ static struct xw_request *posted_match(struct xwi_engine *e, __u64 match)
  * @m's turn has come (its id is the peer's next): match it or make it
  * unexpected (or dropped), then release the held messages that follow.
  */
+/* Match @m (its turn came) or make it unexpected (or dropped). */
+static void rmsg_place(struct xwi_engine *e, struct rmsg *m)
+{
+	struct peer *p = m->peer;
+	struct xw_request *req;
+
+	xl_del(&m->plink);
+	if (!m->rndv && m->nodata) {
+		m->state = R_DROPPED;
+	} else if ((req = posted_match(e, m->match))) {
+		rmsg_attach(e, m, req);
+		return;
+	} else if (!m->rndv && m->state == R_NEW && !rmsg_reserve(e, m)) {
+		m->state = R_DROPPED;
+	} else {
+		if (m->rndv && m->state == R_NEW && !rmsg_reserve(e, m))
+			m->push_dropped = true;
+		m->state = R_UNEXP;
+		xl_add_tail(&m->ulink, &e->unexp);
+		e->st.unexpected_msgs++;
+	}
+	if (m->rndv || m->nhave < m->nfrags)
+		xl_add_tail(&m->plink, &p->active);
+	else if (m->state == R_DROPPED)
+		rmsg_free(e, m);
+}
+
 static void rmsg_eligible(struct xwi_engine *e, struct rmsg *m)
 {
 	struct peer *p = m->peer;
 
 	for (;;) {
-		struct xw_request *req;
-
 		p->rx_next_id++;
-		xl_del(&m->plink);
-		if (!m->rndv && m->nodata) {
-			m->state = R_DROPPED;
-		} else if ((req = posted_match(e, m->match))) {
-			rmsg_attach(e, m, req);
-			m = NULL;
-		} else if (!m->rndv && m->state == R_NEW && !rmsg_reserve(e, m)) {
-			m->state = R_DROPPED;
-		} else {
-			if (m->rndv && m->state == R_NEW && !rmsg_reserve(e, m))
-				m->push_dropped = true;
-			m->state = R_UNEXP;
-			xl_add_tail(&m->ulink, &e->unexp);
-			e->st.unexpected_msgs++;
-		}
-		if (m) {
-			bool expecting = m->rndv ? true : m->nhave < m->nfrags;
-
-			if (expecting)
-				xl_add_tail(&m->plink, &p->active);
-			else if (m->state == R_DROPPED)
-				rmsg_free(e, m);
-		}
+		rmsg_place(e, m);
 		if (xl_empty(&p->held))
 			return;
 		m = xl_entry(p->held.next, struct rmsg, plink);
@@ -1602,7 +1699,7 @@ static void rmsg_eligible(struct xwi_engine *e, struct rmsg *m)
  * A new incoming message, from its first frame.  It may be complete (and
  * freed) on return: a large message matched by a receive of 0 bytes.
  */
-static int rmsg_new(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h)
+static int rmsg_new(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h, bool redo)
 {
 	__u32 id = ntohl(h->msg_id);
 	struct rmsg *m = calloc(1, sizeof(*m));
@@ -1639,6 +1736,12 @@ static int rmsg_new(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h
 	xl_init(&m->plink);
 	xl_init(&m->ulink);
 	xl_add_tail(&m->alink, &e->rmsgs);
+	if (redo) {
+		/* its turn came long ago: placed now, out of order */
+		m->state = R_NEW;
+		rmsg_place(e, m);
+		return 0;
+	}
 	if (id == p->rx_next_id) {
 		m->state = R_NEW;
 		rmsg_eligible(e, m);
@@ -1729,6 +1832,29 @@ static void rmsg_frag(struct xwi_engine *e, struct rmsg *m, __u32 i, const void 
 
 /* ---- receive path ------------------------------------------------------ */
 
+/*
+ * The RNDV of a large message we no longer know (it completed, or was given
+ * up) came again: its sender, reconnected, started it over, maybe because
+ * our NOTIFY was lost with the old connection.  Answer with a NOTIFY, so
+ * that the send completes instead of waiting for PULLs that never come.
+ */
+static void notify_again(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h)
+{
+	struct ctrl *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return; /* the sender gives up then */
+	c->tx.kind = TX_CTRL;
+	c->standalone = true;
+	c->type = XW_PKT_NOTIFY;
+	c->msg_id = ntohl(h->msg_id);
+	c->msg_len = ntohl(h->msg_len);
+	c->match = be64toh(h->match);
+	xl_add_tail(&c->tx.link, &p->ctrlq);
+	e->st.renotified++;
+	peer_kick(e, p);
+}
+
 /* Checks that need no state.  0 or -EPROTO. */
 static int rx_check(const struct xwi_engine *e, const struct xw_hdr *h, size_t len)
 {
@@ -1787,6 +1913,7 @@ static int rx_data(struct xwi_engine *e, const struct xw_addr *src, const struct
 	struct peer *p = peer_find(e, src);
 	struct rmsg *m = p ? rmsg_find(p, id) : NULL;
 	__u32 next = p ? p->rx_next_id : 0;
+	bool redo = false;
 	int err;
 
 	if (m) {
@@ -1796,10 +1923,18 @@ static int rx_data(struct xwi_engine *e, const struct xw_addr *src, const struct
 			return -EPROTO;
 		}
 	} else if (id_before(id, next)) {
-		/* a message already delivered (or dropped) */
-		e->st.rx_frames[h->type]++;
-		e->st.rx_dup++;
-		return 0;
+		if (p && p->nredo && h->type != XW_PKT_PULL_REPLY && redo_take(p, id)) {
+			/* dropped incomplete by a reset, sent again */
+			e->st.redelivered++;
+			redo = true;
+		} else {
+			/* a message already delivered (or dropped) */
+			e->st.rx_frames[h->type]++;
+			e->st.rx_dup++;
+			if (h->type == XW_PKT_RNDV && p && e->cfg.reliable)
+				notify_again(e, p, h);
+			return 0;
+		}
 	} else if (id - next >= XWI_ORDER_WINDOW) {
 		e->st.rx_bad++;
 		return -EPROTO;
@@ -1807,6 +1942,23 @@ static int rx_data(struct xwi_engine *e, const struct xw_addr *src, const struct
 	if (!m && h->type == XW_PKT_PULL_REPLY) {
 		/* a message whose RNDV we have not seen: nothing to do */
 		e->st.rx_frames[h->type]++;
+		return 0;
+	}
+	if (!m && e->cfg.reliable && h->type == XW_PKT_MEDIUM && idx) {
+		/* Frames of one message arrive in order: its head went to
+		 * another endpoint of ours (the sender carried the rest over
+		 * a reset to a new one).  It can never complete: skipped. */
+		e->st.rx_frames[h->type]++;
+		e->st.abandoned++;
+		if (p && id == p->rx_next_id) {
+			p->rx_next_id++;
+			if (!xl_empty(&p->held)) {
+				struct rmsg *hm = xl_entry(p->held.next, struct rmsg, plink);
+
+				if (hm->msg_id == p->rx_next_id)
+					rmsg_eligible(e, hm);
+			}
+		}
 		return 0;
 	}
 	if (!m && e->cfg.reliable && !rndv && id == next && mlen &&
@@ -1817,9 +1969,12 @@ static int rx_data(struct xwi_engine *e, const struct xw_addr *src, const struct
 			p = peer_get(e, src);
 		if (!p)
 			return -ENOMEM;
-		err = rmsg_new(e, p, h);
-		if (err)
+		err = rmsg_new(e, p, h, redo);
+		if (err) {
+			if (redo)
+				redo_add(e, p, id);
 			return err;
+		}
 		m = rmsg_find(p, id);
 	}
 	e->st.rx_frames[h->type]++;
@@ -2017,7 +2172,7 @@ static struct xwi_req_priv *started_send(struct xwi_engine *e, struct peer *p, _
 static struct xwi_req_priv *eager_rebuild(struct xwi_engine *e, struct peer *p,
 					  const struct rtxf *f0)
 {
-	__u32 len = ntohl(f0->h.msg_len), id = ntohl(f0->h.msg_id);
+	__u32 len = ntohl(f0->h.msg_len), id = ntohl(f0->h.msg_id), got = 0;
 	unsigned char *copy = len ? malloc(len) : NULL;
 	struct xw_request *req;
 	struct xwi_req_priv *s;
@@ -2034,8 +2189,17 @@ static struct xwi_req_priv *eager_rebuild(struct xwi_engine *e, struct peer *p,
 		__u32 off = ntohl(f->h.frag_off);
 
 		if (f->h.type == f0->h.type && ntohl(f->h.msg_id) == id && off < len &&
-		    f->len <= len - off)
+		    f->len <= len - off) {
 			memcpy(copy + off, f->pl, f->len);
+			got += f->len;
+		}
+	}
+	if (got != len) {
+		/* not every fragment is still here: never a broken copy */
+		xl_del(&req->priv->elink);
+		free(xl_entry(req, struct reqbox, pub));
+		free(copy);
+		return NULL;
 	}
 	s = req->priv;
 	s->internal = true;
@@ -2104,36 +2268,296 @@ static void replay_unacked(struct xwi_engine *e, struct peer *p)
 	replay.next->prev = &p->dataq;
 }
 
+/* ---- message streams across connections ------------------------------ */
+
 /*
- * Forget the connection with @p: requests that put frames on the wire with
- * it (started sends, receives of its messages) complete with @err; sends
- * not started stay queued when @keep (a new connection takes them), else
- * fail too, and with @keep messages the old incarnation never acknowledged
- * are sent again (replay_unacked).  Complete eager messages in the
- * unexpected queue stay.
+ * Where our message stream to @p resumes: the oldest message id we may
+ * still send (a frame unacknowledged or carried, a send started or
+ * rewound), else the next new one.  Everything before it is final.
  */
-static void peer_reset(struct xwi_engine *e, struct peer *p, int err, bool keep)
+static __u32 resume_id(const struct xwi_engine *e, const struct peer *p)
+{
+	const struct carry *c = carry_find((struct peer *)p);
+	const struct xl *qs[2] = { &p->rtxq, c ? &c->frames : NULL };
+	__u32 r = p->tx_next_id;
+
+	for (int k = 0; k < 2; k++) {
+		if (!qs[k])
+			continue;
+		for (const struct xl *l = qs[k]->next; l != qs[k]; l = l->next) {
+			const struct rtxf *f = xl_entry(l, struct rtxf, link);
+			__u8 t = f->h.type;
+
+			if ((t == XW_PKT_SMALL || t == XW_PKT_MEDIUM || t == XW_PKT_RNDV ||
+			     t == XW_PKT_PULL_REPLY) &&
+			    id_before(ntohl(f->h.msg_id), r))
+				r = ntohl(f->h.msg_id);
+		}
+	}
+	for (const struct xl *l = e->pending.next; l != &e->pending; l = l->next) {
+		const struct xwi_req_priv *s = xl_entry(l, struct xwi_req_priv, elink);
+
+		if (s->req->kind == XWI_REQ_SEND && s->peer == p && (s->started || s->keep_id) &&
+		    id_before(s->msg_id, r))
+			r = s->msg_id;
+	}
+	return r;
+}
+
+/* Remember that message @id of @p, behind rx_next_id, was dropped
+ * incomplete: if it comes again it is taken as new.  At most `window`
+ * entries (a peer resends no more messages than it had frames in flight);
+ * the oldest go first. */
+static void redo_add(struct xwi_engine *e, struct peer *p, __u32 id)
+{
+	__u32 cap = e->cfg.window;
+
+	if (!id_before(id, p->rx_next_id))
+		return; /* not passed yet: taken anyway */
+	if (!p->redo) {
+		p->redo = calloc(cap, sizeof(*p->redo));
+		if (!p->redo)
+			return; /* then a resend of it is ignored: lost, its
+				 * receive (if any) failed */
+	}
+	if (p->nredo == cap) {
+		memmove(p->redo, p->redo + 1, (cap - 1) * sizeof(*p->redo));
+		p->nredo--;
+	}
+	p->redo[p->nredo++] = id;
+}
+
+static bool redo_take(struct peer *p, __u32 id)
+{
+	for (__u32 i = 0; i < p->nredo; i++)
+		if (p->redo[i] == id) {
+			memmove(p->redo + i, p->redo + i + 1, (p->nredo - i - 1) * sizeof(*p->redo));
+			p->nredo--;
+			return true;
+		}
+	return false;
+}
+
+/* Drop redo entries before @id (final for the peer). */
+static void redo_trim(struct peer *p, __u32 id)
+{
+	__u32 k = 0;
+
+	for (__u32 i = 0; i < p->nredo; i++)
+		if (!id_before(p->redo[i], id))
+			p->redo[k++] = p->redo[i];
+	p->nredo = k;
+}
+
+/* Count the eager messages of @p's frames in @q whose sends already
+ * completed (buffered): they are lost with the frames. */
+static void frames_lost(struct xwi_engine *e, struct peer *p, struct xl *q)
+{
+	__u32 last = 0;
+	bool have = false;
+
+	for (struct xl *l = q->next; l != q; l = l->next) {
+		struct rtxf *f = xl_entry(l, struct rtxf, link);
+		__u32 id = ntohl(f->h.msg_id);
+
+		if (f->h.type != XW_PKT_SMALL && f->h.type != XW_PKT_MEDIUM)
+			continue;
+		if (have && id == last)
+			continue;
+		have = true;
+		last = id;
+		if (!started_send(e, p, id))
+			e->st.sends_lost++;
+	}
+}
+
+/* @p's carry item (frames carried by a reconnect, not sent yet), if any. */
+static struct carry *carry_find(struct peer *p)
+{
+	for (struct xl *l = p->dataq.next; l != &p->dataq; l = l->next) {
+		struct txitem *it = xl_entry(l, struct txitem, link);
+
+		if (it->kind == TX_CARRY)
+			return xl_entry(it, struct carry, tx);
+	}
+	return NULL;
+}
+
+/* Put @p's carried frames not sent yet back behind its unacknowledged
+ * ones (a reset that does not carry them over: they are replayed or
+ * counted lost with those). */
+static void carry_unsend(struct peer *p)
+{
+	struct carry *c = carry_find(p);
+
+	if (!c)
+		return;
+	while (!xl_empty(&c->frames)) {
+		struct xl *l = c->frames.next;
+
+		xl_del(l);
+		xl_add_tail(l, &p->rtxq);
+	}
+	xl_del(&c->tx.link);
+	free(c);
+}
+
+/* Free @p's carried frames (the engine goes). */
+static void carry_free(struct peer *p)
+{
+	struct carry *c = carry_find(p);
+
+	if (!c)
+		return;
+	rtxq_free(&c->frames);
+	xl_del(&c->tx.link);
+	free(c);
+}
+
+/*
+ * A reconnect (the peer's new session, from the same peer endpoint): the
+ * message streams go on.  Eager frames not acknowledged are sent again on
+ * the new connection, as they were (same message ids and fragments; the
+ * receiver keeps its partial messages and ignores what it has); eager
+ * sends go on where they were; large sends that started are rewound and
+ * sent again from their RNDV under the same id (their receiver dropped
+ * them, or completed them and answers the RNDV with its NOTIFY again).
+ */
+static void carry_over(struct xwi_engine *e, struct peer *p)
+{
+	struct carry *c = carry_find(p);
+	struct xl front, moved;
+
+	xl_init(&front);
+	xl_init(&moved);
+	for (struct xl *l = p->rtxq.next, *n; l != &p->rtxq; l = n) {
+		struct rtxf *f = xl_entry(l, struct rtxf, link);
+
+		n = l->next;
+		if (f->h.type != XW_PKT_SMALL && f->h.type != XW_PKT_MEDIUM)
+			continue;
+		xl_del(&f->link);
+		xl_add_tail(&f->link, &moved);
+	}
+	if (!xl_empty(&moved) && !c) {
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			frames_lost(e, p, &moved);
+			rtxq_free(&moved);
+		} else {
+			c->tx.kind = TX_CARRY;
+			xl_init(&c->frames);
+			xl_init(&c->tx.link);
+		}
+	}
+	if (c) {
+		/* the frames sent on the closed connection came from the
+		 * head of an earlier carry, or after it: they go first */
+		if (!xl_empty(&moved)) {
+			moved.prev->next = c->frames.next;
+			c->frames.next->prev = moved.prev;
+			c->frames.next = moved.next;
+			moved.next->prev = &c->frames;
+		}
+		xl_del(&c->tx.link);
+		xl_add_tail(&c->tx.link, &front);
+	}
+	/* started large sends: rewound, in the order they started */
+	for (struct xl *l = e->pending.next; l != &e->pending; l = l->next) {
+		struct xwi_req_priv *s = xl_entry(l, struct xwi_req_priv, elink);
+
+		if (s->req->kind != XWI_REQ_SEND || s->peer != p || !s->started ||
+		    s->cls != XW_PKT_RNDV)
+			continue;
+		while (!xl_empty(&s->jobs))
+			job_free(xl_entry(s->jobs.next, struct job, slink));
+		if (xl_empty(&s->tx.link))
+			e->backlog++;
+		else
+			xl_del(&s->tx.link);
+		xl_del(&s->slink);
+		s->started = false;
+		s->keep_id = true;
+		s->replayed = true;
+		s->notified = false;
+		s->next = 0;
+		xl_add_tail(&s->tx.link, &front);
+		e->st.replayed++;
+	}
+	if (xl_empty(&front))
+		return;
+	/* @front goes ahead of everything queued (an eager send that was
+	 * half out stays right behind: its first frames are carried) */
+	front.prev->next = p->dataq.next;
+	p->dataq.next->prev = front.prev;
+	p->dataq.next = front.next;
+	front.next->prev = &p->dataq;
+}
+
+enum reset_mode {
+	RM_NEWPEER,	/* another peer endpoint (restart, CLOSE): new streams */
+	RM_RECONNECT,	/* the same peer endpoint, a new session: streams go on */
+	RM_GIVEUP,	/* the peer is silent: everything with it fails */
+};
+
+/*
+ * Forget the connection with @p.
+ *  RM_NEWPEER: requests that put frames on the wire with it (started
+ *   sends, receives of its messages) complete with @err; sends not started
+ *   stay queued for the new connection, and messages the old incarnation
+ *   never acknowledged are sent again (replay_unacked); the message ids
+ *   start again from 0.
+ *  RM_RECONNECT: the message streams go on (carry_over); only large
+ *   messages being received complete with @err (the sender starts them
+ *   again: taken again, see redo).
+ *  RM_GIVEUP: every request with the peer completes with @err; the message
+ *   ids go on (if the same peer endpoint comes back, nothing it already
+ *   gave us is taken twice), and messages of it we hold without a receive
+ *   stay.
+ * Complete eager messages in the unexpected queue always stay.
+ */
+static void peer_reset(struct xwi_engine *e, struct peer *p, int err, enum reset_mode mode)
 {
 	struct xl *l, *n;
 
-	if (keep)
+	if (mode == RM_NEWPEER) {
+		/* another endpoint: a new message stream, from id 0; what
+		 * the old one never acknowledged goes to the new one
+		 * (renumbered); carried frames of a reconnect are lost */
+		carry_unsend(p);
 		replay_unacked(e, p);
+		for (l = e->pending.next; l != &e->pending; l = l->next) {
+			struct xwi_req_priv *r = xl_entry(l, struct xwi_req_priv, elink);
+
+			if (r->req->kind == XWI_REQ_SEND && r->peer == p && !r->started)
+				r->keep_id = false;
+		}
+	} else if (mode == RM_RECONNECT) {
+		carry_over(e, p);
+	} else {
+		carry_unsend(p);
+		frames_lost(e, p, &p->rtxq);
+	}
 
 	for (l = e->pending.next; l != &e->pending; l = n) {
 		struct xwi_req_priv *r = xl_entry(l, struct xwi_req_priv, elink);
 
 		n = l->next;
-		if (r->req->kind == XWI_REQ_SEND && r->peer == p && (r->started || !keep)) {
+		if (r->req->kind == XWI_REQ_SEND && r->peer == p &&
+		    (mode == RM_GIVEUP || (mode == RM_NEWPEER && r->started))) {
 			send_complete(e, r, err);
 			n = e->pending.next; /* the list changed: start over */
 		}
 	}
 	for (l = e->rmsgs.next; l != &e->rmsgs; l = n) {
 		struct rmsg *m = xl_entry(l, struct rmsg, alink);
+		bool complete_unexp = m->state == R_UNEXP && !m->rndv && m->nhave == m->nfrags;
 
 		n = l->next;
-		if (m->peer != p)
+		if (m->peer != p || complete_unexp)
 			continue;
+		if (mode != RM_NEWPEER && !m->rndv && (!m->req || mode == RM_RECONNECT))
+			continue; /* eager: the sender's frames complete it */
 		if (m->req) {
 			struct xw_request *req = m->req;
 
@@ -2141,13 +2565,13 @@ static void peer_reset(struct xwi_engine *e, struct peer *p, int err, bool keep)
 				ctrl_unqueue(p, m->notify);
 			m->req = NULL;
 			req->priv->m = NULL;
-			rmsg_free(e, m);
 			memset(&req->status, 0, sizeof(req->status));
 			req->status.error = err;
 			req_done(e, req);
-		} else if (!(m->state == R_UNEXP && !m->rndv && m->nhave == m->nfrags)) {
-			rmsg_free(e, m);
 		}
+		if (mode != RM_NEWPEER && m->rndv)
+			redo_add(e, p, m->msg_id);
+		rmsg_free(e, m);
 	}
 	while (!xl_empty(&p->ctrlq)) {
 		struct ctrl *c = xl_entry(p->ctrlq.next, struct ctrl, tx.link);
@@ -2159,7 +2583,8 @@ static void peer_reset(struct xwi_engine *e, struct peer *p, int err, bool keep)
 	rtxq_free(&p->rtxq);
 	rtxq_free(&p->ooo);
 	p->inflight = p->nooo = 0;
-	p->tx_next_id = p->rx_next_id = 0;
+	if (mode == RM_NEWPEER)
+		p->tx_next_id = p->rx_next_id = 0;
 	p->last = NULL;
 	if (p->rx_known) {
 		p->retired[p->nretired++ % XWI_RETIRED] = p->peer_sid;
@@ -2173,6 +2598,91 @@ static void peer_reset(struct xwi_engine *e, struct peer *p, int err, bool keep)
 	p->ack_due = p->rtx_due = p->conn_due = 0;
 	p->backoff = p->dupacks = 0;
 	peer_idle_check(p);
+}
+
+/*
+ * The peer endpoint behind @p is another one than the one our message ids
+ * count for (it was reopened; we learn it when it connects after we gave
+ * it up, or when its introduction replaces an empty session): the old
+ * one's messages we still hold incomplete are dropped (receives fail with
+ * -ECONNRESET).  Our ids go on (frames with them may be on their way to
+ * it, carried ones too: it starts at our resume point, see stream_sync).
+ */
+static void stream_new(struct xwi_engine *e, struct peer *p)
+{
+	for (struct xl *l = e->rmsgs.next, *n; l != &e->rmsgs; l = n) {
+		struct rmsg *m = xl_entry(l, struct rmsg, alink);
+
+		n = l->next;
+		if (m->peer != p || (m->state == R_UNEXP && !m->rndv && m->nhave == m->nfrags))
+			continue;
+		if (m->req) {
+			struct xw_request *req = m->req;
+
+			m->req = NULL;
+			req->priv->m = NULL;
+			memset(&req->status, 0, sizeof(req->status));
+			req->status.error = -ECONNRESET;
+			req_done(e, req);
+		}
+		rmsg_free(e, m);
+	}
+	p->nredo = 0;
+}
+
+/*
+ * A new session of the peer told us its endpoint (@eid) and where its
+ * message stream to us resumes (@resume: every message of it before that
+ * is final - delivered, or failed at its end - and is never sent again).
+ * Messages before @resume that we hold incomplete are dropped (receives
+ * fail with -ECONNRESET); ids we never saw before it are skipped.
+ */
+static void stream_sync(struct xwi_engine *e, struct peer *p, __u32 eid, __u32 resume)
+{
+	if (!eid || (p->peer_eid && p->peer_eid != eid)) {
+		/* another endpoint: its stream to us starts at @resume */
+		for (__u32 i = 0; i < p->nold_eids && i < XWI_RETIRED; i++)
+			if (eid && p->old_eids[i] == eid)
+				e->st.eid_flaps++; /* late frames of a dead one */
+		if (p->peer_eid)
+			p->old_eids[p->nold_eids++ % XWI_RETIRED] = p->peer_eid;
+		stream_new(e, p);
+		p->rx_next_id = resume;
+	}
+	p->peer_eid = eid;
+	if (resume - p->rx_next_id >= XWI_ORDER_WINDOW && !id_before(resume, p->rx_next_id))
+		return; /* bogus */
+	for (struct xl *l = e->rmsgs.next, *n; l != &e->rmsgs; l = n) {
+		struct rmsg *m = xl_entry(l, struct rmsg, alink);
+
+		n = l->next;
+		if (m->peer != p || !id_before(m->msg_id, resume) ||
+		    (m->state == R_UNEXP && !m->rndv && m->nhave == m->nfrags))
+			continue;
+		if (m->req) {
+			struct xw_request *req = m->req;
+
+			if (m->notify)
+				ctrl_unqueue(p, m->notify);
+			m->req = NULL;
+			req->priv->m = NULL;
+			memset(&req->status, 0, sizeof(req->status));
+			req->status.error = -ECONNRESET;
+			req_done(e, req);
+		}
+		e->st.abandoned++;
+		rmsg_free(e, m);
+	}
+	redo_trim(p, resume);
+	if (id_before(p->rx_next_id, resume)) {
+		p->rx_next_id = resume;
+		if (!xl_empty(&p->held)) {
+			struct rmsg *m = xl_entry(p->held.next, struct rmsg, plink);
+
+			if (m->msg_id == p->rx_next_id)
+				rmsg_eligible(e, m);
+		}
+	}
 }
 
 /* The peer's incarnation (@sid, @isn) is the one we talk to now. */
@@ -2311,8 +2821,10 @@ static void rx_ack(struct xwi_engine *e, struct peer *p, __u32 ack, bool pure)
 		e->st.bad_acks++;
 		return;
 	}
-	if (p->cstate == C_SYN && p->rx_known && ack_knows_us(p, ack))
+	if (p->cstate == C_SYN && p->rx_known && ack_knows_us(p, ack)) {
 		establish(e, p); /* the peer acks our frames: it knows us */
+		peer_kick(e, p);
+	}
 	if (seq_before(ack, p->snd_una))
 		return; /* old */
 	if (ack == p->snd_una) {
@@ -2361,6 +2873,7 @@ static void rx_ack(struct xwi_engine *e, struct peer *p, __u32 ack, bool pure)
 static int rx_connect(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h)
 {
 	__u32 sid = ntohl(h->session), isn = ntohl(h->seq), ack = ntohl(h->ack);
+	__u32 peer_eid = (__u32)(be64toh(h->match) >> 32), resume = (__u32)be64toh(h->match);
 	struct peer *p;
 
 	if (!sid) {
@@ -2398,12 +2911,18 @@ static int rx_connect(struct xwi_engine *e, const struct xw_addr *src, const str
 		 * replaces it, and ours must now be made known to it. */
 		readopt(e, p, sid, isn);
 	} else {
-		if (p->rx_known) {
+		if (p->rx_known && peer_eid && peer_eid == p->peer_eid) {
+			/* the same endpoint, a new session (it gave us up,
+			 * or forgot a session): the streams go on */
+			e->st.reconnects++;
+			peer_reset(e, p, -ECONNRESET, RM_RECONNECT);
+		} else if (p->rx_known) {
 			e->st.peer_restarts++;
-			peer_reset(e, p, -ECONNRESET, true);
+			peer_reset(e, p, -ECONNRESET, RM_NEWPEER);
 		}
 		adopt(e, p, sid, isn);
 	}
+	stream_sync(e, p, peer_eid, resume);
 	p->reply_owed = true;
 	if (p->cstate == C_NONE) {
 		/* Answering: the peer retries its CONNECT until our reply
@@ -2461,6 +2980,7 @@ static int rx_connect_reply(struct xwi_engine *e, const struct xw_addr *src,
 			rtt_sample(e, p, now(e) - p->conn_start);
 		adopt(e, p, sid, isn);
 	}
+	stream_sync(e, p, (__u32)(be64toh(h->match) >> 32), (__u32)be64toh(h->match));
 	establish(e, p);
 	rx_ack(e, p, ntohl(h->ack), false);
 	peer_kick(e, p);
@@ -2544,7 +3064,7 @@ static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 	if (h->type == XW_PKT_CLOSE) {
 		e->st.rx_frames[XW_PKT_CLOSE]++;
 		e->st.peer_closes++;
-		peer_reset(e, p, -ECONNRESET, true);
+		peer_reset(e, p, -ECONNRESET, RM_NEWPEER);
 		peer_kick(e, p);
 		return 0;
 	}
@@ -2624,7 +3144,7 @@ static bool awaiting_data(const struct peer *p)
 static void give_up(struct xwi_engine *e, struct peer *p)
 {
 	e->st.timeouts++;
-	peer_reset(e, p, -ETIMEDOUT, false);
+	peer_reset(e, p, -ETIMEDOUT, RM_GIVEUP);
 }
 
 static int rel_timers(struct xwi_engine *e)
@@ -2974,10 +3494,12 @@ void xwi_engine_free(struct xwi_engine *e)
 
 	if (!e)
 		return;
-	/* standalone control frames (NOTIFY) still queued */
+	/* standalone control frames (NOTIFY) and carried frames still queued
+	 * (before the requests, whose queue links go with them) */
 	for (l = e->peers.next; l != &e->peers; l = l->next) {
 		struct peer *p = xl_entry(l, struct peer, link);
 
+		carry_free(p);
 		while (!xl_empty(&p->ctrlq)) {
 			struct ctrl *c = xl_entry(p->ctrlq.next, struct ctrl, tx.link);
 
@@ -3003,6 +3525,7 @@ void xwi_engine_free(struct xwi_engine *e)
 		n = l->next;
 		rtxq_free(&p->rtxq);
 		rtxq_free(&p->ooo);
+		free(p->redo);
 		free(p);
 	}
 	free(e);

@@ -262,8 +262,20 @@ struct xwi_engine_stats {
 	__u64 hook_drops;	   /* frames dropped by drop_first_type      */
 	__u64 rx_nobufs;	   /* frames refused over the bounds (resent) */
 	__u64 replayed;		   /* messages sent again to a new incarnation */
-	__u64 sends_lost;	   /* buffered eager sends failed after their
-				    * request completed (peer gone: give-up) */
+	__u64 sends_lost;	   /* eager messages failed after their request
+				    * completed (buffered; peer given up)     */
+	__u64 reconnects;	   /* a new session of the same peer endpoint:
+				    * the message streams carried over       */
+	__u64 carried;		   /* eager frames sent again after a reconnect */
+	__u64 redelivered;	   /* messages dropped incomplete by a reset,
+				    * taken again when they came again       */
+	__u64 renotified;	   /* NOTIFY sent again for a large message
+				    * complete before a reset (RNDV resent)  */
+	__u64 abandoned;	   /* incomplete messages dropped: their sender
+				    * gave them up (its resume point)         */
+	__u64 eid_flaps;	   /* a peer endpoint taken for restarted came
+				    * back (late frames of a dead incarnation:
+				    * the one case of a possible duplicate)  */
 };
 void xwi_engine_stats(const struct xwi_engine *e, struct xwi_engine_stats *out);
 /* True when a message waits in the unexpected queue (a receive would match
