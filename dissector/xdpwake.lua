@@ -37,6 +37,9 @@ f.frag_count = ProtoField.uint32("xdpwake.frag_count", "Fragment count", base.DE
 f.payload_len = ProtoField.uint16("xdpwake.payload_len", "Payload length", base.DEC)
 f.csum = ProtoField.uint32("xdpwake.csum", "CRC32C", base.HEX)
 f.match = ProtoField.uint64("xdpwake.match", "Match", base.HEX)
+f.eid = ProtoField.uint32("xdpwake.eid", "Endpoint incarnation", base.HEX)
+f.resume = ProtoField.uint32("xdpwake.resume", "Message stream resumes at", base.DEC)
+f.sack = ProtoField.uint64("xdpwake.sack", "Held out of order (bit i: ack + 1 + i)", base.HEX)
 f.pull_block = ProtoField.uint32("xdpwake.pull.block_id", "Pull block id", base.DEC)
 f.pull_nfrags = ProtoField.uint32("xdpwake.pull.nfrags", "Pull fragments", base.DEC)
 f.payload = ProtoField.bytes("xdpwake.payload", "Payload")
@@ -80,7 +83,15 @@ function p.dissector(buf, pinfo, tree)
 	t:add(f.frag_count, buf(36, 4))
 	t:add(f.payload_len, buf(40, 2))
 	t:add(f.csum, buf(44, 4))
-	t:add(f.match, buf(48, 8))
+	local fm = t:add(f.match, buf(48, 8))
+	if ty == 8 or ty == 9 then
+		-- CONNECT, CONNECT_REPLY: match = endpoint incarnation, resume id
+		fm:add(f.eid, buf(48, 4))
+		fm:add(f.resume, buf(52, 4))
+	elseif ty == 7 then
+		-- ACK: selective acks
+		fm:add(f.sack, buf(48, 8))
+	end
 
 	local plen = buf(40, 2):uint()
 	if HDR_LEN + plen > len then

@@ -57,6 +57,8 @@ struct frame {
 	int type, lat, more, dst, src;
 	unsigned long msg_id, msg_len, frag_idx, frag_count;
 	unsigned long long match;
+	unsigned long eid; /* CONNECT, CONNECT_REPLY: xdpwake.eid */
+	int nfields;
 };
 
 static int decode(const char *pcap, struct frame *fr, int max)
@@ -70,7 +72,8 @@ static int decode(const char *pcap, struct frame *fr, int max)
 		 "tshark -X lua_script:%s/dissector/xdpwake.lua -r %s -Y xdpwake -T fields "
 		 "-E separator=, -e xdpwake.type -e xdpwake.flags.lat -e xdpwake.flags.more "
 		 "-e xdpwake.dst_ep -e xdpwake.src_ep -e xdpwake.msg_id -e xdpwake.msg_len "
-		 "-e xdpwake.frag_idx -e xdpwake.frag_count -e xdpwake.match 2>/dev/null",
+		 "-e xdpwake.frag_idx -e xdpwake.frag_count -e xdpwake.match -e xdpwake.eid "
+		 "2>/dev/null",
 		 src ? src : ".", pcap);
 	p = popen(cmd, "r");
 	REQUIRE(p, "tshark");
@@ -78,9 +81,11 @@ static int decode(const char *pcap, struct frame *fr, int max)
 		struct frame *f = &fr[n];
 		char lat[8], more[8];
 
-		if (sscanf(line, "%d,%7[^,],%7[^,],%d,%d,%lu,%lu,%lu,%lu,%llx", &f->type, lat, more,
-			   &f->dst, &f->src, &f->msg_id, &f->msg_len, &f->frag_idx, &f->frag_count,
-			   &f->match) != 10) {
+		f->eid = 0;
+		f->nfields = sscanf(line, "%d,%7[^,],%7[^,],%d,%d,%lu,%lu,%lu,%lu,%llx,%lx", &f->type,
+				    lat, more, &f->dst, &f->src, &f->msg_id, &f->msg_len,
+				    &f->frag_idx, &f->frag_count, &f->match, &f->eid);
+		if (f->nfields < 10) {
 			CHECK(0, "undecodable tshark line: %s", line);
 			continue;
 		}
@@ -107,6 +112,11 @@ static void check_capture(const char *pcap, const char *name)
 		if (f->type <= 0 || f->type >= XW_PKT_TYPE_MAX)
 			continue;
 		count[f->type]++;
+		if (f->type == XW_PKT_CONNECT || f->type == XW_PKT_CONNECT_REPLY)
+			CHECK(f->nfields == 11 && f->eid && f->eid == f->match >> 32,
+			      "%s: %s without its endpoint incarnation (%lx, match %#llx)", name,
+			      f->type == XW_PKT_CONNECT ? "CONNECT" : "CONNECT_REPLY", f->eid,
+			      f->match);
 		CHECK((from_a && f->dst == EP_B) || (f->src == EP_B && f->dst == EP_A),
 		      "%s: endpoints %d -> %d", name, f->src, f->dst);
 		switch (f->type) {
@@ -144,8 +154,12 @@ static void check_capture(const char *pcap, const char *name)
 	for (int t = XW_PKT_SMALL; t <= XW_PKT_NOTIFY; t++)
 		CHECK(count[t] > 0, "%s: no %s frame decoded", name, xw_pkt_type_name((unsigned)t));
 	CHECK(med_lat == 1, "%s: %d MEDIUM fragments with LAT, want 1", name, med_lat);
-	printf("%s: %d frames decoded: SMALL %d MEDIUM %d RNDV %d PULL %d PULL_REPLY %d NOTIFY %d\n",
-	       name, n, count[1], count[2], count[3], count[4], count[5], count[6]);
+	CHECK(count[XW_PKT_CONNECT] > 0 && count[XW_PKT_CONNECT_REPLY] > 0,
+	      "%s: the handshake was not decoded", name);
+	printf("%s: %d frames decoded: SMALL %d MEDIUM %d RNDV %d PULL %d PULL_REPLY %d NOTIFY %d "
+	       "ACK %d CONNECT %d CONNECT_REPLY %d (endpoint incarnations decoded)\n", name, n,
+	       count[1], count[2], count[3], count[4], count[5], count[6], count[XW_PKT_ACK],
+	       count[XW_PKT_CONNECT], count[XW_PKT_CONNECT_REPLY]);
 }
 
 static void capture(struct xwf_topo *t, int encap, const char *name)

@@ -238,6 +238,33 @@ static int host(struct xwf_topo *t, void *arg)
 	return xwt_failures ? 1 : 0;
 }
 
+/* The endpoint of this host (give_up_ms @give_up), the peer's address in
+ * @peer, after one message A -> B: the connection is up. */
+static struct xw_endpoint *open_connected(struct xwf_topo *t, __u32 give_up,
+					  struct xw_addr *peer)
+{
+	struct xw_endpoint *ep;
+	struct xw_status s;
+	struct xw_addr me;
+	char buf[16];
+	int err;
+
+	snprintf(xwt_pin_dir, sizeof(xwt_pin_dir), "/sys/fs/bpf/xwtest-%d", (int)getpid());
+	atexit(xwt_pin_cleanup);
+	XW_OPTS(xw_endpoint_opts, o, .pin_root = xwt_pin_dir, .give_up_ms = give_up);
+	err = xw_endpoint__open(t->ifname[t->self], EP, &o, &ep);
+	REQUIRE(err == 0, "open: %s", xw_strerror(err));
+	xw_endpoint__addr(ep, &me);
+	xwf_xchg(t, &me, peer, sizeof(me));
+	if (t->self == XWF_HOST_A)
+		CHECK(xw_endpoint__send(ep, peer, "up", 3, 1, 5000) == 0, "first send");
+	else
+		CHECK(xw_endpoint__recv(ep, buf, sizeof(buf), 1, ~0ULL, &s, 5000) == 0,
+		      "first recv");
+	xwf_bar_idle(t, "up", ep_idle, ep);
+	return ep;
+}
+
 /* An outage longer than give_up_ms: the send fails cleanly with
  * -ETIMEDOUT within about give_up_ms, the connection is counted as given
  * up, and after the outage a new exchange works (a new session). */
@@ -245,26 +272,14 @@ static int outage_host(struct xwf_topo *t, void *arg)
 {
 	static unsigned char buf[300000];
 	struct xw_endpoint *ep;
-	struct xw_addr me, peer;
+	struct xw_addr peer;
 	struct xw_endpoint_stats st;
 	struct xw_status s;
 	__u64 t0, ms;
 	int err;
 
 	(void)arg;
-	snprintf(xwt_pin_dir, sizeof(xwt_pin_dir), "/sys/fs/bpf/xwtest-%d", (int)getpid());
-	atexit(xwt_pin_cleanup);
-	XW_OPTS(xw_endpoint_opts, o, .pin_root = xwt_pin_dir, .give_up_ms = 1000);
-	err = xw_endpoint__open(t->ifname[t->self], EP, &o, &ep);
-	REQUIRE(err == 0, "open: %s", xw_strerror(err));
-	xw_endpoint__addr(ep, &me);
-	xwf_xchg(t, &me, &peer, sizeof(me));
-	/* One exchange first: the connection is up. */
-	if (t->self == XWF_HOST_A)
-		CHECK(xw_endpoint__send(ep, &peer, "up", 3, 1, 5000) == 0, "first send");
-	else
-		CHECK(xw_endpoint__recv(ep, buf, 16, 1, ~0ULL, &s, 5000) == 0, "first recv");
-	xwf_bar_idle(t, "up", ep_idle, ep);
+	ep = open_connected(t, 1000, &peer);
 	if (t->self == XWF_HOST_A) {
 		struct xwf_cfg bh = {};
 
@@ -312,25 +327,13 @@ static int giveup_host(struct xwf_topo *t, void *arg)
 {
 	static unsigned char buf[1024];
 	struct xw_endpoint *ep;
-	struct xw_addr me, peer;
+	struct xw_addr peer;
 	struct xw_endpoint_stats st;
 	struct xw_status s;
 	int err;
 
 	(void)arg;
-	snprintf(xwt_pin_dir, sizeof(xwt_pin_dir), "/sys/fs/bpf/xwtest-%d", (int)getpid());
-	atexit(xwt_pin_cleanup);
-	XW_OPTS(xw_endpoint_opts, o, .pin_root = xwt_pin_dir,
-		.give_up_ms = t->self == XWF_HOST_A ? 1000 : 5000);
-	err = xw_endpoint__open(t->ifname[t->self], EP, &o, &ep);
-	REQUIRE(err == 0, "open: %s", xw_strerror(err));
-	xw_endpoint__addr(ep, &me);
-	xwf_xchg(t, &me, &peer, sizeof(me));
-	if (t->self == XWF_HOST_A)
-		CHECK(xw_endpoint__send(ep, &peer, "up", 3, 1, 5000) == 0, "first send");
-	else
-		CHECK(xw_endpoint__recv(ep, buf, 16, 1, ~0ULL, &s, 5000) == 0, "first recv");
-	xwf_bar_idle(t, "up", ep_idle, ep);
+	ep = open_connected(t, t->self == XWF_HOST_A ? 1000 : 5000, &peer);
 	if (t->self == XWF_HOST_A) {
 		struct xwf_cfg bh = {};
 

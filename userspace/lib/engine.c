@@ -246,7 +246,11 @@
  * stays until a frame sent once is acked.  On expiry the oldest unacked
  * frame is sent again; partial acks during that recovery resend the next
  * one at once (NewReno), and three duplicate ACKs resend it at once (fast
- * retransmit).  A
+ * retransmit).  With cfg.sack (default) a pure ACK also carries, in match,
+ * a bitmap of the 64 frames after the ack that the receiver holds out of
+ * order (sent at once whenever it holds some, even if a data frame carried
+ * the cumulative ack), and every hole three held frames below is resent at
+ * once (see rx_sack).  A
  * retransmitted frame carries the current ack and a new CRC, and neither
  * LAT nor MORE (it is late already: the XDP program's coalescing timeout
  * wakes the receiver; and the wake accounting stays exact).  No progress
@@ -334,6 +338,18 @@ static void xl_del(struct xl *n)
 	xl_init(n);
 }
 
+/* Move every node of @from, in order, to the front of @to. */
+static void xl_splice_front(struct xl *from, struct xl *to)
+{
+	if (xl_empty(from))
+		return;
+	from->prev->next = to->next;
+	to->next->prev = from->prev;
+	to->next = from->next;
+	from->next->prev = to;
+	xl_init(from);
+}
+
 /* ---- state ------------------------------------------------------------- */
 
 enum tx_kind {
@@ -393,6 +409,7 @@ struct peer {
 	__u64 last_dupack;     /* a pure ACK of snd_una while frames were out   */
 	__u64 unsol_due;       /* introduce ourselves (no session) then        */
 	bool rtx_now;	       /* resend the oldest unacked frame at once      */
+	bool holes;	       /* frames marked RF_RESEND                      */
 	struct xl rtxq;	       /* struct rtxf, by seq                          */
 	struct xl ooo;	       /* struct rtxf, held ahead, by seq              */
 	/* message streams (survive reconnects with the same peer endpoint) */
@@ -405,11 +422,17 @@ struct peer {
 
 enum { C_NONE = 0, C_SYN = 1, C_EST = 2 };
 
+/* rtxf.sack */
+#define RF_SACKED 1u /* the receiver holds it (out of order)            */
+#define RF_RESEND 2u /* a hole: to be resent now                        */
+#define RF_HOLED 4u  /* resent as a hole since the last timeout         */
+
 /* A frame kept for retransmission, or held out of order. */
 struct rtxf {
 	struct xl link;
 	__u32 seq;
 	__u32 tries;	 /* transmissions */
+	__u8 sack;	 /* RF_* (selective acks)  */
 	__u64 t_sent;
 	size_t len;
 	struct xw_hdr h;
@@ -623,6 +646,7 @@ void xwi_engine_cfg_default(struct xwi_engine_cfg *cfg, __u16 ep, __u32 frag_pay
 	cfg->rto_min_ns = 1000000;
 	cfg->rto_max_ns = 250000000;
 	cfg->give_up_ns = 5000000000ULL;
+	cfg->sack = true;
 }
 
 static void rand_bytes(struct xwi_engine *e, void *buf, size_t len);
@@ -964,6 +988,18 @@ static __u64 rto_cur(const struct xwi_engine *e, const struct peer *p)
 }
 
 static __u32 resume_id(const struct xwi_engine *e, const struct peer *p);
+static __u64 sack_bits(const struct peer *p);
+
+/* A frame carrying our current ack went out: no ACK owed any more - except
+ * the one with the selective acks while we hold frames out of order (only
+ * a pure ACK carries them, @sacks). */
+static void ack_sent(const struct xwi_engine *e, struct peer *p, bool sacks)
+{
+	p->ack_owed = 0;
+	p->ack_due = 0;
+	if (sacks || !e->cfg.sack || !p->nooo)
+		p->ack_now = false;
+}
 
 /* An unsequenced frame (ACK, CONNECT*, CLOSE) of @p's connection.  CONNECT
  * and CONNECT_REPLY carry, in match, our endpoint's incarnation (high 32
@@ -975,6 +1011,8 @@ static int emit_ctl(struct xwi_engine *e, struct peer *p, __u8 type, __u32 seq, 
 	hdr_init(e, &h, p, type);
 	if (type == XW_PKT_CONNECT || type == XW_PKT_CONNECT_REPLY)
 		h.match = htobe64((__u64)e->eid << 32 | resume_id(e, p));
+	else if (type == XW_PKT_ACK && e->cfg.sack && p->rx_known)
+		h.match = htobe64(sack_bits(p));
 	h.session = htonl(p->my_sid);
 	h.seq = htonl(seq);
 	h.ack = htonl(p->rx_known ? p->rcv_nxt : 0);
@@ -983,11 +1021,8 @@ static int emit_ctl(struct xwi_engine *e, struct peer *p, __u8 type, __u32 seq, 
 	if (!hook_drop(e, type) && e->ops.send(e->ctx, &p->addr, &h, NULL, 0))
 		return -EAGAIN;
 	e->st.tx_frames[type]++;
-	if (p->rx_known) {
-		p->ack_owed = 0;
-		p->ack_due = 0;
-		p->ack_now = false;
-	}
+	if (p->rx_known)
+		ack_sent(e, p, type == XW_PKT_ACK);
 	return 0;
 }
 
@@ -1021,6 +1056,7 @@ static int emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const vo
 	t = now(e);
 	f->seq = p->snd_nxt++;
 	f->tries = 1;
+	f->sack = 0;
 	f->t_sent = t;
 	f->len = len;
 	f->h = *h;
@@ -1031,11 +1067,8 @@ static int emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const vo
 		p->last_progress = t;
 		p->rtx_due = t + rto_cur(e, p);
 	}
-	if (p->rx_known) {
-		p->ack_owed = 0;
-		p->ack_due = 0;
-		p->ack_now = false;
-	}
+	if (p->rx_known)
+		ack_sent(e, p, false);
 	e->st.tx_frames[h->type]++;
 	return 0;
 }
@@ -2167,6 +2200,22 @@ static struct xwi_req_priv *started_send(struct xwi_engine *e, struct peer *p, _
 	return NULL;
 }
 
+/* Take started send @s back to its first frame (out of every queue; the
+ * caller queues it again), under the same msg_id if @keep_id. */
+static void send_rewind(struct xwi_engine *e, struct xwi_req_priv *s, bool keep_id)
+{
+	if (xl_empty(&s->tx.link))
+		e->backlog++;
+	else
+		xl_del(&s->tx.link);
+	xl_del(&s->slink);
+	s->started = false;
+	s->keep_id = keep_id;
+	s->replayed = true;
+	s->notified = false;
+	s->next = 0;
+}
+
 /* An internal send of the eager message @id rebuilt from its frames in
  * @p's retransmission queue (the request that posted it is complete). */
 static struct xwi_req_priv *eager_rebuild(struct xwi_engine *e, struct peer *p,
@@ -2238,15 +2287,7 @@ static void replay_unacked(struct xwi_engine *e, struct peer *p)
 		if (s) {
 			if (!xl_empty(&s->jobs))
 				continue; /* pulled: the peer had it */
-			if (xl_empty(&s->tx.link))
-				e->backlog++;
-			else
-				xl_del(&s->tx.link);
-			xl_del(&s->slink);
-			s->started = false;
-			s->replayed = true;
-			s->notified = false;
-			s->next = 0;
+			send_rewind(e, s, false);
 		} else if (t != XW_PKT_RNDV) {
 			s = eager_rebuild(e, p, f);
 			if (!s) {
@@ -2259,13 +2300,7 @@ static void replay_unacked(struct xwi_engine *e, struct peer *p)
 		xl_add_tail(&s->tx.link, &replay);
 		e->st.replayed++;
 	}
-	if (xl_empty(&replay))
-		return;
-	/* splice @replay in front of p->dataq */
-	replay.prev->next = p->dataq.next;
-	p->dataq.next->prev = replay.prev;
-	p->dataq.next = replay.next;
-	replay.next->prev = &p->dataq;
+	xl_splice_front(&replay, &p->dataq);
 }
 
 /* ---- message streams across connections ------------------------------ */
@@ -2453,12 +2488,7 @@ static void carry_over(struct xwi_engine *e, struct peer *p)
 	if (c) {
 		/* the frames sent on the closed connection came from the
 		 * head of an earlier carry, or after it: they go first */
-		if (!xl_empty(&moved)) {
-			moved.prev->next = c->frames.next;
-			c->frames.next->prev = moved.prev;
-			c->frames.next = moved.next;
-			moved.next->prev = &c->frames;
-		}
+		xl_splice_front(&moved, &c->frames);
 		xl_del(&c->tx.link);
 		xl_add_tail(&c->tx.link, &front);
 	}
@@ -2471,27 +2501,13 @@ static void carry_over(struct xwi_engine *e, struct peer *p)
 			continue;
 		while (!xl_empty(&s->jobs))
 			job_free(xl_entry(s->jobs.next, struct job, slink));
-		if (xl_empty(&s->tx.link))
-			e->backlog++;
-		else
-			xl_del(&s->tx.link);
-		xl_del(&s->slink);
-		s->started = false;
-		s->keep_id = true;
-		s->replayed = true;
-		s->notified = false;
-		s->next = 0;
+		send_rewind(e, s, true);
 		xl_add_tail(&s->tx.link, &front);
 		e->st.replayed++;
 	}
-	if (xl_empty(&front))
-		return;
 	/* @front goes ahead of everything queued (an eager send that was
 	 * half out stays right behind: its first frames are carried) */
-	front.prev->next = p->dataq.next;
-	p->dataq.next->prev = front.prev;
-	p->dataq.next = front.next;
-	front.next->prev = &p->dataq;
+	xl_splice_front(&front, &p->dataq);
 }
 
 enum reset_mode {
@@ -2594,7 +2610,7 @@ static void peer_reset(struct xwi_engine *e, struct peer *p, int err, enum reset
 	p->cstate = C_NONE;
 	p->my_sid = p->peer_sid = 0;
 	p->ack_owed = 0;
-	p->ack_now = p->reply_owed = p->rtx_now = p->in_recovery = false;
+	p->ack_now = p->reply_owed = p->rtx_now = p->in_recovery = p->holes = false;
 	p->ack_due = p->rtx_due = p->conn_due = 0;
 	p->backoff = p->dupacks = 0;
 	peer_idle_check(p);
@@ -2780,14 +2796,9 @@ static void rtt_sample(struct xwi_engine *e, struct peer *p, __u64 r)
 	p->rto = rto;
 }
 
-/* Resend the oldest unacked frame of @p. */
-static int rtx_head(struct xwi_engine *e, struct peer *p)
+/* Send @f (unacknowledged) again: 1, or -EAGAIN. */
+static int rtx_frame(struct xwi_engine *e, struct peer *p, struct rtxf *f)
 {
-	struct rtxf *f;
-
-	if (xl_empty(&p->rtxq))
-		return 0;
-	f = xl_entry(p->rtxq.next, struct rtxf, link);
 	f->h.ack = htonl(p->rx_known ? p->rcv_nxt : 0);
 	/* No LAT (a resent frame is an RTO late already; the coalescing
 	 * timeout wakes the receiver) and no MORE. */
@@ -2799,10 +2810,96 @@ static int rtx_head(struct xwi_engine *e, struct peer *p)
 	f->t_sent = now(e);
 	e->st.tx_frames[f->h.type]++;
 	e->st.rtx_frames[f->h.type]++;
-	p->ack_owed = 0;
-	p->ack_due = 0;
-	p->ack_now = false;
+	ack_sent(e, p, false);
 	return 1;
+}
+
+/* Resend the oldest unacknowledged frame (timeout, three duplicate acks,
+ * a partial ack) - unless selective acks had it resent already since the
+ * last timeout (a timeout clears that). */
+static int rtx_head(struct xwi_engine *e, struct peer *p)
+{
+	struct rtxf *f;
+
+	if (xl_empty(&p->rtxq))
+		return 0;
+	f = xl_entry(p->rtxq.next, struct rtxf, link);
+	if (f->sack & RF_HOLED)
+		return 0;
+	return rtx_frame(e, p, f);
+}
+
+/*
+ * Selective acks.  A pure ACK carries, in match, a bitmap of the frames the
+ * receiver holds out of order: bit i = seq ack + 1 + i (64 frames).  The
+ * sender marks those frames, and a frame with at least three held frames
+ * after it, or with only held frames after it (fewer than four in flight:
+ * early retransmit) is a hole (lost, as three duplicate acks say for the
+ * first one): every hole is resent at once instead of one per round trip, and
+ * again if it is still a hole an (un-backed-off) RTO later - the resend
+ * was lost too - without waiting for the backed-off timeout.  Held frames are not resent by this (a timeout still
+ * resends the oldest frame, held or not: a receiver that forgot them, or
+ * bits that lied, cost time, never data).
+ */
+static __u64 sack_bits(const struct peer *p)
+{
+	__u64 b = 0;
+
+	for (const struct xl *l = p->ooo.next; l != &p->ooo; l = l->next) {
+		__u32 d = xl_entry(l, struct rtxf, link)->seq - p->rcv_nxt - 1;
+
+		if (d < 64)
+			b |= 1ULL << d;
+	}
+	return b;
+}
+
+static void rx_sack(struct xwi_engine *e, struct peer *p, __u32 ack, __u64 bits)
+{
+	__u64 t = now(e);
+	__u32 above = 0, after = 0;
+
+	if (!bits || ack != p->snd_una || xl_empty(&p->rtxq))
+		return;
+	for (struct xl *l = p->rtxq.next; l != &p->rtxq; l = l->next) {
+		struct rtxf *f = xl_entry(l, struct rtxf, link);
+		__u32 d = f->seq - ack - 1;
+
+		if (d < 64 && (bits >> d & 1))
+			f->sack |= RF_SACKED;
+	}
+	for (struct xl *l = p->rtxq.prev; l != &p->rtxq; l = l->prev) {
+		struct rtxf *f = xl_entry(l, struct rtxf, link);
+
+		if (f->sack & RF_SACKED)
+			above++;
+		else if ((above >= 3 || (above && above == after)) && !(f->sack & RF_RESEND) &&
+			 (!(f->sack & RF_HOLED) || t - f->t_sent >= p->rto)) {
+			f->sack |= RF_RESEND | RF_HOLED;
+			p->holes = true;
+		}
+		after++;
+	}
+}
+
+/* Resend the frames marked as holes.  Frames sent, >= 0. */
+static int rtx_holes(struct xwi_engine *e, struct peer *p)
+{
+	int n = 0;
+
+	for (struct xl *l = p->rtxq.next; l != &p->rtxq; l = l->next) {
+		struct rtxf *f = xl_entry(l, struct rtxf, link);
+
+		if (!(f->sack & RF_RESEND))
+			continue;
+		if (rtx_frame(e, p, f) < 0)
+			return n; /* later, from progress */
+		f->sack &= (__u8)~RF_RESEND;
+		e->st.sack_rtx++;
+		n++;
+	}
+	p->holes = false;
+	return n;
 }
 
 static void rx_ack(struct xwi_engine *e, struct peer *p, __u32 ack, bool pure)
@@ -3013,6 +3110,7 @@ static void ooo_hold(struct xwi_engine *e, struct peer *p, __u32 seq, const stru
 	}
 	f->seq = seq;
 	f->tries = 0;
+	f->sack = 0;
 	f->t_sent = 0;
 	f->len = len;
 	f->h = *h;
@@ -3057,6 +3155,8 @@ static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 	}
 	p->last_heard = now(e);
 	rx_ack(e, p, ntohl(h->ack), h->type == XW_PKT_ACK);
+	if (h->type == XW_PKT_ACK && e->cfg.sack)
+		rx_sack(e, p, ntohl(h->ack), be64toh(h->match));
 	if (h->type == XW_PKT_ACK) {
 		e->st.rx_frames[XW_PKT_ACK]++;
 		return 0;
@@ -3202,7 +3302,7 @@ static int rel_timers(struct xwi_engine *e)
 			}
 		}
 		if (!p->inflight) {
-			p->rtx_now = false; /* nothing left to resend (acked or reset) */
+			p->rtx_now = p->holes = false; /* nothing left to resend (acked or reset) */
 			if (p->rx_known && p->cstate == C_EST && !xl_empty(&p->sends)) {
 				/* Large sends wait for the peer's PULLs (a late
 				 * receiver may post its receive any time): a
@@ -3240,6 +3340,9 @@ static int rel_timers(struct xwi_engine *e)
 			continue;
 		}
 		if (p->rtx_due && t >= p->rtx_due) {
+			/* a new round: holes may be resent again */
+			for (struct xl *q = p->rtxq.next; q != &p->rtxq; q = q->next)
+				xl_entry(q, struct rtxf, link)->sack &= (__u8)~RF_HOLED;
 			e->st.rtx_timeouts++;
 			p->backoff++;
 			p->in_recovery = true;
@@ -3256,6 +3359,8 @@ static int rel_timers(struct xwi_engine *e)
 				n += r;
 			}
 		}
+		if (p->holes)
+			n += rtx_holes(e, p);
 	}
 	return n;
 }
@@ -3283,7 +3388,7 @@ static bool rel_pending(const struct xwi_engine *e)
 	for (const struct xl *l = e->peers.next; l != &e->peers; l = l->next) {
 		const struct peer *p = xl_entry(l, struct peer, link);
 
-		if (p->reply_owed || p->rtx_now || p->ack_now)
+		if (p->reply_owed || p->rtx_now || p->ack_now || p->holes)
 			return true;
 	}
 	return false;
@@ -3299,7 +3404,8 @@ __u64 xwi_engine_next_deadline(const struct xwi_engine *e)
 		const struct peer *p = xl_entry(l, struct peer, link);
 		__u64 c = UINT64_MAX;
 
-		if (p->reply_owed || (p->rtx_now && p->inflight) || p->ack_now)
+		if (p->reply_owed || (p->rtx_now && p->inflight) || p->ack_now ||
+		    (p->holes && p->inflight))
 			return 0;
 		if (p->cstate == C_SYN && p->conn_due)
 			c = p->conn_due;

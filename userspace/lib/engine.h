@@ -58,6 +58,7 @@ struct xwi_engine_cfg {
 	/* Reliability (see engine.c) */
 	bool reliable;		/* sessions, seq/ack, retransmission (default on)   */
 	bool crc;		/* CRC32C computed and checked (default on)         */
+	bool sack;		/* selective acks in ACK frames (default on)        */
 	__u32 window;		/* unacked frames per peer (default 256)            */
 	__u32 ooo_max;		/* out-of-order frames held per peer (default 256)   */
 	__u32 ack_every;	/* ACK at once after this many frames (default 16)   */
@@ -240,6 +241,7 @@ struct xwi_engine_stats {
 	__u64 rtx_frames[XW_PKT_TYPE_MAX]; /* retransmissions per type     */
 	__u64 rtx_timeouts;	   /* retransmission timer expiries          */
 	__u64 fast_rtx;		   /* retransmissions on three duplicate acks */
+	__u64 sack_rtx;		   /* holes resent on selective acks          */
 	__u64 rx_dup_frames;	   /* frames whose seq was already delivered */
 	__u64 rx_ooo;		   /* frames held ahead of the expected seq  */
 	__u64 rx_ooo_dropped;	   /* ... over the out-of-order bound        */
