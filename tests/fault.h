@@ -874,36 +874,54 @@ static inline void xwf_bar(struct xwf_topo *t, const char *what)
 }
 
 /*
- * A barrier during which @idle(@arg) is called about every millisecond: a
- * host with an open endpoint must keep it progressing while it waits (the
- * library works inside its calls only: acks, retransmissions and timers
- * of its connections would stall, and its peer with them).  At most 300 s.
+ * Wait until the other host has written to the channel, calling
+ * @idle(@arg) about every millisecond meanwhile: a host with an open
+ * endpoint must keep it progressing while it waits (the library works
+ * inside its calls only: acks, retransmissions and timers of its
+ * connections would stall, and its peer with them).  At most 300 s.
  */
-static inline void xwf_bar_idle(struct xwf_topo *t, const char *what, void (*idle)(void *),
-				void *arg)
+static inline void xwf_chan_wait(struct xwf_topo *t, const char *what, void (*idle)(void *),
+				 void *arg)
 {
 	__u64 end = 0;
-	char c = 'x', r;
 
-	REQUIRE(write(t->chan, &c, 1) == 1, "barrier %s: write", what);
 	for (;;) {
 		struct pollfd pfd = { .fd = t->chan, .events = POLLIN };
 		struct timespec ts;
 		__u64 now;
 		int n = poll(&pfd, 1, 1);
 
-		REQUIRE(n >= 0 || errno == EINTR, "barrier %s: poll: %s", what, strerror(errno));
+		REQUIRE(n >= 0 || errno == EINTR, "%s: poll: %s", what, strerror(errno));
 		if (n > 0)
-			break;
+			return;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		now = (__u64)ts.tv_sec * 1000 + (__u64)ts.tv_nsec / 1000000;
 		if (!end)
 			end = now + 300000;
-		REQUIRE(now < end, "barrier %s: the other host did not come in 300 s", what);
+		REQUIRE(now < end, "%s: the other host did not come in 300 s", what);
 		if (idle)
 			idle(arg);
 	}
+}
+
+/* A barrier that keeps an endpoint progressing (see xwf_chan_wait). */
+static inline void xwf_bar_idle(struct xwf_topo *t, const char *what, void (*idle)(void *),
+				void *arg)
+{
+	char c = 'x', r;
+
+	REQUIRE(write(t->chan, &c, 1) == 1, "barrier %s: write", what);
+	xwf_chan_wait(t, what, idle, arg);
 	REQUIRE(read(t->chan, &r, 1) == 1, "barrier %s: the other host is gone", what);
+}
+
+/* xwf_xchg() that keeps an endpoint progressing (see xwf_chan_wait). */
+static inline void xwf_xchg_idle(struct xwf_topo *t, const void *mine, void *theirs, size_t len,
+				 void (*idle)(void *), void *arg)
+{
+	REQUIRE(write(t->chan, mine, len) == (ssize_t)len, "xchg: write");
+	xwf_chan_wait(t, "xchg", idle, arg);
+	REQUIRE(read(t->chan, theirs, len) == (ssize_t)len, "xchg: the other host is gone");
 }
 
 static inline void xwf_xchg(struct xwf_topo *t, const void *mine, void *theirs, size_t len)

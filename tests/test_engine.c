@@ -3365,6 +3365,64 @@ static void test_rel_restart(void)
 	       "both ways (also when the peer that stayed open speaks first)\n");
 }
 
+/*
+ * A sender that dies in the middle of an eager message (only its first
+ * fragment arrived) must not pin the receiver's unexpected memory: a live
+ * peer's message over the bound is refused at first (its sender resends),
+ * and once the dead one has been silent for give_up_ns its partial message
+ * is dropped (abandoned) and the live message is taken.
+ */
+static void test_rel_partial_dead(void)
+{
+	struct xwi_engine_cfg c[3] = { rel_cfg(1), rel_cfg(2), rel_cfg(3) };
+	unsigned char dead[900], live[600], rb[600];
+	struct xw_request *ds, *ls, *rr;
+	struct xwi_engine_stats st;
+
+	for (int i = 0; i < 3; i++) {
+		c[i].eager_max = 1000;
+		c[i].give_up_ns = 2000000000ULL;
+	}
+	c[1].unexpected_max = 1000;
+	rnet_init(3, c, 1150);
+	rx_rc_bad = 0;
+	fill(dead, sizeof(dead), 1);
+	fill(live, sizeof(live), 2);
+	imp.drop_nth[0][XW_PKT_MEDIUM] = ~1u; /* only fragment 0 of node 0's message */
+	REQUIRE(xwi_engine_isend(nodes[0].e, &nodes[1].addr, dead, sizeof(dead), 1, &ds) == 0,
+		"isend");
+	rpump(NULL, NULL, 10000000ULL);
+	CHECK(rst(1).unexpected_bytes == sizeof(dead), "partial: %llu unexpected bytes held",
+	      (unsigned long long)rst(1).unexpected_bytes);
+	xwi_request_free(ds);
+	xwi_engine_free(nodes[0].e); /* node 0 dies */
+	nodes[0].e = NULL;
+	drop_queue(0);
+	REQUIRE(xwi_engine_isend(nodes[2].e, &nodes[1].addr, live, sizeof(live), 2, &ls) == 0,
+		"isend");
+	rpump(NULL, NULL, 500000000ULL);
+	st = rst(1);
+	CHECK(st.rx_nobufs > 0 && st.abandoned == 0, "partial: live message refused %llu times, "
+	      "%llu abandoned before the dead peer's give-up time",
+	      (unsigned long long)st.rx_nobufs, (unsigned long long)st.abandoned);
+	rpump(NULL, NULL, 3000000000ULL);
+	st = rst(1);
+	REQUIRE(xwi_engine_irecv(nodes[1].e, rb, sizeof(rb), 2, ALL, &rr) == 0, "irecv");
+	CHECK(st.abandoned == 1 && rr->state == XWI_REQ_DONE && !rr->status.error &&
+		      !memcmp(rb, live, sizeof(live)) && ls->state == XWI_REQ_DONE && !ls->status.error,
+	      "partial: abandoned %llu, live message %d/%d", (unsigned long long)st.abandoned,
+	      rr->state, rr->status.error);
+	xwi_request_free(ls);
+	xwi_request_free(rr);
+	rsettle();
+	CHECK(rst(1).unexpected_bytes == 0, "partial: %llu unexpected bytes left",
+	      (unsigned long long)rst(1).unexpected_bytes);
+	rnet_free();
+	printf("reliability: a sender dead in the middle of an eager message: a live peer's message "
+	       "over the bound refused until the dead one was silent for give-up, then its "
+	       "partial message dropped and the live one taken\n");
+}
+
 static void test_rel_bound(void)
 {
 	struct xwi_engine_cfg a = rel_cfg(1), b = rel_cfg(2);
@@ -3525,6 +3583,7 @@ int main(void)
 	test_rel_blackhole();
 	test_rel_restart();
 	test_rel_bound();
+	test_rel_partial_dead();
 	test_rel_close();
 	test_rel_killed();
 	free(flog);

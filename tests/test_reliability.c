@@ -394,6 +394,70 @@ static int giveup_host(struct xwf_topo *t, void *arg)
 }
 
 /* Sum of A's and B's counters: B gets A's through the channel. */
+static bool sum_stats(struct xwf_topo *t, struct xw_endpoint *ep, struct xw_endpoint_stats *sum);
+
+/*
+ * A 2 s blackhole every 7 s, both ways, for 16 s (three outages) while A and
+ * B keep exchanging messages of every class in turn: every byte arrives,
+ * the outages are ridden out by retransmission in the same session (no
+ * reset, no give-up: give_up_ms 8000).
+ */
+static int periodic_host(struct xwf_topo *t, void *arg)
+{
+	static const size_t sz[] = { 0, 100, 5000, 40000, 300000 };
+	struct xw_endpoint_stats sum;
+	struct xw_endpoint *ep;
+	struct xw_addr peer;
+	__u64 t0;
+	int n = 0;
+
+	(void)arg;
+	ep = open_connected(t, 8000, &peer);
+	if (t->self == XWF_HOST_A) {
+		struct xwf_cfg bh = {};
+
+		xwf_blackhole_every(&bh, 7000, 2000);
+		xwf_set(t, XWF_A_TO_B, &bh);
+		xwf_set(t, XWF_B_TO_A, &bh);
+	}
+	xwf_bar_idle(t, "blackholes on", ep_idle, ep);
+	t0 = xwt_now_ns();
+	for (;;) {
+		int go = xwt_now_ns() - t0 < 16000000000ULL && !xwt_failures, other;
+
+		/* A decides; both stop together */
+		xwf_xchg_idle(t, &go, &other, sizeof(go), ep_idle, ep);
+		if (t->self == XWF_HOST_B)
+			go = other;
+		if (!go)
+			break;
+		xfer(ep, &peer, (n % 2 == 0) == (t->self == XWF_HOST_A), sz[n % 5],
+		     (unsigned)(1000 + n), "2 s blackhole every 7 s");
+		n++;
+	}
+	if (t->self == XWF_HOST_A)
+		xwf_clear(t);
+	settle(ep);
+	if (sum_stats(t, ep, &sum)) {
+		__u64 bh = xwf_counters(t, XWF_A_TO_B).blackholed +
+			   xwf_counters(t, XWF_B_TO_A).blackholed;
+
+		CHECK(sum.sessions == 2 && sum.peer_resets == 0 && sum.conn_timeouts == 0,
+		      "[periodic blackhole] sessions %llu resets %llu timeouts %llu",
+		      (unsigned long long)sum.sessions, (unsigned long long)sum.peer_resets,
+		      (unsigned long long)sum.conn_timeouts);
+		CHECK(bh > 0 && sum.retransmits > 0, "[periodic blackhole] %llu frames blackholed, "
+		      "%llu retransmissions", (unsigned long long)bh,
+		      (unsigned long long)sum.retransmits);
+		printf("  %-18s 16 s, %d messages both ways: %llu frames blackholed, %llu "
+		       "retransmissions, one session each\n", "2 s every 7 s", n,
+		       (unsigned long long)bh, (unsigned long long)sum.retransmits);
+	}
+	xwf_bar_idle(t, "done", ep_idle, ep);
+	xw_endpoint__close(ep);
+	return xwt_failures ? 1 : 0;
+}
+
 static bool sum_stats(struct xwf_topo *t, struct xw_endpoint *ep, struct xw_endpoint_stats *sum)
 {
 	struct xw_endpoint_stats mine, other;
@@ -726,6 +790,12 @@ int main(void)
 	}
 	xwf_clear(&t);
 	xwf_reset_counters(&t);
+	if (wanted("periodic blackhole")) {
+		CHECK(xwf_run(&t, periodic_host, periodic_host, NULL, 120000) == 0,
+		      "periodic blackhole scenario failed");
+		xwf_clear(&t);
+		xwf_reset_counters(&t);
+	}
 	if (wanted("give-up")) {
 		CHECK(xwf_run(&t, giveup_host, giveup_host, NULL, 60000) == 0,
 		      "give-up scenario failed");

@@ -211,7 +211,10 @@
  *    sends_lost), but the ids and the eager messages held without a receive
  *    stay: if the same endpoint comes back (a reconnect for it), nothing it
  *    already gave us is taken twice; its resume point drops what we hold of
- *    the messages it gave up (abandoned).
+ *    the messages it gave up (abandoned).  Partial messages kept so are
+ *    dropped after give_up_ns more, or at once when a live peer's message
+ *    needs their unexpected memory (orphans_reclaim; also those of a peer
+ *    silent for give_up_ns: a sender dead mid-message must not pin it).
  *  - Restart (another eid): requests that had put frames on the wire to the
  *    old incarnation (sends started, receives of its messages) complete with
  *    -ECONNRESET, messages the old incarnation never acknowledged the first
@@ -418,6 +421,7 @@ struct peer {
 	__u32 nold_eids;
 	__u32 *redo;	       /* ids < rx_next_id dropped incomplete by a     */
 	__u32 nredo;	       /*   reset: taken again if they come again      */
+	__u64 orphan_since;    /* given up, partial messages of it kept (0: no) */
 };
 
 enum { C_NONE = 0, C_SYN = 1, C_EST = 2 };
@@ -559,6 +563,7 @@ static int deliver_seq(struct xwi_engine *e, struct peer *p, const struct xw_hdr
 static bool can_tx(const struct xwi_engine *e, const struct peer *p);
 static void conn_start(struct xwi_engine *e, struct peer *p);
 static void peer_kick(struct xwi_engine *e, struct peer *p);
+static bool orphans_reclaim(struct xwi_engine *e);
 static void redo_add(struct xwi_engine *e, struct peer *p, __u32 id);
 static bool redo_take(struct peer *p, __u32 id);
 static struct carry *carry_find(struct peer *p);
@@ -1995,7 +2000,8 @@ static int rx_data(struct xwi_engine *e, const struct xw_addr *src, const struct
 		return 0;
 	}
 	if (!m && e->cfg.reliable && !rndv && id == next && mlen &&
-	    e->st.unexpected_bytes + mlen > e->cfg.unexpected_max && !posted_would_match(e, match))
+	    e->st.unexpected_bytes + mlen > e->cfg.unexpected_max && !posted_would_match(e, match) &&
+	    (!orphans_reclaim(e) || e->st.unexpected_bytes + mlen > e->cfg.unexpected_max))
 		return -ENOBUFS; /* not acknowledged: the sender resends it later */
 	if (!m) {
 		if (!p)
@@ -2510,6 +2516,45 @@ static void carry_over(struct xwi_engine *e, struct peer *p)
 	xl_splice_front(&front, &p->dataq);
 }
 
+/*
+ * Partial eager messages of a peer we gave up are kept (if it comes back,
+ * the rest of them is carried over: see peer_reset) - for give_up_ns, or
+ * until their memory is needed for a live peer's message: then they are
+ * dropped (abandoned).  The same when memory is needed, for the partial
+ * messages of a peer silent for give_up_ns (a sender that died, or forged
+ * the start of a message, would otherwise hold the unexpected bytes for
+ * ever, and every live peer's eager message would be refused).
+ */
+static void orphans_drop(struct xwi_engine *e, struct peer *p)
+{
+	for (struct xl *l = e->rmsgs.next, *n; l != &e->rmsgs; l = n) {
+		struct rmsg *m = xl_entry(l, struct rmsg, alink);
+
+		n = l->next;
+		if (m->peer != p || m->req || m->rndv || m->nhave == m->nfrags)
+			continue;
+		e->st.abandoned++;
+		rmsg_free(e, m);
+	}
+	p->orphan_since = 0;
+}
+
+/* Memory is needed: drop the partial messages of peers given up or silent
+ * for give_up_ns.  True if anything was dropped. */
+static bool orphans_reclaim(struct xwi_engine *e)
+{
+	__u64 t = now(e), before = e->st.abandoned;
+
+	for (struct xl *l = e->peers.next; l != &e->peers; l = l->next) {
+		struct peer *p = xl_entry(l, struct peer, link);
+
+		if ((p->orphan_since && !p->rx_known) ||
+		    (p->rx_known && t - p->last_heard >= e->cfg.give_up_ns))
+			orphans_drop(e, p);
+	}
+	return e->st.abandoned != before;
+}
+
 enum reset_mode {
 	RM_NEWPEER,	/* another peer endpoint (restart, CLOSE): new streams */
 	RM_RECONNECT,	/* the same peer endpoint, a new session: streams go on */
@@ -2553,6 +2598,7 @@ static void peer_reset(struct xwi_engine *e, struct peer *p, int err, enum reset
 	} else {
 		carry_unsend(p);
 		frames_lost(e, p, &p->rtxq);
+		p->orphan_since = now(e);
 	}
 
 	for (l = e->pending.next; l != &e->pending; l = n) {
@@ -3256,6 +3302,12 @@ static int rel_timers(struct xwi_engine *e)
 		struct peer *p = xl_entry(l, struct peer, link);
 
 		next = l->next; /* p may be forgotten */
+		if (p->orphan_since && (p->rx_known || t - p->orphan_since >= e->cfg.give_up_ns)) {
+			if (p->rx_known)
+				p->orphan_since = 0; /* it came back: they are its again */
+			else
+				orphans_drop(e, p);
+		}
 		if (p->unsol_due && t >= p->unsol_due) {
 			/* frames of a session we do not know kept coming and
 			 * no CONNECT: we were reopened (or forgot the peer) */
@@ -3409,6 +3461,8 @@ __u64 xwi_engine_next_deadline(const struct xwi_engine *e)
 			return 0;
 		if (p->cstate == C_SYN && p->conn_due)
 			c = p->conn_due;
+		if (p->orphan_since && p->orphan_since + e->cfg.give_up_ns < c)
+			c = p->orphan_since + e->cfg.give_up_ns;
 		if (p->unsol_due && p->unsol_due < c)
 			c = p->unsol_due;
 		if (p->ack_due && p->ack_due < c)
