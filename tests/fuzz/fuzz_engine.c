@@ -863,8 +863,11 @@ static void settle(void)
 		 */
 		(void)timeouts;
 		for (int i = 0; i < S.nm; i++)
-			FZ_ASSERT(!S.m[i].pending, "send %d (%u bytes, %d->%d) never completed", i,
-				  S.m[i].len, S.m[i].from, S.m[i].to);
+			/* (unless the receives ran out: a large send then waits
+			 * for a receive that can never be posted, as it should) */
+			FZ_ASSERT(!S.m[i].pending || S.nr >= MAXRCV,
+				  "send %d (%u bytes, %d->%d) never completed", i, S.m[i].len,
+				  S.m[i].from, S.m[i].to);
 		for (int i = 0; i < NN; i++) {
 			xwi_engine_stats(S.n[i].e, &st[i]);
 			lossless &= !st[i].timeouts && !st[i].sends_lost;

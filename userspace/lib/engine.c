@@ -2309,6 +2309,23 @@ static void replay_unacked(struct xwi_engine *e, struct peer *p)
 	xl_splice_front(&replay, &p->dataq);
 }
 
+/* The receive that took @m (if any) completes with @err; @m is left to
+ * the caller (to free). */
+static void rmsg_fail_req(struct xwi_engine *e, struct rmsg *m, int err)
+{
+	struct xw_request *req = m->req;
+
+	if (!req)
+		return;
+	if (m->notify)
+		ctrl_unqueue(m->peer, m->notify);
+	m->req = NULL;
+	req->priv->m = NULL;
+	memset(&req->status, 0, sizeof(req->status));
+	req->status.error = err;
+	req_done(e, req);
+}
+
 /* ---- message streams across connections ------------------------------ */
 
 /*
@@ -2620,17 +2637,7 @@ static void peer_reset(struct xwi_engine *e, struct peer *p, int err, enum reset
 			continue;
 		if (mode != RM_NEWPEER && !m->rndv && (!m->req || mode == RM_RECONNECT))
 			continue; /* eager: the sender's frames complete it */
-		if (m->req) {
-			struct xw_request *req = m->req;
-
-			if (m->notify)
-				ctrl_unqueue(p, m->notify);
-			m->req = NULL;
-			req->priv->m = NULL;
-			memset(&req->status, 0, sizeof(req->status));
-			req->status.error = err;
-			req_done(e, req);
-		}
+		rmsg_fail_req(e, m, err);
 		if (mode != RM_NEWPEER && m->rndv)
 			redo_add(e, p, m->msg_id);
 		rmsg_free(e, m);
@@ -2678,15 +2685,7 @@ static void stream_new(struct xwi_engine *e, struct peer *p)
 		n = l->next;
 		if (m->peer != p || (m->state == R_UNEXP && !m->rndv && m->nhave == m->nfrags))
 			continue;
-		if (m->req) {
-			struct xw_request *req = m->req;
-
-			m->req = NULL;
-			req->priv->m = NULL;
-			memset(&req->status, 0, sizeof(req->status));
-			req->status.error = -ECONNRESET;
-			req_done(e, req);
-		}
+		rmsg_fail_req(e, m, -ECONNRESET);
 		rmsg_free(e, m);
 	}
 	p->nredo = 0;
@@ -2721,17 +2720,7 @@ static void stream_sync(struct xwi_engine *e, struct peer *p, __u32 eid, __u32 r
 		if (m->peer != p || !id_before(m->msg_id, resume) ||
 		    (m->state == R_UNEXP && !m->rndv && m->nhave == m->nfrags))
 			continue;
-		if (m->req) {
-			struct xw_request *req = m->req;
-
-			if (m->notify)
-				ctrl_unqueue(p, m->notify);
-			m->req = NULL;
-			req->priv->m = NULL;
-			memset(&req->status, 0, sizeof(req->status));
-			req->status.error = -ECONNRESET;
-			req_done(e, req);
-		}
+		rmsg_fail_req(e, m, -ECONNRESET);
 		e->st.abandoned++;
 		rmsg_free(e, m);
 	}
