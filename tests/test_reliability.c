@@ -642,7 +642,7 @@ static int soak_host(struct xwf_topo *t, void *arg)
 		char go = xwt_now_ns() < end, other;
 
 		/* both stop after the same round */
-		xwf_xchg(t, &go, &other, 1);
+		xwf_xchg_idle(t, &go, &other, 1, ep_idle, ep);
 		if (!go || !other)
 			break;
 		for (size_t i = 0; i < sizeof(sz) / sizeof(sz[0]); i++)

@@ -1144,6 +1144,10 @@ static struct xw_endpoint *req_ep(struct xw_request *req)
 static int collect(struct xw_endpoint *ep, struct xw_request *req, struct xw_status *st)
 {
 	pthread_mutex_lock(&ep->port->lock);
+	/* What completing it queued (a large receive's NOTIFY, an ACK) goes
+	 * out now, not at the application's next call: the peer waits on it. */
+	if (xwi_engine_tx_pending(ep->eng))
+		progress_locked(ep);
 	if (st)
 		*st = req->status;
 	xwi_request_free(req);
