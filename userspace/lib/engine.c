@@ -2557,17 +2557,24 @@ static void orphans_drop(struct xwi_engine *e, struct peer *p)
 }
 
 /* Memory is needed: drop the partial messages of peers given up or silent
- * for give_up_ns.  True if anything was dropped. */
+ * for give_up_ns (one pass over the messages held: a flood of peers costs
+ * nothing here).  True if anything was dropped. */
 static bool orphans_reclaim(struct xwi_engine *e)
 {
 	__u64 t = now(e), before = e->st.abandoned;
 
-	for (struct xl *l = e->peers.next; l != &e->peers; l = l->next) {
-		struct peer *p = xl_entry(l, struct peer, link);
+	for (struct xl *l = e->rmsgs.next, *n; l != &e->rmsgs; l = n) {
+		struct rmsg *m = xl_entry(l, struct rmsg, alink);
+		const struct peer *p = m->peer;
 
+		n = l->next;
+		if (m->req || m->rndv || m->nhave == m->nfrags)
+			continue;
 		if ((p->orphan_since && !p->rx_known) ||
-		    (p->rx_known && t - p->last_heard >= e->cfg.give_up_ns))
-			orphans_drop(e, p);
+		    (p->rx_known && t - p->last_heard >= e->cfg.give_up_ns)) {
+			e->st.abandoned++;
+			rmsg_free(e, m);
+		}
 	}
 	return e->st.abandoned != before;
 }
