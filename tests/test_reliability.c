@@ -131,21 +131,32 @@ static void settle(struct xw_endpoint *ep)
 	}
 }
 
-static int host(struct xwf_topo *t, void *arg)
+/* This host's endpoint (give_up_ms @give_up) on a pin directory of its
+ * own; the peer's address in @peer. */
+static struct xw_endpoint *open_ep(struct xwf_topo *t, __u32 give_up, struct xw_addr *peer)
 {
-	const struct scenario *sc = arg;
 	struct xw_endpoint *ep;
-	struct xw_addr me, peer;
-	struct result res = {};
+	struct xw_addr me;
 	int err;
 
 	snprintf(xwt_pin_dir, sizeof(xwt_pin_dir), "/sys/fs/bpf/xwtest-%d", (int)getpid());
 	atexit(xwt_pin_cleanup);
-	XW_OPTS(xw_endpoint_opts, o, .pin_root = xwt_pin_dir, .give_up_ms = 8000);
+	XW_OPTS(xw_endpoint_opts, o, .pin_root = xwt_pin_dir, .give_up_ms = give_up);
 	err = xw_endpoint__open(t->ifname[t->self], EP, &o, &ep);
 	REQUIRE(err == 0, "open: %s", xw_strerror(err));
 	xw_endpoint__addr(ep, &me);
-	xwf_xchg(t, &me, &peer, sizeof(me));
+	xwf_xchg(t, &me, peer, sizeof(me));
+	return ep;
+}
+
+static int host(struct xwf_topo *t, void *arg)
+{
+	const struct scenario *sc = arg;
+	struct xw_endpoint *ep;
+	struct xw_addr peer;
+	struct result res = {};
+
+	ep = open_ep(t, 8000, &peer);
 	if (sc->blackhole_ms && t->self == XWF_HOST_A) {
 		struct xwf_cfg bh = sc->ab;
 
@@ -243,19 +254,10 @@ static int host(struct xwf_topo *t, void *arg)
 static struct xw_endpoint *open_connected(struct xwf_topo *t, __u32 give_up,
 					  struct xw_addr *peer)
 {
-	struct xw_endpoint *ep;
+	struct xw_endpoint *ep = open_ep(t, give_up, peer);
 	struct xw_status s;
-	struct xw_addr me;
 	char buf[16];
-	int err;
 
-	snprintf(xwt_pin_dir, sizeof(xwt_pin_dir), "/sys/fs/bpf/xwtest-%d", (int)getpid());
-	atexit(xwt_pin_cleanup);
-	XW_OPTS(xw_endpoint_opts, o, .pin_root = xwt_pin_dir, .give_up_ms = give_up);
-	err = xw_endpoint__open(t->ifname[t->self], EP, &o, &ep);
-	REQUIRE(err == 0, "open: %s", xw_strerror(err));
-	xw_endpoint__addr(ep, &me);
-	xwf_xchg(t, &me, peer, sizeof(me));
 	if (t->self == XWF_HOST_A)
 		CHECK(xw_endpoint__send(ep, peer, "up", 3, 1, 5000) == 0, "first send");
 	else
@@ -580,18 +582,11 @@ static int matrix_host(struct xwf_topo *t, void *arg)
 	static const size_t sz[] = { 10, 3000, 300000 };
 	struct xw_endpoint_stats sum;
 	struct xw_endpoint *ep;
-	struct xw_addr me, peer;
+	struct xw_addr peer;
 	char what[32];
-	int err;
 
-	snprintf(xwt_pin_dir, sizeof(xwt_pin_dir), "/sys/fs/bpf/xwtest-%d", (int)getpid());
-	atexit(xwt_pin_cleanup);
 	snprintf(what, sizeof(what), "matrix %s", xw_pkt_type_name(type));
-	XW_OPTS(xw_endpoint_opts, o, .pin_root = xwt_pin_dir, .give_up_ms = 8000);
-	err = xw_endpoint__open(t->ifname[t->self], EP, &o, &ep);
-	REQUIRE(err == 0, "open: %s", xw_strerror(err));
-	xw_endpoint__addr(ep, &me);
-	xwf_xchg(t, &me, &peer, sizeof(me));
+	ep = open_ep(t, 8000, &peer);
 	for (size_t i = 0; i < sizeof(sz) / sizeof(sz[0]); i++)
 		xfer(ep, &peer, t->self == XWF_HOST_A, sz[i], (unsigned)i, what);
 	settle(ep);
@@ -628,16 +623,9 @@ static int soak_host(struct xwf_topo *t, void *arg)
 	__u64 end = xwt_now_ns() + *(__u64 *)arg * 1000000000ULL, msgs = 0, bytes = 0;
 	struct xw_endpoint_stats sum;
 	struct xw_endpoint *ep;
-	struct xw_addr me, peer;
-	int err;
+	struct xw_addr peer;
 
-	snprintf(xwt_pin_dir, sizeof(xwt_pin_dir), "/sys/fs/bpf/xwtest-%d", (int)getpid());
-	atexit(xwt_pin_cleanup);
-	XW_OPTS(xw_endpoint_opts, o, .pin_root = xwt_pin_dir, .give_up_ms = 10000);
-	err = xw_endpoint__open(t->ifname[t->self], EP, &o, &ep);
-	REQUIRE(err == 0, "open: %s", xw_strerror(err));
-	xw_endpoint__addr(ep, &me);
-	xwf_xchg(t, &me, &peer, sizeof(me));
+	ep = open_ep(t, 10000, &peer);
 	for (unsigned int r = 0; !xwt_failures; r++) {
 		char go = xwt_now_ns() < end, other;
 
