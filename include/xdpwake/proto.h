@@ -80,7 +80,8 @@ enum xw_pkt_type {
  *   NOTIFY, ACK, CONNECT, CONNECT_REPLY, CLOSE: control; fragment fields 0.
  *               CONNECT and CONNECT_REPLY: match = the sender endpoint's
  *               incarnation id << 32 | the msg_id its message stream to
- *               the receiver resumes at (library-level; not checked here).
+ *               the receiver resumes at; msg_len = bitmap of the final ids
+ *               resume+1 .. resume+32 (library-level; not checked here).
  *
  * For every type payload_len must fit in the frame after the header
  * (trailing Ethernet padding beyond it is accepted) [X].

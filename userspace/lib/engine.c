@@ -190,7 +190,10 @@
  * the sender's message stream to that peer resumes: the oldest msg_id it
  * may still send (a frame unacknowledged or carried, a send started or
  * rewound), else its next new id - every message before it is final
- * (delivered, or failed at the sender) and never sent again.  Message ids
+ * (delivered, or failed at the sender) and never sent again; msg_len is a
+ * bitmap of the final ids among the 32 after it (a send aborted or failed
+ * while an older one is still outstanding), which the receiver steps over
+ * instead of holding the messages behind them for ever.  Message ids
  * are per (sender, receiver) endpoint pair and survive connection resets:
  *  - Reconnect (a new session, the same eid: the peer gave us up, or forgot
  *    a session): nothing fails.  Our unacknowledged eager frames are sent
@@ -422,6 +425,8 @@ struct peer {
 	__u32 *redo;	       /* ids < rx_next_id dropped incomplete by a     */
 	__u32 nredo;	       /*   reset: taken again if they come again      */
 	__u64 orphan_since;    /* given up, partial messages of it kept (0: no) */
+	__u32 skip_base, skip_mask; /* its ids skip_base+1+i (bit i) are final:  */
+				    /*   never sent (again), not waited for      */
 };
 
 enum { C_NONE = 0, C_SYN = 1, C_EST = 2 };
@@ -992,7 +997,7 @@ static __u64 rto_cur(const struct xwi_engine *e, const struct peer *p)
 	return r < e->cfg.rto_max_ns ? r : e->cfg.rto_max_ns;
 }
 
-static __u32 resume_id(const struct xwi_engine *e, const struct peer *p);
+static __u32 resume_id(const struct xwi_engine *e, const struct peer *p, __u32 *finals);
 static __u64 sack_bits(const struct peer *p);
 
 /* A frame carrying our current ack went out: no ACK owed any more - except
@@ -1008,16 +1013,20 @@ static void ack_sent(const struct xwi_engine *e, struct peer *p, bool sacks)
 
 /* An unsequenced frame (ACK, CONNECT*, CLOSE) of @p's connection.  CONNECT
  * and CONNECT_REPLY carry, in match, our endpoint's incarnation (high 32
- * bits) and where our message stream to the peer resumes (low 32). */
+ * bits) and where our message stream to the peer resumes (low 32), and in
+ * msg_len the final ids just after it (see resume_id). */
 static int emit_ctl(struct xwi_engine *e, struct peer *p, __u8 type, __u32 seq, __u32 msg_id)
 {
 	struct xw_hdr h;
+	__u32 finals;
 
 	hdr_init(e, &h, p, type);
-	if (type == XW_PKT_CONNECT || type == XW_PKT_CONNECT_REPLY)
-		h.match = htobe64((__u64)e->eid << 32 | resume_id(e, p));
-	else if (type == XW_PKT_ACK && e->cfg.sack && p->rx_known)
+	if (type == XW_PKT_CONNECT || type == XW_PKT_CONNECT_REPLY) {
+		h.match = htobe64((__u64)e->eid << 32 | resume_id(e, p, &finals));
+		h.msg_len = htonl(finals);
+	} else if (type == XW_PKT_ACK && e->cfg.sack && p->rx_known) {
 		h.match = htobe64(sack_bits(p));
+	}
 	h.session = htonl(p->my_sid);
 	h.seq = htonl(seq);
 	h.ack = htonl(p->rx_known ? p->rcv_nxt : 0);
@@ -1718,12 +1727,32 @@ static void rmsg_place(struct xwi_engine *e, struct rmsg *m)
 		rmsg_free(e, m);
 }
 
+/* Step rx_next_id over the ids the peer said are final (stream_sync). */
+static void skip_finals(struct peer *p)
+{
+	for (;;) {
+		__u32 d = p->rx_next_id - p->skip_base - 1;
+
+		if (d >= 32 || !(p->skip_mask >> d & 1))
+			return;
+		p->rx_next_id++;
+	}
+}
+
+static bool id_final(const struct peer *p, __u32 id)
+{
+	__u32 d = id - p->skip_base - 1;
+
+	return d < 32 && (p->skip_mask >> d & 1);
+}
+
 static void rmsg_eligible(struct xwi_engine *e, struct rmsg *m)
 {
 	struct peer *p = m->peer;
 
 	for (;;) {
 		p->rx_next_id++;
+		skip_finals(p);
 		rmsg_place(e, m);
 		if (xl_empty(&p->held))
 			return;
@@ -1990,6 +2019,7 @@ static int rx_data(struct xwi_engine *e, const struct xw_addr *src, const struct
 		e->st.abandoned++;
 		if (p && id == p->rx_next_id) {
 			p->rx_next_id++;
+			skip_finals(p);
 			if (!xl_empty(&p->held)) {
 				struct rmsg *hm = xl_entry(p->held.next, struct rmsg, plink);
 
@@ -2328,16 +2358,13 @@ static void rmsg_fail_req(struct xwi_engine *e, struct rmsg *m, int err)
 
 /* ---- message streams across connections ------------------------------ */
 
-/*
- * Where our message stream to @p resumes: the oldest message id we may
- * still send (a frame unacknowledged or carried, a send started or
- * rewound), else the next new one.  Everything before it is final.
- */
-static __u32 resume_id(const struct xwi_engine *e, const struct peer *p)
+/* Call @fn for the id of every message we may still send to @p (a frame
+ * unacknowledged or carried, a send started or rewound); ids may repeat. */
+static void outstanding_ids(const struct xwi_engine *e, const struct peer *p,
+			    void (*fn)(__u32 id, void *arg), void *arg)
 {
 	const struct carry *c = carry_find((struct peer *)p);
 	const struct xl *qs[2] = { &p->rtxq, c ? &c->frames : NULL };
-	__u32 r = p->tx_next_id;
 
 	for (int k = 0; k < 2; k++) {
 		if (!qs[k])
@@ -2346,20 +2373,58 @@ static __u32 resume_id(const struct xwi_engine *e, const struct peer *p)
 			const struct rtxf *f = xl_entry(l, struct rtxf, link);
 			__u8 t = f->h.type;
 
-			if ((t == XW_PKT_SMALL || t == XW_PKT_MEDIUM || t == XW_PKT_RNDV ||
-			     t == XW_PKT_PULL_REPLY) &&
-			    id_before(ntohl(f->h.msg_id), r))
-				r = ntohl(f->h.msg_id);
+			if (t == XW_PKT_SMALL || t == XW_PKT_MEDIUM || t == XW_PKT_RNDV ||
+			    t == XW_PKT_PULL_REPLY)
+				fn(ntohl(f->h.msg_id), arg);
 		}
 	}
 	for (const struct xl *l = e->pending.next; l != &e->pending; l = l->next) {
 		const struct xwi_req_priv *s = xl_entry(l, struct xwi_req_priv, elink);
 
-		if (s->req->kind == XWI_REQ_SEND && s->peer == p && (s->started || s->keep_id) &&
-		    id_before(s->msg_id, r))
-			r = s->msg_id;
+		if (s->req->kind == XWI_REQ_SEND && s->peer == p && (s->started || s->keep_id))
+			fn(s->msg_id, arg);
 	}
-	return r;
+}
+
+struct resume_scan {
+	__u32 r, out; /* oldest outstanding id; outstanding ids r+1 .. r+32 */
+};
+
+static void resume_min(__u32 id, void *arg)
+{
+	struct resume_scan *rs = arg;
+
+	if (id_before(id, rs->r))
+		rs->r = id;
+}
+
+static void resume_mark(__u32 id, void *arg)
+{
+	struct resume_scan *rs = arg;
+	__u32 d = id - rs->r - 1;
+
+	if (d < 32)
+		rs->out |= 1u << d;
+}
+
+/*
+ * Where our message stream to @p resumes: the oldest message id we may
+ * still send, else the next new one; everything before it is final
+ * (delivered, or failed here).  *@finals: bit i set when id resume+1+i was
+ * used and is final too (acknowledged whole, or its send aborted or failed
+ * while an older one is still outstanding): the peer must not wait for it.
+ */
+static __u32 resume_id(const struct xwi_engine *e, const struct peer *p, __u32 *finals)
+{
+	struct resume_scan rs = { .r = p->tx_next_id };
+
+	outstanding_ids(e, p, resume_min, &rs);
+	outstanding_ids(e, p, resume_mark, &rs);
+	*finals = 0;
+	for (__u32 i = 0; i < 32; i++)
+		if (id_before(rs.r + 1 + i, p->tx_next_id) && !(rs.out >> i & 1))
+			*finals |= 1u << i;
+	return rs.r;
 }
 
 /* Remember that message @id of @p, behind rx_next_id, was dropped
@@ -2705,7 +2770,8 @@ static void stream_new(struct xwi_engine *e, struct peer *p)
  * Messages before @resume that we hold incomplete are dropped (receives
  * fail with -ECONNRESET); ids we never saw before it are skipped.
  */
-static void stream_sync(struct xwi_engine *e, struct peer *p, __u32 eid, __u32 resume)
+static void stream_sync(struct xwi_engine *e, struct peer *p, __u32 eid, __u32 resume,
+			__u32 finals)
 {
 	if (!eid || (p->peer_eid && p->peer_eid != eid)) {
 		/* another endpoint: its stream to us starts at @resume */
@@ -2720,11 +2786,13 @@ static void stream_sync(struct xwi_engine *e, struct peer *p, __u32 eid, __u32 r
 	p->peer_eid = eid;
 	if (resume - p->rx_next_id >= XWI_ORDER_WINDOW && !id_before(resume, p->rx_next_id))
 		return; /* bogus */
+	p->skip_base = resume;
+	p->skip_mask = finals;
 	for (struct xl *l = e->rmsgs.next, *n; l != &e->rmsgs; l = n) {
 		struct rmsg *m = xl_entry(l, struct rmsg, alink);
 
 		n = l->next;
-		if (m->peer != p || !id_before(m->msg_id, resume) ||
+		if (m->peer != p || (!id_before(m->msg_id, resume) && !id_final(p, m->msg_id)) ||
 		    (m->state == R_UNEXP && !m->rndv && m->nhave == m->nfrags))
 			continue;
 		rmsg_fail_req(e, m, -ECONNRESET);
@@ -2732,14 +2800,14 @@ static void stream_sync(struct xwi_engine *e, struct peer *p, __u32 eid, __u32 r
 		rmsg_free(e, m);
 	}
 	redo_trim(p, resume);
-	if (id_before(p->rx_next_id, resume)) {
+	if (id_before(p->rx_next_id, resume))
 		p->rx_next_id = resume;
-		if (!xl_empty(&p->held)) {
-			struct rmsg *m = xl_entry(p->held.next, struct rmsg, plink);
+	skip_finals(p);
+	if (!xl_empty(&p->held)) {
+		struct rmsg *m = xl_entry(p->held.next, struct rmsg, plink);
 
-			if (m->msg_id == p->rx_next_id)
-				rmsg_eligible(e, m);
-		}
+		if (m->msg_id == p->rx_next_id)
+			rmsg_eligible(e, m);
 	}
 }
 
@@ -3061,7 +3129,7 @@ static int rx_connect(struct xwi_engine *e, const struct xw_addr *src, const str
 		}
 		adopt(e, p, sid, isn);
 	}
-	stream_sync(e, p, peer_eid, resume);
+	stream_sync(e, p, peer_eid, resume, ntohl(h->msg_len));
 	p->reply_owed = true;
 	if (p->cstate == C_NONE) {
 		/* Answering: the peer retries its CONNECT until our reply
@@ -3119,7 +3187,8 @@ static int rx_connect_reply(struct xwi_engine *e, const struct xw_addr *src,
 			rtt_sample(e, p, now(e) - p->conn_start);
 		adopt(e, p, sid, isn);
 	}
-	stream_sync(e, p, (__u32)(be64toh(h->match) >> 32), (__u32)be64toh(h->match));
+	stream_sync(e, p, (__u32)(be64toh(h->match) >> 32), (__u32)be64toh(h->match),
+		    ntohl(h->msg_len));
 	establish(e, p);
 	rx_ack(e, p, ntohl(h->ack), false);
 	peer_kick(e, p);
