@@ -39,6 +39,7 @@ f.csum = ProtoField.uint32("xdpwake.csum", "CRC32C", base.HEX)
 f.match = ProtoField.uint64("xdpwake.match", "Match", base.HEX)
 f.eid = ProtoField.uint32("xdpwake.eid", "Endpoint incarnation", base.HEX)
 f.resume = ProtoField.uint32("xdpwake.resume", "Message stream resumes at", base.DEC)
+f.finals = ProtoField.uint32("xdpwake.finals", "Final ids after it (bit i: resume + 1 + i)", base.HEX)
 f.sack = ProtoField.uint64("xdpwake.sack", "Held out of order (bit i: ack + 1 + i)", base.HEX)
 f.pull_block = ProtoField.uint32("xdpwake.pull.block_id", "Pull block id", base.DEC)
 f.pull_nfrags = ProtoField.uint32("xdpwake.pull.nfrags", "Pull fragments", base.DEC)
@@ -88,6 +89,7 @@ function p.dissector(buf, pinfo, tree)
 		-- CONNECT, CONNECT_REPLY: match = endpoint incarnation, resume id
 		fm:add(f.eid, buf(48, 4))
 		fm:add(f.resume, buf(52, 4))
+		fm:add(f.finals, buf(24, 4))
 	elseif ty == 7 then
 		-- ACK: selective acks
 		fm:add(f.sack, buf(48, 8))
