@@ -2,6 +2,8 @@
 # xdpwake build.  `make` builds into $(OUTPUT) quietly (V=1 shows commands).
 #   make deps      install missing Debian packages (nothing if all present)
 #   make test      deps + build + run the test suite (tests/run.sh)
+#   make test-repeat N=10 [LOAD=1]  the suite N times in a row (LOAD=1: a CPU
+#                  hog per core meanwhile); each run's failures and the totals
 #   make install   PREFIX=/usr/local DESTDIR=
 #   make bench-xdp per-frame cost of the XDP program (BPF_PROG_TEST_RUN)
 
@@ -74,7 +76,7 @@ BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS))
 
 .DELETE_ON_ERROR:
-.PHONY: FORCE readme bench-wait bench-wait-quick all deps test check tests benches install uninstall clean bench-xdp demo
+.PHONY: FORCE test-repeat readme bench-wait bench-wait-quick all deps test check tests benches install uninstall clean bench-xdp demo
 
 all: $(LIB_A) $(LIB_SO) $(CLI) $(OUTPUT)/xdpwake.8
 
@@ -89,6 +91,13 @@ test:
 
 check: all tests
 	$(Q)OUTPUT=$(OUTPUT) SANITIZE=$(SANITIZE) tests/run.sh
+
+N ?= 10
+LOAD ?= 0
+test-repeat:
+	$(Q)$(MAKE) deps
+	$(Q)$(MAKE) all tests
+	$(Q)OUTPUT=$(OUTPUT) SANITIZE=$(SANITIZE) LOAD=$(LOAD) tests/repeat.sh $(N)
 
 tests: $(TEST_BINS) $(BENCH_BINS)
 benches: $(BENCH_BINS)

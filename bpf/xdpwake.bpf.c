@@ -76,6 +76,23 @@ static __always_inline int other_host(const struct ethhdr *eth)
 	return dhi != (__u16)hi || dlo != lo;
 }
 
+/*
+ * The program's clock: the monotonic clock, unless a test has fixed "now"
+ * here (nonzero).  The wake decisions depend on the time since the last
+ * frame, the first pending frame and the start of a deferral; a test that
+ * states that history must not depend on how fast it runs, so it fixes the
+ * time the program sees.  Never set outside tests (not pinned, no knob); it
+ * costs one load per frame.
+ */
+volatile __u64 xw_test_clock_ns SEC(".data.test_clock") = 0;
+
+static __always_inline __u64 clock_now(void)
+{
+	__u64 t = xw_test_clock_ns;
+
+	return t ? t : bpf_ktime_get_ns();
+}
+
 /* ---- state ---------------------------------------------------------- */
 
 struct {
@@ -301,7 +318,7 @@ static int wake_timer_cb(void *map, __u32 *key, struct xw_wake_state *ws)
 	struct xw_ep_entry *epi;
 	struct xw_shared *sh;
 	struct xw_stats *s;
-	__u64 now = bpf_ktime_get_ns(), due;
+	__u64 now = clock_now(), due;
 
 	/* Exchange (full barrier) before reading pending: see decide(). */
 	__sync_lock_test_and_set(&ws->deadline_ns, 0);
@@ -340,7 +357,7 @@ static int wd_timer_cb(void *map, __u32 *key, struct xw_wd_state *wd)
 	__u32 ep = *key;
 	struct xw_shared *sh;
 	struct xw_stats *s;
-	__u64 now = bpf_ktime_get_ns(), produced, period;
+	__u64 now = clock_now(), produced, period;
 	void *ring;
 
 	wd->deadline_ns = 0;
@@ -404,7 +421,7 @@ static __always_inline void decide(__u32 ep, __u32 epflags, struct xw_wake_state
 				   struct xw_shared *sh, struct xw_stats *s,
 				   __u8 type, __u8 flags, __u64 produced)
 {
-	__u64 now = bpf_ktime_get_ns(), gap_since, gap;
+	__u64 now = clock_now(), gap_since, gap;
 	__u32 policy, lat, more, reason;
 
 	timer_init(ws);

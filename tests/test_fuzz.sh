@@ -2,20 +2,24 @@
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 # libFuzzer targets ($OUTPUT/fuzz/fuzz_*, built by mk/fuzz.mk with ASan and
 # UBSan): every regression input (tests/fuzz/regress/<target>/) and corpus
-# file (tests/fuzz/corpus/<target>/) once, then FUZZ_SECONDS of fuzzing per
-# target from the corpus, with a fixed seed (FUZZ_SEED overrides; 0 lets
-# libFuzzer choose).  One process per target (no -jobs: the machine's
+# file (tests/fuzz/corpus/<target>/) once, then a fixed number of fuzzing
+# runs per target from the corpus, with a fixed seed (FUZZ_SEED overrides; 0
+# lets libFuzzer choose): the same inputs on a fast or a loaded machine, so
+# a result never depends on how fast the machine is.  One process per target (no -jobs: the machine's
 # cores are shared).  Any crash, sanitizer report or broken invariant fails,
 # with the reproducer's path.  Skips when the targets were not built (no
 # clang with libFuzzer).
-#   FUZZ_SECONDS   per target (default 20)
+#   FUZZ_RUNS      runs per target (default: fuzz_engine 60000, fuzz_frame
+#                  2000000, other targets 100000; about 20 s each here idle)
+#   FUZZ_SECONDS   fuzz for this long per target instead (make fuzz: long,
+#                  exploratory runs, not reproducible run for run)
 #   FUZZ_SEED      default 1
 #   FUZZ_CRASH_DIR where crashers are kept (default $OUTPUT/fuzz/crashes)
 #   FUZZ_WORK_DIR  where new corpus inputs go, per target (default: temporary)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 OUTPUT=${OUTPUT:-$here/../.output}
-secs=${FUZZ_SECONDS:-20}
+secs=${FUZZ_SECONDS:-}
 seed=${FUZZ_SEED:-1}
 tmp=$(mktemp -d /tmp/xw-fuzz.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
@@ -34,7 +38,19 @@ if [ ${#targets[@]} -eq 0 ]; then
 	echo "SKIP no libFuzzer targets in $OUTPUT/fuzz (clang with libFuzzer missing?)"
 	exit 77
 fi
-echo "fuzz: seed $seed, ${secs}s per target: ${targets[*]}"
+runs_of() {
+	if [ -n "${FUZZ_RUNS:-}" ]; then echo "$FUZZ_RUNS"; return; fi
+	case $1 in
+	fuzz_engine) echo 60000 ;;
+	fuzz_frame) echo 2000000 ;;
+	*) echo 100000 ;;
+	esac
+}
+if [ -n "$secs" ]; then
+	echo "fuzz: seed $seed, ${secs}s per target: ${targets[*]}"
+else
+	echo "fuzz: seed $seed, a fixed number of runs per target: ${targets[*]}"
+fi
 
 fail=0
 for t in "${targets[@]}"; do
@@ -62,12 +78,17 @@ for t in "${targets[@]}"; do
 		fi
 		echo "$t: ${#inputs[@]} regression and corpus inputs replayed"
 	fi
-	[ "$secs" -gt 0 ] || continue
+	if [ -n "$secs" ]; then
+		[ "$secs" -gt 0 ] || continue
+		budget=(-max_total_time="$secs")
+	else
+		budget=(-runs="$(runs_of "$t")")
+	fi
 	# 2. bounded fuzzing from the corpus; new inputs go to $workdir/$t
 	mkdir -p "$workdir/$t"
 	corp=("$workdir/$t")
 	[ -d "$here/fuzz/corpus/$t" ] && corp+=("$here/fuzz/corpus/$t")
-	if ! "$bin" -seed="$seed" -max_total_time="$secs" -timeout=10 -rss_limit_mb=1024 \
+	if ! "$bin" -seed="$seed" "${budget[@]}" -timeout=60 -rss_limit_mb=1024 \
 		-max_len=4096 -print_final_stats=1 \
 		-artifact_prefix="$crashdir/$t-" "${corp[@]}" >"$log" 2>&1 ||
 		grep -q '^==[0-9]*==ERROR' "$log"; then

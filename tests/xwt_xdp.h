@@ -28,6 +28,9 @@
 #define XWT_IF_A "xwta"
 #define XWT_IF_B "xwtb"
 #define XWT_MAX_FRAME 2048
+/* A bound on waiting for something the program will do (a timer expiry):
+ * it only turns a hang into a failure, it is not a latency claim. */
+#define XWT_HANG_MS 10000
 
 struct xwt_xdp {
 	struct xw_xdp_bpf *skel;
@@ -112,6 +115,26 @@ static inline struct xw_wake_state xwt_get_wake_state(struct xwt_xdp *x, __u32 e
 
 	REQUIRE(bpf_map_lookup_elem(bpf_map__fd(x->skel->maps.wake_state), &ep, &w) == 0, "ws");
 	return w;
+}
+
+static inline struct xw_wd_state xwt_get_wd_state(struct xwt_xdp *x, __u32 ep)
+{
+	struct xw_wd_state w;
+
+	REQUIRE(bpf_map_lookup_elem(bpf_map__fd(x->skel->maps.wd_state), &ep, &w) == 0, "wd");
+	return w;
+}
+
+/*
+ * Fix the program's "now" at @ns (0: the monotonic clock again).  A row that
+ * states "the last frame came 1 us ago" runs the program with the clock
+ * fixed, so the decision does not depend on how fast the test runs.  Timers
+ * still expire in real time: release the clock before waiting for one.
+ */
+static inline void xwt_set_clock(struct xwt_xdp *x, __u64 ns)
+{
+	x->skel->data_test_clock->xw_test_clock_ns = ns;
+	__sync_synchronize();
 }
 
 static int xwt_rec_cb(void *ctx, void *data, size_t len)
