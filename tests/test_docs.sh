@@ -41,4 +41,30 @@ if command -v groff >/dev/null; then
 else
 	echo "note: groff missing, rendering not checked (make deps installs man-db)"
 fi
+
+# docs/ARCHITECTURE.md is the map of who owns what: every source file of the
+# library, the tool and the BPF programs is on it, and nothing on it is gone.
+arch=$SRC/docs/ARCHITECTURE.md
+if [ -f "$arch" ]; then
+	missing=()
+	for f in "$SRC"/userspace/*/*.[ch] "$SRC"/bpf/*.bpf.c "$SRC"/include/xdpwake.h \
+		"$SRC"/include/xdpwake/*.h; do
+		[ -f "$f" ] || continue
+		grep -qE "[\`/]$(basename "$f" | sed "s/\./\\\\./g")\`" "$arch" || missing+=("${f#"$SRC"/}")
+	done
+	gone=()
+	for n in $(grep -oE '`[A-Za-z0-9_./-]+\.(c|h)`' "$arch" | tr -d '`' | sort -u); do
+		[ -n "$(find "$SRC/userspace" "$SRC/bpf" "$SRC/include" "$SRC/tests" "$SRC/bench" \
+			"$SRC/fabric" -name "$(basename "$n")" -print -quit 2>/dev/null)" ] ||
+			gone+=("$n")
+	done
+	if [ ${#missing[@]} -eq 0 ] && [ ${#gone[@]} -eq 0 ]; then
+		ok "docs/ARCHITECTURE.md maps every source file, and only existing ones"
+	else
+		[ ${#missing[@]} -eq 0 ] || bad "docs/ARCHITECTURE.md does not mention: ${missing[*]}"
+		[ ${#gone[@]} -eq 0 ] || bad "docs/ARCHITECTURE.md names files that do not exist: ${gone[*]}"
+	fi
+else
+	bad "docs/ARCHITECTURE.md is missing"
+fi
 exit $fail
