@@ -485,11 +485,60 @@ static void competitive(void)
 #undef SEQ
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The adaptive spin time against the rule written out with qsort: the
+ * delays of the last XWI_WAIT_HIST waits within 2B; at least half of them
+ * there, else B/2; the 75th percentile of those, plus a quarter, within
+ * [B/2, 2B].  Random mixtures of short, medium and long delays. */
+static void adaptive_reference(void)
+{
+	const __u64 B = B_NS;
+	struct xwi_waitpol w;
+	__u64 hist[XWI_WAIT_HIST];
+	int nh = 0, pos = 0, bad = 0;
+
+	xs = 0x9e3779b97f4a7c15ULL;
+	xwi_waitpol_init(&w, XW_WAIT_ADAPTIVE, B, 0);
+	for (int i = 0; i < 20000; i++) {
+		__u64 d = rnd() % 4 == 0 ? rnd() % (5 * B) : rnd() % (2 * B + 2), in[XWI_WAIT_HIST],
+		      want, got;
+		int n = 0;
+
+		xwi_waitpol_done(&w, d);
+		hist[pos] = d;
+		pos = (pos + 1) % XWI_WAIT_HIST;
+		if (nh < XWI_WAIT_HIST)
+			nh++;
+		for (int k = 0; k < nh; k++)
+			if (hist[k] <= 2 * B)
+				in[n++] = hist[k];
+		if (n * 2 < nh) {
+			want = B / 2;
+		} else {
+			qsort(in, n, sizeof(in[0]), cmp_u64);
+			want = in[(n * 3) / 4 < n ? (n * 3) / 4 : n - 1] * 5 / 4;
+			want = want < B / 2 ? B / 2 : want > 2 * B ? 2 * B : want;
+		}
+		got = xwi_waitpol_spin(&w);
+		if (got != want && bad++ < 5)
+			CHECK(0, "adaptive after %d waits: spin %llu, the rule says %llu", i + 1,
+			      (unsigned long long)got, (unsigned long long)want);
+	}
+	CHECK(bad == 0, "adaptive spin differs from the rule in %d of 20000 waits", bad);
+}
+
 int main(void)
 {
 	names();
 	budgets();
 	adaptive();
+	adaptive_reference();
 	competitive();
 	return xwt_done();
 }
