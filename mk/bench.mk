@@ -19,3 +19,12 @@ bench-quick:
 	$(Q)scripts/deps.sh $(BENCH_DEPS)
 	$(Q)$(MAKE) all benches
 	$(Q)OUTPUT=$(OUTPUT) bench/run.sh --quick $(BENCH_ARGS)
+
+# Issue 14: where the user-space instructions of one round trip go, and the
+# system calls per round trip (callgrind and strace; load-independent).
+#   make bench-cost   [COST_ARGS="--size 1024 --wait spin-block"]
+.PHONY: bench-cost
+bench-cost:
+	$(Q)scripts/deps.sh valgrind strace python3
+	$(Q)$(MAKE) all
+	$(Q)OUTPUT=$(OUTPUT) bench/cost.sh $(COST_ARGS)

@@ -91,35 +91,39 @@ enum xwi_wait_act xwi_waitpol_next(const struct xwi_waitpol *w, __u64 waited)
  */
 void xwi_waitpol_done(struct xwi_waitpol *w, __u64 delay)
 {
-	__u64 sorted[XWI_WAIT_HIST], b = w->block_cost;
-	unsigned int n = 0;
+	__u64 b = w->block_cost, *v = w->sorted;
+	unsigned int n = w->nhist, i, lim;
 
+	/* This runs at the end of every wait, for every strategy (a call may
+	 * ask for adaptive on an endpoint whose default is another one), so
+	 * the window is kept sorted as it changes: the delay that leaves it
+	 * is taken out and the new one put in, a few dozen instructions
+	 * (a qsort of the window cost ~5,000 a wait). */
+	if (n == XWI_WAIT_HIST) {
+		__u64 old = w->hist[w->pos];
+
+		for (i = 0; i < n - 1 && v[i] != old; i++)
+			;
+		memmove(&v[i], &v[i + 1], (n - 1 - i) * sizeof(v[0]));
+		n--;
+	} else {
+		w->nhist++;
+	}
+	for (i = n; i > 0 && v[i - 1] > delay; i--)
+		v[i] = v[i - 1];
+	v[i] = delay;
+	n++;
 	w->hist[w->pos] = delay;
 	w->pos = (w->pos + 1) % XWI_WAIT_HIST;
-	if (w->nhist < XWI_WAIT_HIST)
-		w->nhist++;
-	/* Kept for every strategy: a call may ask for adaptive on an
-	 * endpoint whose default is another one.  This runs at the end of
-	 * every wait, so it is an insertion sort of at most XWI_WAIT_HIST
-	 * values kept in order as they are taken (qsort cost ~5,000
-	 * instructions a wait: 40% of a round trip's user-space work). */
-	for (unsigned int i = 0; i < w->nhist; i++) {
-		__u64 v = w->hist[i];
-		unsigned int j = n++;
 
-		if (v > 2 * b) {
-			n--;
-			continue;
-		}
-		for (; j > 0 && sorted[j - 1] > v; j--)
-			sorted[j] = sorted[j - 1];
-		sorted[j] = v;
-	}
-	if (n * 2 < w->nhist) {
+	/* The delays within 2B are a prefix of the sorted window. */
+	for (lim = 0; lim < n && v[lim] <= 2 * b; lim++)
+		;
+	if (lim * 2 < n) {
 		w->adaptive_spin = b / 2;
 		return;
 	}
-	w->adaptive_spin = clamp_spin(sorted[(n * 3) / 4 < n ? (n * 3) / 4 : n - 1] * 5 / 4, b);
+	w->adaptive_spin = clamp_spin(v[(lim * 3) / 4 < lim ? (lim * 3) / 4 : lim - 1] * 5 / 4, b);
 }
 
 __u64 xwi_wait_cost(__u64 spin, __u64 b, __u64 delay)

@@ -33,7 +33,8 @@ struct xwi_waitpol {
 	enum xw_wait_strategy strategy;
 	__u64 block_cost; /* B */
 	__u64 spin_ns;	  /* configured spin time (0: B) */
-	__u64 hist[XWI_WAIT_HIST];
+	__u64 hist[XWI_WAIT_HIST];   /* the last delays, oldest at pos once full */
+	__u64 sorted[XWI_WAIT_HIST]; /* the same nhist delays in ascending order */
 	unsigned int nhist, pos;
 	__u64 adaptive_spin;
 };
