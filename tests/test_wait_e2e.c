@@ -58,11 +58,41 @@ static unsigned int parts = ~0u;
 
 #define HOST (is_b ? "B" : "A")
 
+static __u64 now(void)
+{
+	return xwt_now_ns();
+}
+
+/* The endpoint the barriers keep progressing. */
+static struct xw_endpoint *bar_ep;
+
+/* Wait for the other host, progressing bar_ep meanwhile: a host waiting
+ * here still answers and retransmits (a frame dropped under load, say the
+ * last message of a burst, is sent again only while its sender calls the
+ * library).  TMO only guards against a hang... of the other host. */
+static void chan_wait(const char *what)
+{
+	__u64 end = now() + 300000 * MS;
+
+	for (;;) {
+		struct pollfd pfd = { .fd = chan, .events = POLLIN };
+		int n = poll(&pfd, 1, bar_ep ? 1 : 1000);
+
+		REQUIRE(n >= 0 || errno == EINTR, "barrier %s: poll: %s", what, strerror(errno));
+		if (n > 0)
+			return;
+		REQUIRE(now() < end, "barrier %s: the other host did not come in 300 s", what);
+		if (bar_ep)
+			xw_endpoint__progress(bar_ep);
+	}
+}
+
 static void bar(const char *what)
 {
 	char c = 'x', r;
 
 	REQUIRE(write(chan, &c, 1) == 1, "barrier %s: write", what);
+	chan_wait(what);
 	REQUIRE(read(chan, &r, 1) == 1, "barrier %s: the other host is gone", what);
 	REQUIRE(r == 'x', "barrier %s: out of step (got %#x)", what, (unsigned)r);
 }
@@ -76,6 +106,7 @@ static __u64 get_u64(void)
 {
 	__u64 v;
 
+	chan_wait("value");
 	REQUIRE(read(chan, &v, sizeof(v)) == sizeof(v), "receive a value");
 	return v;
 }
@@ -113,10 +144,6 @@ static long diff_at(const unsigned char *p, size_t n, unsigned int seed)
 	return -1;
 }
 
-static __u64 now(void)
-{
-	return xwt_now_ns();
-}
 
 /* Busy for @ns without calling the library. */
 static void compute(__u64 ns)
@@ -411,8 +438,34 @@ static void idle_second(struct xw_endpoint *ep, int watchdog)
 	       D(a, b, wakes));
 }
 
+/* Both hosts progress until neither sent nor received a frame for 300 ms,
+ * longer than the longest retransmission timeout (250 ms): nothing is
+ * owed any more (an ACK, a retransmission of a frame dropped under load),
+ * so the link stays silent.  Rounds end in an exchange of the verdicts. */
+static void quiesce(struct xw_endpoint *ep)
+{
+	for (int round = 0;; round++) {
+		struct xw_endpoint_stats a, b;
+		__u64 t0 = now(), busy, other;
+
+		REQUIRE(round < 60, "%s: the link did not go quiet in 60 rounds", HOST);
+		REQUIRE(xw_endpoint__stats(ep, &a) == 0, "stats");
+		while (now() - t0 < 300 * MS) {
+			xw_endpoint__progress(ep);
+			usleep(1000);
+		}
+		REQUIRE(xw_endpoint__stats(ep, &b) == 0, "stats");
+		busy = a.tx_frames != b.tx_frames || a.rx_frames != b.rx_frames;
+		put_u64(busy);
+		other = get_u64();
+		if (!busy && !other)
+			return;
+	}
+}
+
 static void part_idle(struct xw_endpoint *ep)
 {
+	quiesce(ep);
 	bar("idle start");
 	if (!is_b) {
 		idle_second(ep, 0);
@@ -736,7 +789,7 @@ static void part_race(struct xw_endpoint *ep, const struct xw_addr *peer)
 			REQUIRE(xw_endpoint__irecv(ep, &m, sizeof(m), 0x400000ULL + i, ~0ULL, &req) == 0,
 				"irecv");
 			t0 = now();
-			err = wait_with(req, &st, XW_WAIT_BLOCK, 1000);
+			err = wait_with(req, &st, XW_WAIT_BLOCK, TMO);
 			t1 = now();
 			CHECK(err == 0, "race %u: %s after %llu ms", i, xw_strerror(err),
 			      (unsigned long long)((t1 - t0) / MS));
@@ -1240,6 +1293,7 @@ static void run_host(const char *ifname)
 	ep = open_ep(ifname, 1);
 	xw_endpoint__addr(ep, &me);
 	xchg_addr(&me, &peer);
+	bar_ep = ep;
 	bar("open");
 	if (part(1))
 		part_strategies(ep, &peer);
@@ -1256,6 +1310,7 @@ static void run_host(const char *ifname)
 	if (part(7))
 		part_check(ep, &peer);
 	bar("final");
+	bar_ep = NULL;
 	xw_endpoint__close(ep);
 }
 
