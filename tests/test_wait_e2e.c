@@ -1026,6 +1026,7 @@ static void part_wait_any(struct xw_endpoint *ep, const struct xw_addr *peer, co
 								{ .ep = eps[2] } };
 				struct xw_wait_stats w0 = wstats(eps[0]), w1;
 				__u64 t0 = now();
+				long cs0 = nivcsw();
 				int r;
 
 				XW_OPTS(xw_wait_opts, o, .timeout_ms = 5000, .strategy = cases[c].s);
@@ -1037,7 +1038,9 @@ static void part_wait_any(struct xw_endpoint *ep, const struct xw_addr *peer, co
 				 * 5 s timeout; this bound only catches a hang */
 				CHECK(now() - t0 < TMO * MS, "wait_any took %llu ms",
 				      (unsigned long long)((now() - t0) / MS));
-				if (cases[c].s == XW_WAIT_BLOCK && cases[c].delay)
+				/* it slept, unless this thread was preempted
+				 * until the message was there */
+				if (cases[c].s == XW_WAIT_BLOCK && cases[c].delay && nivcsw() == cs0)
 					CHECK(D(w0, w1, blocks) > 0, "wait_any (block) never slept");
 				memset(got, 0xEE, sizeof(got));
 				CHECK(xw_endpoint__recv(eps[t], got, sizeof(got), 0x600 + c, ~0ULL, &st,
