@@ -123,11 +123,32 @@ static void xfer(struct xw_endpoint *ep, const struct xw_addr *peer, bool sender
 		}
 }
 
-static void settle(struct xw_endpoint *ep)
+/*
+ * Before the counters are read: both hosts progress until neither sent nor
+ * received a frame for 300 ms, longer than the longest retransmission
+ * timeout (250 ms), agreeing over the channel after each round.  Then no
+ * delayed ACK, retransmission or corrupted frame is still on its way, so
+ * the two hosts' counters and the harness's describe the same frames.  (A
+ * fixed 100 ms of progress was enough only if neither host was kept off
+ * the CPU meanwhile.)
+ */
+static void settle(struct xwf_topo *t, struct xw_endpoint *ep)
 {
-	for (int i = 0; i < 50; i++) {
-		xw_endpoint__progress(ep);
-		usleep(2000);
+	for (int round = 0;; round++) {
+		struct xw_endpoint_stats a, b;
+		__u64 t0 = xwt_now_ns(), busy, other;
+
+		REQUIRE(round < 100, "the link did not go quiet in 100 rounds");
+		xw_endpoint__stats(ep, &a);
+		while (xwt_now_ns() - t0 < 300000000ULL) {
+			xw_endpoint__progress(ep);
+			usleep(1000);
+		}
+		xw_endpoint__stats(ep, &b);
+		busy = a.tx_frames != b.tx_frames || a.rx_frames != b.rx_frames;
+		xwf_xchg_idle(t, &busy, &other, sizeof(busy), ep_idle, ep);
+		if (!busy && !other)
+			return;
 	}
 }
 
@@ -174,10 +195,7 @@ static int host(struct xwf_topo *t, void *arg)
 				xfer(ep, &peer, (dir == 0) == (t->self == XWF_HOST_A), sizes[i],
 				     (unsigned)(r * 100 + i * 2 + dir), sc->name);
 	/* Let the last acks settle before the numbers are read. */
-	for (int i = 0; i < 50; i++) {
-		xw_endpoint__progress(ep);
-		usleep(2000);
-	}
+	settle(t, ep);
 	xw_endpoint__stats(ep, &res.st);
 	res.failures = xwt_failures;
 	/* Hand the numbers to the parent through the channel's peer: A sends
@@ -448,7 +466,7 @@ static int periodic_host(struct xwf_topo *t, void *arg)
 	}
 	if (t->self == XWF_HOST_A)
 		xwf_clear(t);
-	settle(ep);
+	settle(t, ep);
 	if (sum_stats(t, ep, &sum)) {
 		__u64 bh = xwf_counters(t, XWF_A_TO_B).blackholed +
 			   xwf_counters(t, XWF_B_TO_A).blackholed;
@@ -535,7 +553,7 @@ static int setup_host(struct xwf_topo *t, void *arg)
 				xfer(ep, &peer, (dir == 0) == (t->self == XWF_HOST_A), sz[i],
 				     (unsigned)(k * 10 + i * 2 + dir), "30% set-up loss");
 		}
-		settle(ep);
+		settle(t, ep);
 		if (sum_stats(t, ep, &sum)) {
 			/* both ends: one session each, never a second */
 			CHECK(sum.sessions == 2 && sum.peer_resets == 0 && sum.conn_timeouts == 0,
@@ -598,7 +616,7 @@ static int matrix_host(struct xwf_topo *t, void *arg)
 	ep = open_ep(t, 8000, &peer);
 	for (size_t i = 0; i < sizeof(sz) / sizeof(sz[0]); i++)
 		xfer(ep, &peer, t->self == XWF_HOST_A, sz[i], (unsigned)i, what);
-	settle(ep);
+	settle(t, ep);
 	if (sum_stats(t, ep, &sum)) {
 		struct xwf_counters ab = xwf_counters(t, XWF_A_TO_B), ba = xwf_counters(t, XWF_B_TO_A);
 		__u64 r = sum.rtx_by_type[type];
@@ -650,7 +668,7 @@ static int soak_host(struct xwf_topo *t, void *arg)
 				bytes += sz[i];
 			}
 	}
-	settle(ep);
+	settle(t, ep);
 	if (sum_stats(t, ep, &sum)) {
 		printf("  soak: %llu messages, %llu bytes, all intact; %llu retransmissions, %llu CRC "
 		       "failures, %llu duplicates, sessions %llu\n", (unsigned long long)msgs,
