@@ -271,17 +271,18 @@ run "$X" -j stats "${P[@]}"
 check "stats -j without IFACE is keyed by interface" \
 	test "$(jq_py "$out" 'list(d) == ["'"$A"'"]')" = True
 
-start=$(date +%s%N)
-run timeout 10 "$X" stats "$A" --watch 0.2 --count 2 "${P[@]}"
-ms=$((($(date +%s%N) - start) / 1000000))
+# (exit 0, not timeout's 124: it ended by itself; how fast is not asserted)
+run timeout 60 "$X" stats "$A" --watch 0.2 --count 2 "${P[@]}"
 check "stats --watch 0.2 --count 2 terminates by itself with 2 intervals" \
-	test "$rc" -eq 0 -a "$(grep -c 'period' <<<"$out")" -eq 2 -a "$ms" -lt 3000
+	test "$rc" -eq 0 -a "$(grep -c 'period' <<<"$out")" -eq 2
 run timeout 10 "$X" -j stats "$A" --watch 0.1 --count 2 "${P[@]}"
 check "stats --watch -j prints one valid JSON object per interval" \
 	test "$rc" -eq 0 -a "$(python3 -c 'import json,sys; print(sum("rates" in json.loads(l) for l in sys.stdin))' <<<"$out" 2>/dev/null)" = 2
 "$X" stats "$A" --watch 0.1 "${P[@]}" >"$TMP/watch" 2>&1 &
 wpid=$!
-sleep 0.5
+# interrupted once it is watching (its first interval printed), not after
+# a fixed 0.5 s that a loaded machine may spend starting it
+for ((i = 0; i < 600; i++)); do grep -q period "$TMP/watch" && break; sleep 0.05; done
 kill -INT "$wpid"
 wait "$wpid"
 rc=$?

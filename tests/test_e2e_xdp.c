@@ -317,8 +317,10 @@ static void t_race(void)
 	unsigned long long t0 = xwt_now_ns();
 
 	printf("race: arm -> recheck -> sleep against random gaps, >= 2000 iterations\n");
-	/* Rounds of 400 frames, 0-100 us apart, until 2000 iterations (bounded). */
-	for (k = 0; (iters < 2000 || k < 4) && k < 24 && xwt_now_ns() < t0 + 20000 * MS; k++) {
+	/* Rounds of 400 frames, 0-100 us apart, until 2000 iterations and 300
+	 * exactly checked sleeps (bounded in rounds, not in time: a loaded
+	 * receiver takes more frames per iteration, so it needs more rounds). */
+	for (k = 0; (iters < 2000 || exact < 300 || k < 4) && k < 100; k++) {
 		const unsigned int pol = rounds[k % 4].policy;
 		struct xwe_cmd c = { .n = 400, .type = XW_PKT_SMALL, .payload_len = 16,
 				     .rand_gap_us = 100, .lat = (__u8)rounds[k % 4].lat,

@@ -58,12 +58,18 @@
 #define IF_B "xweb"
 #define MISSING_IF "xwe-missing0"
 #define TMO 10000	   /* ms: a hang guard only */
-#define TIME_LIMIT_S 170   /* every process: a hang guard for the whole test */
+/* every process: a hang guard for the whole test, below tests/run.sh's
+ * 600 s (its own message then says what happened); nothing else is timed:
+ * on a loaded machine the cycles take longer, they are not fewer */
+#define TIME_LIMIT_S 540
+/* Waits for something the kernel finishes asynchronously (an RCU grace
+ * period, a work item: BPF objects freed, a UMEM unpinned, a frame
+ * counted): they end as soon as it happened; the bound only catches a
+ * leak, and a loaded machine may take seconds. */
+#define ASYNC_NS 30000000000ULL
 #define CYCLES 1000	   /* part 5: open/send/recv/close cycles */
 #define CYCLE_QUEUES 7	   /* ... rotating over queues 0-6 (the keepers use 7) */
-#define CYCLES_MAX_S 120   /* ... and at most this long */
 #define ATTACH_CYCLES 20   /* part 5: cycles that attach and detach the program */
-#define ATTACH_MAX_S 6
 #define NOBODY 65534
 
 static char pin_root[PATH_MAX];
@@ -356,7 +362,7 @@ static int held_by_other_process(const char *kind, __u32 id)
 
 /*
  * After a loop: BPF maps (progs) in the system may not exceed @before.
- * Freed maps disappear after an RCU grace period: wait up to 2 s.  The
+ * Freed maps disappear after an RCU grace period: wait up to ASYNC_NS.  The
  * count is system-wide; when it is higher, the surplus is attributed: new
  * objects (id > @before_max) held by another process's descriptors belong
  * to a concurrent BPF user and are reported, not failed.
@@ -364,7 +370,7 @@ static int held_by_other_process(const char *kind, __u32 id)
 static void check_bpf_objects(int progs, const char *what, int before, __u32 before_max)
 {
 	const char *kind = progs ? "prog_id" : "map_id";
-	unsigned long long end = xwt_now_ns() + 2000000000ULL;
+	unsigned long long end = xwt_now_ns() + ASYNC_NS;
 	int after, ours = 0, others = 0;
 	__u32 id, next;
 
@@ -603,7 +609,7 @@ static struct xw_endpoint *open_ep(const char *ifname, __u16 id, __u32 queue)
 }
 
 /*
- * Open, retrying for up to 2 s while the queue is still bound: the kernel
+ * Open, retrying (up to ASYNC_NS) while the queue is still bound: the kernel
  * releases an AF_XDP socket's queue asynchronously (xp_release_deferred()
  * from a work item), so an open right after the close of the last endpoint
  * on that queue can fail with -EBUSY.  *busy counts such opens; *max_ms is
@@ -614,7 +620,7 @@ static int memlock_waits; /* opens that found RLIMIT_MEMLOCK in use for a moment
 static struct xw_endpoint *open_ep_busy(const char *ifname, __u16 id, __u32 queue, int *busy,
 					double *max_ms)
 {
-	unsigned long long start = xwt_now_ns(), end = start + 2000000000ULL;
+	unsigned long long start = xwt_now_ns(), end = start + ASYNC_NS;
 	struct xw_endpoint *ep = NULL;
 	char l[256];
 	int err, waited = 0;
@@ -1065,7 +1071,7 @@ static void mp_run(const struct mp_role *r)
 
 		bar(r->pair, "mis ready");
 		bar(r->pair, "mis sent");
-		end = xwt_now_ns() + 2000000000ULL;
+		end = xwt_now_ns() + ASYNC_NS;
 		do {
 			usleep(1000);
 			REQUIRE(xw_iface__stats(xw_endpoint__iface(ep), id, &xs2) == 0, "stats");
@@ -1248,16 +1254,15 @@ static void test_shared_socket(int is_b, int chan)
  * endpoint that stayed open would take the new incarnation's messages for
  * duplicates of the old one's.
  */
-static int cycles_a(int chan, int max_cycles, int max_s, double *secs, int *busy,
-		    double *busy_ms)
+static int cycles_a(int chan, int max_cycles, double *secs, int *busy, double *busy_ms)
 {
-	unsigned long long start = xwt_now_ns(), end = start + (unsigned long long)max_s * 1000000000ULL;
+	unsigned long long start = xwt_now_ns();
 	struct xw_endpoint *ea;
 	struct xw_addr pb;
 	char msg[64];
 	int i, failures = xwt_failures;
 
-	for (i = 0; i < max_cycles && xwt_now_ns() < end; i++) {
+	for (i = 0; i < max_cycles; i++) {
 		char cmd[2] = { 'c', (char)(i % CYCLE_QUEUES) };
 
 		send_obj(chan, cmd, 2);
@@ -1400,7 +1405,7 @@ static void test_cycles(int is_b, int chan)
 	}
 
 	maps0 = count_bpf_ids(0, &maps_max);
-	n = cycles_a(chan, CYCLES, CYCLES_MAX_S, &secs, &busy, &busy_ms);
+	n = cycles_a(chan, CYCLES, &secs, &busy, &busy_ms);
 	fds1 = count_fds(NULL);
 	printf("5. %d open/send/recv/close cycles (both hosts reopen; programs stay attached) in "
 	       "%.2f s\n  file descriptors before %d, after %d\n", n, secs, fds0, fds1);
@@ -1408,7 +1413,7 @@ static void test_cycles(int is_b, int chan)
 		printf("  locked memory: every UMEM charged to RLIMIT_MEMLOCK %lu MiB (1 MiB each); "
 		       "opens that waited for a closed UMEM's release: %d\n", memlock_mib,
 		       memlock_waits);
-	CHECK(n == CYCLES, "only %d of %d cycles in %d s", n, CYCLES, CYCLES_MAX_S);
+	CHECK(n == CYCLES, "only %d of %d cycles", n, CYCLES);
 	CHECK(fds1 == fds0, "%d file descriptors before the cycles, %d after", fds0, fds1);
 	check_busy("cycles", busy, n, busy_ms);
 	check_bpf_objects(0, "cycles", maps0, maps_max);
@@ -1432,12 +1437,12 @@ static void test_cycles(int is_b, int chan)
 	progs0 = count_bpf_ids(1, &progs_max);
 	busy = 0;
 	busy_ms = 0;
-	n = cycles_a(chan, ATTACH_CYCLES, ATTACH_MAX_S, &secs, &busy, &busy_ms);
+	n = cycles_a(chan, ATTACH_CYCLES, &secs, &busy, &busy_ms);
 	fds1 = count_fds(NULL);
 	printf("  %d cycles that attach and detach the program on " IF_A " in %.2f s (%.0f ms "
 	       "each)\n  file descriptors before %d, after %d\n", n, secs,
 	       n ? secs * 1000 / n : 0.0, fds0, fds1);
-	CHECK(n >= 5, "only %d attach/detach cycles in %d s", n, ATTACH_MAX_S);
+	CHECK(n == ATTACH_CYCLES, "only %d of %d attach/detach cycles", n, ATTACH_CYCLES);
 	CHECK(fds1 == fds0, "%d file descriptors before the attach cycles, %d after", fds0, fds1);
 	if (fds1 != fds0)
 		fdset_report("attach cycles", &fdset0);

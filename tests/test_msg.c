@@ -15,6 +15,8 @@
 #include <sys/socket.h>
 #include <sys/prctl.h>
 
+#include <poll.h>
+
 #include "harness.h"
 #include "xdpwake.h"
 
@@ -28,11 +30,31 @@ static int chan = -1;	  /* socketpair end to the other host */
 static int is_b;
 static char pin_root[PATH_MAX];
 
+/* The endpoint the barriers keep progressing (NULL: none open). */
+static struct xw_endpoint *bar_ep;
+
+/* A barrier that keeps bar_ep progressing while it waits: a host waiting
+ * for the other still answers and retransmits (a frame dropped under
+ * load, e.g. a late receiver's message, is sent again only while its
+ * sender calls the library). */
 static void bar(const char *what)
 {
+	__u64 end = xwt_now_ns() + 300000000000ULL;
 	char c = 'x', r;
 
 	REQUIRE(write(chan, &c, 1) == 1, "barrier %s: write", what);
+	for (;;) {
+		struct pollfd pfd = { .fd = chan, .events = POLLIN };
+		int n = poll(&pfd, 1, bar_ep ? 1 : 1000);
+
+		REQUIRE(n >= 0 || errno == EINTR, "barrier %s: poll: %s", what, strerror(errno));
+		if (n > 0)
+			break;
+		REQUIRE(xwt_now_ns() < end, "barrier %s: the other host did not come in 300 s",
+			what);
+		if (bar_ep)
+			xw_endpoint__progress(bar_ep);
+	}
 	REQUIRE(read(chan, &r, 1) == 1, "barrier %s: the other host is gone", what);
 }
 
@@ -85,6 +107,30 @@ static struct xw_endpoint *open_ep(const char *ifname, __u16 id, __u32 encap)
 	return ep;
 }
 
+static __u64 unexpected_count(struct xw_endpoint *ep)
+{
+	struct xw_endpoint_stats s;
+
+	REQUIRE(xw_endpoint__stats(ep, &s) == 0, "stats");
+	return s.unexpected_msgs;
+}
+
+/* Progress until @n more messages than @base have arrived unexpected (a
+ * late receiver: no sleep that a slow sender could outlast; TMO only
+ * guards against a hang). */
+static void await_unexpected(struct xw_endpoint *ep, __u64 base, __u64 n, const char *what)
+{
+	__u64 end = xwt_now_ns() + (__u64)TMO * 1000000ULL;
+
+	while (unexpected_count(ep) < base + n) {
+		REQUIRE(xwt_now_ns() < end, "%s: %llu of %llu messages arrived in %d ms", what,
+			(unsigned long long)(unexpected_count(ep) - base), (unsigned long long)n,
+			TMO);
+		xw_endpoint__progress(ep);
+		usleep(100);
+	}
+}
+
 /* One message @len from the sender to the receiver, the receive posted
  * before (early) or after (late) the send; both hosts call this. */
 static void transfer(struct xw_endpoint *ep, const struct xw_addr *peer, int sender, size_t len,
@@ -105,8 +151,7 @@ static void transfer(struct xw_endpoint *ep, const struct xw_addr *peer, int sen
 	}
 	if (sender) {
 		fill(buf, len, seed);
-		if (!late)
-			bar("posted");
+		bar(late ? "counted" : "posted");
 		/* Late receiver: the send is posted, then the receiver is told;
 		 * a large send completes only once the receive is posted. */
 		err = xw_endpoint__isend(ep, peer, buf, len, 0x5000 + seed, &req);
@@ -117,15 +162,16 @@ static void transfer(struct xw_endpoint *ep, const struct xw_addr *peer, int sen
 		CHECK(err == 0 && st.error == 0, "send %zu bytes (%s receiver): %s / %d", len,
 		      late ? "late" : "early", xw_strerror(err), st.error);
 	} else {
+		/* read before the sender sends (the barrier) */
+		__u64 unexp0 = unexpected_count(ep);
+
 		memset(buf, 0xEE, len + 64);
 		if (late) {
+			bar("counted");
 			/* The message is unexpected (or its RNDV waits) when
 			 * the receive is posted: wait until it has arrived. */
 			bar("sent");
-			for (int i = 0; i < 200; i++) {
-				xw_endpoint__progress(ep);
-				usleep(100);
-			}
+			await_unexpected(ep, unexp0, 1, "late receiver");
 		}
 		err = xw_endpoint__irecv(ep, buf, len, 0x5000 + seed, ~0ULL, &req);
 		REQUIRE(err == 0, "irecv: %s", xw_strerror(err));
@@ -179,7 +225,9 @@ static void ordering(struct xw_endpoint *ep, const struct xw_addr *peer)
 {
 	char buf[16][64];
 	struct xw_status st;
+	__u64 unexp0 = unexpected_count(ep);
 
+	bar("ordering counted"); /* before A sends */
 	if (!is_b) {
 		for (int i = 0; i < 16; i++) {
 			snprintf(buf[i], sizeof(buf[i]), "msg %d", i);
@@ -191,10 +239,7 @@ static void ordering(struct xw_endpoint *ep, const struct xw_addr *peer)
 		return;
 	}
 	bar("ordered sent");
-	for (int i = 0; i < 200; i++) {
-		xw_endpoint__progress(ep);
-		usleep(100);
-	}
+	await_unexpected(ep, unexp0, 16, "ordering");
 	/* Wildcard over the low 2 bits: all 16 in send order. */
 	for (int i = 0; i < 16; i++) {
 		CHECK(xw_endpoint__recv(ep, buf[i], 64, 0x700, ~0x3ULL, &st, TMO) == 0, "recv");
@@ -436,7 +481,9 @@ static void marks_ablation(const char *ifname)
 		REQUIRE(err == 0, "open with marks %#x: %s", masks[i], xw_strerror(err));
 		xw_endpoint__addr(ep, &me);
 		xchg_addr(&me, &peer);
+		bar_ep = ep;
 		marks_on_wire(ep, &peer, 6, masks[i]);
+		bar_ep = NULL;
 		xw_endpoint__close(ep);
 		bar("ablation closed");
 	}
@@ -470,6 +517,7 @@ static void run_host(const char *ifname)
 	ep = open_ep(ifname, 1, XW_ENCAP_ETH);
 	xw_endpoint__addr(ep, &me);
 	xchg_addr(&me, &peer);
+	bar_ep = ep;
 	sizes(ep, &peer, "ethernet");
 	ordering(ep, &peer);
 	truncate_and_cancel(ep, &peer);
@@ -477,6 +525,7 @@ static void run_host(const char *ifname)
 	many(ep, &peer, ifname);
 	marks_on_wire(ep, &peer, 1, XW_MARK_ALL);
 	umem_invariant(ep);
+	bar_ep = NULL;
 	xw_endpoint__close(ep);
 	bar("eth closed");
 	marks_ablation(ifname);
@@ -485,6 +534,7 @@ static void run_host(const char *ifname)
 	ep = open_ep(ifname, 3, XW_ENCAP_UDP);
 	xw_endpoint__addr(ep, &me);
 	xchg_addr(&me, &peer);
+	bar_ep = ep;
 	{
 		unsigned int seed = 500;
 		size_t P = (size_t)xw_endpoint__frag_payload(ep);
@@ -496,6 +546,7 @@ static void run_host(const char *ifname)
 		if (!is_b)
 			printf("udp: %zu sizes both directions\n", sizeof(list) / sizeof(list[0]));
 	}
+	bar_ep = NULL;
 	xw_endpoint__close(ep);
 	bar("udp closed");
 	/* The last endpoint closed: the program it attached is gone (while

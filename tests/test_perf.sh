@@ -172,6 +172,36 @@ print("; ".join(bad) if bad else "ok")
 EOF
 }
 
+# rx_packets of interface $A (this namespace)
+rx_packets() {
+	ip -s link show "$A" | awk '/RX:/ { getline; print $2; exit }'
+}
+
+# await_traffic BASE: until $A has received 100 frames more than BASE (a
+# client talking to the server: connected and mid-run), or 30 s (a hang).
+# Sync instead of a fixed sleep: on a loaded machine the client may take
+# seconds to start.
+await_traffic() {
+	local i
+	for ((i = 0; i < 600; i++)); do
+		[ $(($(rx_packets) - $1)) -ge 100 ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# await_file FILE [PATTERN]: until FILE is not empty (contains a line
+# matching PATTERN), or 30 s (a hang).
+await_file() {
+	local i
+	for ((i = 0; i < 600; i++)); do
+		if [ -n "${2:-}" ]; then grep -q "$2" "$1" 2>/dev/null && return 0
+		else [ -s "$1" ] && return 0; fi
+		sleep 0.05
+	done
+	return 1
+}
+
 # ---- help and usage errors --------------------------------------------------
 
 for c in pingpong stream; do
@@ -232,7 +262,7 @@ check "the servers that exited detached the program they had attached" \
 
 "$X" -j pingpong "$A" --server --addr-file "$TMP/addr" >"$TMP/server.out" 2>"$TMP/server.err" &
 server_pid=$!
-for ((i = 0; i < 100; i++)); do [ -s "$TMP/addr" ] && break; sleep 0.05; done
+await_file "$TMP/addr"
 addr=$(cat "$TMP/addr" 2>/dev/null)
 check "server writes its address (MAC/1) to --addr-file" \
 	test -n "$(grep -xiq '[0-9a-f:]\{17\}/1' <<<"$addr" && echo y)"
@@ -271,10 +301,11 @@ sessions=$((sessions + 1))
 
 # A client that dies mid-run: the server gives up after the client's
 # --timeout and serves the next client.
+base=$(rx_packets)
 "${in_b[@]}" "$X" pingpong "$B" --client --peer "$addr" --sizes 0 --duration 30 --timeout 300 \
 	>/dev/null 2>&1 &
 cpid=$!
-sleep 1
+check "the client that will die is running (its frames reach the server)" await_traffic "$base"
 kill -KILL "$cpid"
 wait "$cpid" 2>/dev/null
 run "${in_b[@]}" "$X" -j pingpong "$B" --client --peer "$addr" --sizes 0 --iters 20
@@ -295,11 +326,12 @@ check "server printed one valid JSON session per client: $sessions ok, 1 failed 
 # A server that dies mid-run: the client fails within its --timeout.
 "$X" pingpong "$A" --server --addr-file "$TMP/addr2" --once >/dev/null 2>&1 &
 server_pid=$!
-for ((i = 0; i < 100; i++)); do [ -s "$TMP/addr2" ] && break; sleep 0.05; done
+await_file "$TMP/addr2"
+base=$(rx_packets)
 "${in_b[@]}" "$X" pingpong "$B" --client --peer-file "$TMP/addr2" --sizes 0 --duration 30 --timeout 500 \
 	>"$TMP/c.out" 2>"$TMP/c.err" &
 cpid=$!
-sleep 1
+check "the client of the server that will die is running" await_traffic "$base"
 kill -KILL "$server_pid"
 wait "$server_pid" 2>/dev/null
 server_pid=
@@ -338,7 +370,8 @@ OUTPUT="$OUTPUT" TMPDIR="$TMP/demo" python3 -c 'import os, signal, sys
 signal.signal(signal.SIGINT, signal.SIG_DFL)
 os.execvp(sys.argv[1], sys.argv[1:])' "$SRC/scripts/demo.sh" >"$TMP/demo.out" 2>&1 &
 dpid=$!
-sleep 3
+# interrupted mid-run: once it has started its first measurement
+check "demo.sh started its runs" await_file "$TMP/demo.out" '^\[1/'
 kill -INT "$dpid"
 start=$(date +%s%N)
 wait "$dpid"

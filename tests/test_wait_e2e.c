@@ -8,24 +8,32 @@
  *  1. every strategy (per call through xw_request__wait_opts() and as the
  *     endpoint default through xw_endpoint__set_wait()) completes 200
  *     verified round trips, and the wait statistics agree with it;
- *  2. a receiver blocked with no traffic for 1 s costs < 5% of a core,
- *     and the watchdog thread adds nothing while idle;
- *  3. spin-block never blocks when the arrival delays are shorter than the
- *     spin time, and blocks once per message when they are much longer;
+ *  2. a receiver blocked with no traffic for 1 s only sleeps (no spin, no
+ *     yield, no sleep cut short, no wake), and the watchdog thread does
+ *     nothing while idle;
+ *  3. spin-block blocks exactly the waits longer than its spin time, and
+ *     once per message when the delays are much longer;
  *  4. a wake racing the arm is never lost (thousands of interleavings);
  *  5. the watchdog answers a compute-bound receiver's rendezvous and pulls
  *     while the application never calls the library (and nothing does
  *     without it);
  *  6. xw_wait_any() over endpoints, requests and a condition;
- *  7. xw_check() polls often enough to receive a large message without a
- *     pause, and never polls (a few tens of cycles) when nothing is due.
+ *  7. xw_check() alone receives a large message, and never polls when
+ *     nothing is due (its cost is printed).
  *
- * Timing assertions only guard against hangs and use wide margins (the
- * machine may be shared); decision assertions (blocked or not, who
- * completed when, which item is ready) are exact.  Every loop is bounded
+ * Nothing asserts how fast anything ran (that is bench/'s job): bounds on
+ * durations only guard against hangs, or follow from the library's own
+ * timers (the 100 ms sleep cap); the processes synchronise over the
+ * socketpair, not by sleeping; and where a decision depends on the
+ * scheduling (was this thread preempted?) the test reads the thread's
+ * involuntary context switches instead of assuming it was not.  Decision
+ * assertions (blocked or not, who completed when, which item is ready)
+ * are exact.  Every loop is bounded
  * in count and time.  `test_wait_e2e N...` runs only the parts listed.
  */
 #include <net/if.h>
+#include <poll.h>
+#include <stdint.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -50,11 +58,41 @@ static unsigned int parts = ~0u;
 
 #define HOST (is_b ? "B" : "A")
 
+static __u64 now(void)
+{
+	return xwt_now_ns();
+}
+
+/* The endpoint the barriers keep progressing. */
+static struct xw_endpoint *bar_ep;
+
+/* Wait for the other host, progressing bar_ep meanwhile: a host waiting
+ * here still answers and retransmits (a frame dropped under load, say the
+ * last message of a burst, is sent again only while its sender calls the
+ * library).  TMO only guards against a hang... of the other host. */
+static void chan_wait(const char *what)
+{
+	__u64 end = now() + 300000 * MS;
+
+	for (;;) {
+		struct pollfd pfd = { .fd = chan, .events = POLLIN };
+		int n = poll(&pfd, 1, bar_ep ? 1 : 1000);
+
+		REQUIRE(n >= 0 || errno == EINTR, "barrier %s: poll: %s", what, strerror(errno));
+		if (n > 0)
+			return;
+		REQUIRE(now() < end, "barrier %s: the other host did not come in 300 s", what);
+		if (bar_ep)
+			xw_endpoint__progress(bar_ep);
+	}
+}
+
 static void bar(const char *what)
 {
 	char c = 'x', r;
 
 	REQUIRE(write(chan, &c, 1) == 1, "barrier %s: write", what);
+	chan_wait(what);
 	REQUIRE(read(chan, &r, 1) == 1, "barrier %s: the other host is gone", what);
 	REQUIRE(r == 'x', "barrier %s: out of step (got %#x)", what, (unsigned)r);
 }
@@ -68,6 +106,7 @@ static __u64 get_u64(void)
 {
 	__u64 v;
 
+	chan_wait("value");
 	REQUIRE(read(chan, &v, sizeof(v)) == sizeof(v), "receive a value");
 	return v;
 }
@@ -105,10 +144,6 @@ static long diff_at(const unsigned char *p, size_t n, unsigned int seed)
 	return -1;
 }
 
-static __u64 now(void)
-{
-	return xwt_now_ns();
-}
 
 /* Busy for @ns without calling the library. */
 static void compute(__u64 ns)
@@ -128,6 +163,15 @@ static __u64 rusage_ns(int who)
 	REQUIRE(getrusage(who, &r) == 0, "getrusage");
 	return ((__u64)r.ru_utime.tv_sec + (__u64)r.ru_stime.tv_sec) * 1000000000ULL +
 	       ((__u64)r.ru_utime.tv_usec + (__u64)r.ru_stime.tv_usec) * 1000ULL;
+}
+
+/* Involuntary context switches of this thread: it was preempted. */
+static long nivcsw(void)
+{
+	struct rusage r;
+
+	REQUIRE(getrusage(RUSAGE_THREAD, &r) == 0, "getrusage");
+	return r.ru_nivcsw;
 }
 
 static struct xw_wait_stats wstats(struct xw_endpoint *ep)
@@ -344,7 +388,7 @@ static void idle_second(struct xw_endpoint *ep, int watchdog)
 	struct xw_stats xa, xb;
 	struct xw_request *req;
 	struct xw_status st;
-	__u64 t0, el, thr0, thr, self0, self;
+	__u64 t0, el, thr0, thr, self0, self, max_blocks;
 	int err;
 
 	if (watchdog)
@@ -362,15 +406,20 @@ static void idle_second(struct xw_endpoint *ep, int watchdog)
 	b = wstats(ep);
 	xb = xdp_stats(ep, 1);
 	CHECK(err == -ETIMEDOUT, "idle receive: %s", xw_strerror(err));
-	CHECK(el >= 990 * MS && el < 3000 * MS, "idle wait lasted %llu ms",
+	/* The deadline never fires early; the upper bound is a hang guard. */
+	CHECK(el >= 990 * MS && el < TMO * MS, "idle wait lasted %llu ms",
 	      (unsigned long long)(el / MS));
-	/* < 5% of a core over the second (measured: well under 1%) */
-	CHECK(thr * 20 < el, "blocked receiver used %.1f ms of CPU in %.0f ms", thr / 1e6, el / 1e6);
-	CHECK(self * 20 < el, "the process used %.1f ms of CPU in %.0f ms (watchdog %s)", self / 1e6,
-	      el / 1e6, watchdog ? "on" : "off");
-	/* sleeps of up to 100 ms: about 10, not a busy loop */
-	CHECK(D(a, b, blocks) >= 5 && D(a, b, blocks) <= 25 && D(a, b, spins) == 0,
-	      "idle second: %llu blocks, %llu spins", D(a, b, blocks), D(a, b, spins));
+	/* What the CPU use follows from, on any machine: the receiver only
+	 * slept (no spin, no yield), every sleep lasted until its 100 ms cap
+	 * or the deadline (none was cut short: at most one per 100 ms of the
+	 * wait, plus the last), and nothing woke it.  The CPU use itself is a
+	 * measurement: bench/run.sh, "Idle receiver CPU" in bench/RESULTS.md. */
+	max_blocks = el / (100 * MS) + 2;
+	CHECK(D(a, b, blocks) >= 1 && D(a, b, blocks) <= max_blocks && D(a, b, spins) == 0 &&
+	      D(a, b, yields) == 0,
+	      "idle second: %llu blocks (1..%llu), %llu spins, %llu yields", D(a, b, blocks),
+	      max_blocks, D(a, b, spins), D(a, b, yields));
+	CHECK(D(a, b, wakes) == 0, "idle second: %llu wakes with no traffic", D(a, b, wakes));
 	CHECK(D(xa, xb, frames_redirected) == 0, "traffic during the idle second: %llu frames",
 	      D(xa, xb, frames_redirected));
 	if (watchdog)
@@ -389,8 +438,34 @@ static void idle_second(struct xw_endpoint *ep, int watchdog)
 	       D(a, b, wakes));
 }
 
+/* Both hosts progress until neither sent nor received a frame for 300 ms,
+ * longer than the longest retransmission timeout (250 ms): nothing is
+ * owed any more (an ACK, a retransmission of a frame dropped under load),
+ * so the link stays silent.  Rounds end in an exchange of the verdicts. */
+static void quiesce(struct xw_endpoint *ep)
+{
+	for (int round = 0;; round++) {
+		struct xw_endpoint_stats a, b;
+		__u64 t0 = now(), busy, other;
+
+		REQUIRE(round < 60, "%s: the link did not go quiet in 60 rounds", HOST);
+		REQUIRE(xw_endpoint__stats(ep, &a) == 0, "stats");
+		while (now() - t0 < 300 * MS) {
+			xw_endpoint__progress(ep);
+			usleep(1000);
+		}
+		REQUIRE(xw_endpoint__stats(ep, &b) == 0, "stats");
+		busy = a.tx_frames != b.tx_frames || a.rx_frames != b.rx_frames;
+		put_u64(busy);
+		other = get_u64();
+		if (!busy && !other)
+			return;
+	}
+}
+
 static void part_idle(struct xw_endpoint *ep)
 {
+	quiesce(ep);
 	bar("idle start");
 	if (!is_b) {
 		idle_second(ep, 0);
@@ -409,6 +484,9 @@ struct delays {
 	__u64 dur[DL_SHORT]; /* host A: the receive wait, from its start      */
 	__u64 rtt[DL_SHORT]; /* host A: from before the ping to the pong       */
 	int blocked[DL_SHORT]; /* host A: blocks during that wait              */
+	long preempted[DL_SHORT]; /* host A: involuntary switches, ping to pong */
+	__u64 woken[DL_SHORT]; /* host A: wake records during that wait        */
+	__u64 rtx[DL_SHORT];   /* host A: retransmissions, ping to pong        */
 	__u64 wakes;
 };
 
@@ -441,7 +519,11 @@ static void delay_phase(struct xw_endpoint *ep, const struct xw_addr *peer, int 
 						  TMO) == 0, "B: pong");
 		} else {
 			struct xw_wait_stats a, b;
+			struct xw_endpoint_stats e0, e1;
 			__u64 t0, ts;
+			long cs0 = nivcsw();
+
+			REQUIRE(xw_endpoint__stats(ep, &e0) == 0, "stats");
 
 			REQUIRE(xw_endpoint__irecv(ep, pong, sizeof(pong), match | 1ULL << 40, ~0ULL,
 						   &req) == 0, "irecv");
@@ -463,6 +545,10 @@ static void delay_phase(struct xw_endpoint *ep, const struct xw_addr *peer, int 
 			snprintf(ping, sizeof(ping), "pong %d", i);
 			CHECK(!strcmp(pong, ping), "pong %d: \"%.32s\"", i, pong);
 			dl->blocked[i] = (int)D(a, b, blocks);
+			dl->preempted[i] = nivcsw() - cs0;
+			REQUIRE(xw_endpoint__stats(ep, &e1) == 0, "stats");
+			dl->rtx[i] = e1.retransmits - e0.retransmits;
+			dl->woken[i] = D(a, b, wakes);
 			dl->wakes += D(a, b, wakes);
 		}
 	}
@@ -554,22 +640,14 @@ static void part_delays(struct xw_endpoint *ep, const struct xw_addr *peer)
 		think = get_u64();
 	}
 
-	/* Delays well under the spin time: spin-block never blocks.  The
-	 * decision is exact: a wait that blocked lasted at least S, and no
-	 * wait shorter than S blocked.  Nearly all delays must be under S,
-	 * else the scenario did not happen: on this 2-core machine a
-	 * spinning receiver can starve its peer when other work runs, so
-	 * the phase is repeated (up to 5 times) until it does. */
-	for (int attempt = 1;; attempt++) {
-		__u64 again;
-
-		blocks = short_waits = blocked_short = early = 0;
-		delay_phase(ep, peer, DL_SHORT, think, XW_WAIT_SPIN_BLOCK, S, &dl);
-		if (is_b) {
-			if (!get_u64())
-				break;
-			continue;
-		}
+	/* Delays around and under the spin time: the decision is exact
+	 * whatever the delays were: a wait that blocked lasted at least S
+	 * (it spun S first), and no wait shorter than S blocked.  How many
+	 * delays fell under S depends on the machine's speed and load: it is
+	 * printed, not asserted (the policy itself is tested with synthetic
+	 * time in test_wait). */
+	delay_phase(ep, peer, DL_SHORT, think, XW_WAIT_SPIN_BLOCK, S, &dl);
+	if (!is_b) {
 		for (int i = 0; i < DL_SHORT; i++) {
 			blocks += dl.blocked[i];
 			if (dl.dur[i] < S) {
@@ -581,50 +659,50 @@ static void part_delays(struct xw_endpoint *ep, const struct xw_addr *peer)
 		CHECK(early == 0, "%d waits blocked before their spin time", early);
 		CHECK(blocked_short == 0, "%d of %d waits shorter than the spin time blocked",
 		      blocked_short, short_waits);
-		printf("   delays < spin time%s: %d waits, delay p50 %.1f us max %.1f us, round "
-		       "trip p50 %.1f us; blocks %d (%d waits exceeded the spin time)\n",
-		       attempt > 1 ? " (again)" : "", DL_SHORT, pct(dl.dur, DL_SHORT, 50) / 1e3,
-		       pct(dl.dur, DL_SHORT, 100) / 1e3, pct(dl.rtt, DL_SHORT, 50) / 1e3, blocks,
-		       DL_SHORT - short_waits);
-		again = short_waits < DL_SHORT * 9 / 10 && attempt < 5;
-		put_u64(again);
-		if (!again)
-			break;
-	}
-	if (!is_b) {
-		CHECK(short_waits >= DL_SHORT * 9 / 10,
-		      "only %d of %d delays were shorter than the spin time (p50 %.1f us, max "
-		      "%.1f us)", short_waits, DL_SHORT, pct(dl.dur, DL_SHORT, 50) / 1e3,
-		      pct(dl.dur, DL_SHORT, 100) / 1e3);
+		printf("   delays near the spin time: %d waits, delay p50 %.1f us max %.1f us, round "
+		       "trip p50 %.1f us; %d shorter than the spin time (none blocked), blocks %d\n",
+		       DL_SHORT, pct(dl.dur, DL_SHORT, 50) / 1e3, pct(dl.dur, DL_SHORT, 100) / 1e3,
+		       pct(dl.rtt, DL_SHORT, 50) / 1e3, short_waits, blocks);
 		put_u64(long_think);
 	} else {
 		long_think = get_u64();
 	}
 
 	/* Delays much longer (5 ms): one block per message.  Each wait spins
-	 * S, arms, rechecks, sleeps, and the pong's wake ends it.  A wait
-	 * blocks less only if its pong arrived within S of its start
-	 * (impossible with 5 ms of think time unless host A was descheduled
-	 * for ~5 ms), and more only after a wake that did not complete it (a
-	 * frame other than the pong, a spurious wake): a few at most. */
+	 * S, arms, rechecks, sleeps, and the pong's wake ends it.  Exact
+	 * rules, whatever the load:
+	 * - a wait that never blocked had its pong arrive while it spun (or
+	 *   before): with 5 ms of think time and S <= 500 us, only if host A
+	 *   was preempted in between (its involuntary context switches);
+	 * - a wait sleeps again only after a sleep ended by something: a wake
+	 *   record (a frame other than the pong: B's delayed ACK), the
+	 *   engine's timer (a retransmission when that ACK is late), the
+	 *   100 ms sleep cap, or the recheck finding a frame that arrived
+	 *   just before the arm (B's ACK, then the pong: two at most).
+	 *   Otherwise the receiver would be looping. */
 	dl.wakes = 0;
 	delay_phase(ep, peer, DL_LONG, long_think, XW_WAIT_SPIN_BLOCK, S, &dl);
 	if (!is_b) {
-		int zero = 0;
+		int zero = 0, unexplained = 0, preempted = 0;
 
 		blocks = 0;
 		for (int i = 0; i < DL_LONG; i++) {
+			__u64 allowed = 2 + dl.woken[i] + dl.rtx[i] + dl.dur[i] / (100 * MS);
+
 			blocks += dl.blocked[i];
 			zero += dl.blocked[i] == 0;
+			preempted += dl.preempted[i] > 0;
+			unexplained += dl.blocked[i] == 0 && dl.preempted[i] == 0;
+			CHECK((__u64)dl.blocked[i] <= allowed,
+			      "long delay %d: %d blocks in %.1f ms (%llu wakes, %llu retransmissions): "
+			      "sleeps ended by nothing", i, dl.blocked[i], dl.dur[i] / 1e6,
+			      (unsigned long long)dl.woken[i], (unsigned long long)dl.rtx[i]);
 		}
-		CHECK(blocks >= DL_LONG * 9 / 10 && blocks <= DL_LONG + 5,
-		      "long delays: %d blocks for %d messages (%llu wakes): more than one sleep per "
-		      "message means sleeps cut short (timers) or woken by frames other than the "
-		      "answer", blocks, DL_LONG, (unsigned long long)dl.wakes);
-		CHECK(zero <= DL_LONG / 10, "%d long waits never blocked", zero);
+		CHECK(unexplained == 0,
+		      "%d long waits never blocked although host A was not preempted", unexplained);
 		printf("   delays 5 ms: %d waits, p50 %.2f ms, blocks %d, wakes %llu, waits without a "
-		       "block %d\n", DL_LONG, pct(dl.dur, DL_LONG, 50) / 1e6, blocks,
-		       (unsigned long long)dl.wakes, zero);
+		       "block %d (waits preempted %d)\n", DL_LONG, pct(dl.dur, DL_LONG, 50) / 1e6,
+		       blocks, (unsigned long long)dl.wakes, zero, preempted);
 	}
 
 	/* Adaptive learns long delays: its spin drops to B/2, whether it is
@@ -698,18 +776,20 @@ static void part_race(struct xw_endpoint *ep, const struct xw_addr *peer)
 		static __u64 lat[RACE_N], dur[RACE_N];
 		struct xw_wait_stats a = wstats(ep), b;
 		struct xw_stats xa = xdp_stats(ep, 1), xb;
-		int slow = 0, blocked_waits = 0, done = 0;
+		int slow = 0, lost = 0, blocked_waits = 0, done = 0;
 		struct xw_request *req;
 
 		for (__u32 i = 0; i < RACE_N; i++) {
-			__u64 t0, t1, blocks0 = wstats(ep).blocks;
+			struct xw_wait_stats w0 = wstats(ep), w1;
+			__u64 t0, t1;
+			long cs0 = nivcsw(), cs;
 			int err;
 
 			memset(&m, 0, sizeof(m));
 			REQUIRE(xw_endpoint__irecv(ep, &m, sizeof(m), 0x400000ULL + i, ~0ULL, &req) == 0,
 				"irecv");
 			t0 = now();
-			err = wait_with(req, &st, XW_WAIT_BLOCK, 1000);
+			err = wait_with(req, &st, XW_WAIT_BLOCK, TMO);
 			t1 = now();
 			CHECK(err == 0, "race %u: %s after %llu ms", i, xw_strerror(err),
 			      (unsigned long long)((t1 - t0) / MS));
@@ -724,37 +804,50 @@ static void part_race(struct xw_endpoint *ep, const struct xw_addr *peer)
 				break;
 			}
 			done++;
+			w1 = wstats(ep);
+			cs = nivcsw() - cs0;
 			dur[i] = t1 - t0;
 			lat[i] = t1 > m.sent_ns ? t1 - m.sent_ns : 0;
-			slow += lat[i] > 100 * MS;
-			blocked_waits += wstats(ep).blocks > blocks0;
+			slow += lat[i] >= 100 * MS;
+			blocked_waits += D(w0, w1, blocks) > 0;
+			/* A lost wake: the message was there (sent 100 ms or more
+			 * before the wait ended) and the receiver slept through it
+			 * until the library's 100 ms cap rescued it: the wait
+			 * blocked, received no wake record, and this thread was not
+			 * preempted (a receiver kept off the CPU by other work is
+			 * late without losing anything). */
+			if (lat[i] >= 100 * MS && D(w0, w1, blocks) > 0 && D(w0, w1, wakes) == 0 &&
+			    cs == 0) {
+				lost++;
+				printf("   race %u: message %.1f ms old, wait %.1f ms, %llu blocks, no "
+				       "wake record, not preempted\n", i, lat[i] / 1e6, dur[i] / 1e6,
+				       D(w0, w1, blocks));
+			}
 		}
 		b = wstats(ep);
 		xb = xdp_stats(ep, 1);
 		CHECK(done == RACE_N, "%d of %d race receives completed", done, RACE_N);
 		if (done == RACE_N) {
-			/* A lost wake would be rescued by the library's 100 ms
-			 * sleep cap: such a message would wait ~100 ms. */
-			CHECK(slow == 0, "%d messages waited over 100 ms for their receiver", slow);
-			CHECK(pct(lat, RACE_N, 100) < 50 * MS, "slowest message: %.1f ms",
-			      pct(lat, RACE_N, 100) / 1e6);
-			CHECK(pct(dur, RACE_N, 100) < 50 * MS, "longest wait: %.1f ms",
-			      pct(dur, RACE_N, 100) / 1e6);
-			/* the stress really interleaved arms and arrivals */
-			CHECK(blocked_waits >= RACE_N / 10 && D(a, b, wakes) >= RACE_N / 10,
-			      "only %d waits blocked, %llu wakes", blocked_waits, D(a, b, wakes));
+			/* How late messages were is the machine's business (on a
+			 * loaded one a receiver may wait its turn for the CPU);
+			 * a wake lost to the arm race is not. */
+			CHECK(lost == 0, "%d wakes lost (of %d messages received 100 ms or more after "
+			      "they were sent)", lost, slow);
+			/* the race was run: arms and arrivals did meet */
+			CHECK(blocked_waits > 0 && D(a, b, wakes) > 0, "%d waits blocked, %llu wakes",
+			      blocked_waits, D(a, b, wakes));
 		}
 		printf("4. race: %d receives in %.2f s, %d blocked (%llu blocks, %llu wakes, %llu "
 		       "blocks ended by the recheck or the cap, %llu spurious; XDP: %llu wakes, %llu "
 		       "frames unarmed); latency p50 %.1f us p99 %.1f us max %.2f ms; longest wait "
-		       "%.2f ms\n",
+		       "%.2f ms; %d messages 100 ms late, %d lost wakes\n",
 		       done, (now() - t_start) / 1e9, blocked_waits, D(a, b, blocks), D(a, b, wakes),
 		       D(a, b, blocks) > D(a, b, wakes) ? D(a, b, blocks) - D(a, b, wakes) : 0ULL,
 		       D(a, b, spurious_wakes), D(xa, xb, wake_marker) + D(xa, xb, wake_every) +
 		       D(xa, xb, wake_timeout) + D(xa, xb, wake_frames) + D(xa, xb, wake_stream),
 		       D(xa, xb, wake_unarmed), pct(lat, done ? done : 1, 50) / 1e3,
 		       pct(lat, done ? done : 1, 99) / 1e3, pct(lat, done ? done : 1, 100) / 1e6,
-		       pct(dur, done ? done : 1, 100) / 1e6);
+		       pct(dur, done ? done : 1, 100) / 1e6, slow, lost);
 	}
 	bar("race done");
 }
@@ -791,8 +884,8 @@ static void watchdog_run(struct xw_endpoint *ep, const struct xw_addr *peer, __u
 	} else {
 		struct xw_wait_stats a, b;
 		struct xw_stats xa, xb;
-		__u64 t0, t1, t_done, t_rx, self0, thr0, self1, thr1, others;
-		bool done_at_t1;
+		__u64 t0, t1, t_done = 0, t_rx, self0, thr0, self1, thr1, others;
+		bool done_at_t1, got_done = false;
 
 		REQUIRE(xw_endpoint__set_watchdog(ep, period) == 0, "set_watchdog %u", period);
 		memset(buf, 0xEE, WD_LEN + 64);
@@ -804,21 +897,27 @@ static void watchdog_run(struct xw_endpoint *ep, const struct xw_addr *peer, __u
 		t0 = now();
 		bar("wd posted");
 		/* The application computes and never calls the library (it
-		 * only peeks at the request's state in memory) for 300 ms.
-		 * With the watchdog, the computation goes on, up to 3 s, until
-		 * the receive is complete and then 100 ms more for the sender
-		 * to see the NOTIFY (margins for a busy machine). */
+		 * only peeks at the request's state in memory and at the
+		 * channel).  Without the watchdog nothing can complete: it
+		 * computes 300 ms.  With it, it computes until the receive is
+		 * complete and host B has said that its send completed (B
+		 * needs the NOTIFY the watchdog sends): no time window to
+		 * miss on a slow machine; TMO only guards against a hang. */
 		t_rx = 0;
 		for (;;) {
 			__u64 t = now();
-			bool enough = t - t0 >= WD_COMPUTE &&
-				      (!period || (t_rx && t >= t_rx + 100 * MS));
+			bool enough = period ? t_rx && got_done : t - t0 >= WD_COMPUTE;
+			struct pollfd pfd = { .fd = chan, .events = POLLIN };
 
-			if (enough || t - t0 >= 3000 * MS)
+			if (enough || t - t0 >= TMO * MS)
 				break;
 			compute(MS);
 			if (!t_rx && req_is_done(req))
 				t_rx = now();
+			if (period && !got_done && poll(&pfd, 1, 0) == 1) {
+				t_done = get_u64();
+				got_done = true;
+			}
 		}
 		t1 = now();
 		done_at_t1 = req_is_done(req);
@@ -828,7 +927,8 @@ static void watchdog_run(struct xw_endpoint *ep, const struct xw_addr *peer, __u
 		self1 = rusage_ns(RUSAGE_SELF) - self0;
 		others = self1 > thr1 ? self1 - thr1 : 0;
 		err = xw_request__wait(req, &st, TMO);
-		t_done = get_u64();
+		if (!got_done)
+			t_done = get_u64();
 		CHECK(err == 0 && st.error == 0 && st.len == WD_LEN, "watchdog receive: %s / %d",
 		      xw_strerror(err), st.error);
 		CHECK(diff_at(buf, WD_LEN, 5000 + run) < 0 && buf[WD_LEN] == 0xEE,
@@ -926,6 +1026,7 @@ static void part_wait_any(struct xw_endpoint *ep, const struct xw_addr *peer, co
 								{ .ep = eps[2] } };
 				struct xw_wait_stats w0 = wstats(eps[0]), w1;
 				__u64 t0 = now();
+				long cs0 = nivcsw();
 				int r;
 
 				XW_OPTS(xw_wait_opts, o, .timeout_ms = 5000, .strategy = cases[c].s);
@@ -933,9 +1034,13 @@ static void part_wait_any(struct xw_endpoint *ep, const struct xw_addr *peer, co
 				w1 = wstats(eps[0]);
 				CHECK(r == t, "wait_any (%s): %d, want %d", xw_wait_strategy_name(cases[c].s),
 				      r, t);
-				CHECK(now() - t0 < 3000 * MS, "wait_any took %llu ms",
+				/* r == t: it returned for the message, not its
+				 * 5 s timeout; this bound only catches a hang */
+				CHECK(now() - t0 < TMO * MS, "wait_any took %llu ms",
 				      (unsigned long long)((now() - t0) / MS));
-				if (cases[c].s == XW_WAIT_BLOCK && cases[c].delay)
+				/* it slept, unless this thread was preempted
+				 * until the message was there */
+				if (cases[c].s == XW_WAIT_BLOCK && cases[c].delay && nivcsw() == cs0)
 					CHECK(D(w0, w1, blocks) > 0, "wait_any (block) never slept");
 				memset(got, 0xEE, sizeof(got));
 				CHECK(xw_endpoint__recv(eps[t], got, sizeof(got), 0x600 + c, ~0ULL, &st,
@@ -975,8 +1080,9 @@ static void part_wait_any(struct xw_endpoint *ep, const struct xw_addr *peer, co
 			el = now() - t0;
 			CHECK(r == 3, "wait_any with a condition (%s): %d, want 3",
 			      xw_wait_strategy_name(ss[k]), r);
-			/* the condition is polled between sleeps (<= 100 ms) */
-			CHECK(el >= 30 * MS && el < 1000 * MS, "condition seen after %llu ms",
+			/* never before it turned true; r == 3 says it was seen
+			 * before the 5 s timeout (the upper bound: a hang) */
+			CHECK(el >= 30 * MS && el < TMO * MS, "condition seen after %llu ms",
 			      (unsigned long long)(el / MS));
 		}
 		/* Nothing at all: the timeout. */
@@ -988,7 +1094,7 @@ static void part_wait_any(struct xw_endpoint *ep, const struct xw_addr *peer, co
 			XW_OPTS(xw_wait_opts, o, .timeout_ms = 50);
 			r = xw_wait_any(items, 2, &o);
 			el = now() - t0;
-			CHECK(r == -ETIMEDOUT && el >= 45 * MS && el < 2000 * MS,
+			CHECK(r == -ETIMEDOUT && el >= 45 * MS && el < TMO * MS,
 			      "wait_any on nothing: %d after %llu ms", r, (unsigned long long)(el / MS));
 		}
 		/* Bad arguments. */
@@ -1123,23 +1229,21 @@ static void part_check(struct xw_endpoint *ep, const struct xw_addr *peer)
 		      diff_at(buf, CHK_LEN, 777));
 		CHECK(polls > 0 && polls < iters, "%llu polls in %llu checks",
 		      (unsigned long long)polls, (unsigned long long)iters);
-		/* The receiver polls every 50 us and answers at once, so the
-		 * transfer never pauses long: a pause near 100 ms is the
-		 * sender asleep (its sleeps are capped at 100 ms) while frames
-		 * it owes are still unsent. */
-		CHECK(max_gap < 80 * MS, "the transfer stalled for %.1f ms (the sender slept with "
-		      "frames to send?)", max_gap / 1e6);
+		/* The longest pause between polls that did work is printed,
+		 * not asserted: on a loaded machine either host may be off the
+		 * CPU for a while.  (The transfer's speed with xw_check() is
+		 * measured by bench/xwbench --mode check, bench/RESULTS.md.) */
 		printf("7. xw_check every 50 us: 1 MiB received in %.1f ms (longest pause %.1f ms), "
 		       "%llu checks, %llu polls (%.1f us apart), %llu frames\n",
 		       t_rx ? (t_rx - t0) / 1e6 : el / 1e6, max_gap / 1e6, (unsigned long long)iters,
 		       (unsigned long long)polls, polls ? el / 1e3 / (double)polls : 0.0,
 		       (unsigned long long)frames);
 
-		/* The cost of a check that is not due (the best of 5 rounds):
-		 * it never polls, and costs a few tens of cycles (rdtsc and a
-		 * compare).  An idle progress pass is cheap here too (a lock
-		 * and ring peeks, all in cache): the ratio is printed, not
-		 * asserted. */
+		/* A check that is not due never polls: with the longest
+		 * interval (71 minutes), however slowly the rounds run.  What
+		 * it costs (a few tens of cycles: rdtsc and a compare) and an
+		 * idle progress pass cost are printed, not asserted: a speed
+		 * claim does not hold on a loaded machine. */
 		{
 			enum { NCHK = 2000000, NPROG = 200000, ROUNDS = 5 };
 			double check_ns = 1e9, prog_ns = 1e9;
@@ -1151,7 +1255,7 @@ static void part_check(struct xw_endpoint *ep, const struct xw_addr *peer)
 				xw_endpoint__progress(ep);
 				usleep(100);
 			}
-			REQUIRE(xw_check_init(&c, ep, 1000000) == 0, "check init 1 s");
+			REQUIRE(xw_check_init(&c, ep, UINT32_MAX) == 0, "check init 71 min");
 			next0 = c.next;
 			for (int r = 0; r < ROUNDS; r++) {
 				__u64 tc, tp;
@@ -1170,8 +1274,6 @@ static void part_check(struct xw_endpoint *ep, const struct xw_addr *peer)
 					prog_ns = (double)tp / NPROG;
 			}
 			CHECK(c.next == next0, "a check polled before its interval");
-			CHECK(check_ns < 50.0, "a check not due costs %.1f ns (an idle progress pass "
-			      "%.1f ns)", check_ns, prog_ns);
 			printf("   a check not due: %.2f ns; an idle progress pass: %.1f ns (%.1fx; %d "
 			       "frames meanwhile)\n", check_ns, prog_ns, prog_ns / check_ns, got);
 		}
@@ -1194,6 +1296,7 @@ static void run_host(const char *ifname)
 	ep = open_ep(ifname, 1);
 	xw_endpoint__addr(ep, &me);
 	xchg_addr(&me, &peer);
+	bar_ep = ep;
 	bar("open");
 	if (part(1))
 		part_strategies(ep, &peer);
@@ -1210,6 +1313,7 @@ static void run_host(const char *ifname)
 	if (part(7))
 		part_check(ep, &peer);
 	bar("final");
+	bar_ep = NULL;
 	xw_endpoint__close(ep);
 }
 
