@@ -350,6 +350,49 @@ XW_API int xw_endpoint__isend_opts(struct xw_endpoint *ep, const struct xw_addr 
  *  (m & mask) == (match & mask). */
 XW_API int xw_endpoint__irecv(struct xw_endpoint *ep, void *buf, size_t len, __u64 match,
 			      __u64 mask, struct xw_request **reqp);
+/** Options of xw_endpoint__irecv_opts(). */
+struct xw_recv_opts {
+	size_t sz;
+	const struct xw_addr *src; /* directed: only messages from this sender
+				    * match (NULL: any sender)             */
+};
+/** xw_endpoint__irecv() with options (NULL: none). */
+XW_API int xw_endpoint__irecv_opts(struct xw_endpoint *ep, void *buf, size_t len, __u64 match,
+				   __u64 mask, const struct xw_recv_opts *opts,
+				   struct xw_request **reqp);
+/** Options of xw_endpoint__peek(). */
+struct xw_peek_opts {
+	size_t sz;
+	const struct xw_addr *src; /* only messages from this sender (NULL: any) */
+	__u32 flags;		   /* XW_PEEK_*                                */
+};
+/* Set the message aside (MPI's matched probe): no receive or peek sees it
+ * any more; xw_endpoint__irecv_claimed() takes it. */
+#define XW_PEEK_CLAIM (1u << 0)
+/**
+ * After one progress pass, look at the oldest message waiting unmatched
+ * that a receive of (@match, @mask, opts->src) would take, without taking
+ * it (MPI probe): @st gets its envelope (msg_len = len = its full length,
+ * match, src).  -ENOMSG when none waits.  With XW_PEEK_CLAIM, *@claim gets
+ * a handle for xw_endpoint__irecv_claimed().
+ */
+XW_API int xw_endpoint__peek(struct xw_endpoint *ep, __u64 match, __u64 mask,
+			     const struct xw_peek_opts *opts, struct xw_status *st, __u64 *claim);
+/** Receive the message claimed under @claim (MPI_Mrecv); a 0-byte buffer
+ *  discards it.  -ENOENT if there is no such message (already taken, or
+ *  dropped because its sender was reset). */
+XW_API int xw_endpoint__irecv_claimed(struct xw_endpoint *ep, __u64 claim, void *buf, size_t len,
+				      struct xw_request **reqp);
+/**
+ * Arm the endpoint for a sleep in the application's own loop: afterwards
+ * xw_endpoint__fd() becomes readable when the XDP program wakes it.  0:
+ * armed, sleep on the fd (then call xw_endpoint__progress()); -EAGAIN:
+ * frames wait already (not armed: progress instead of sleeping).  Pending
+ * wake records are consumed first, so a readable fd means a new wake.  A
+ * sleep must be bounded by the caller (retransmission timers run only
+ * inside library calls).
+ */
+XW_API int xw_endpoint__arm(struct xw_endpoint *ep);
 /** Blocking forms; @timeout_ms < 0 waits forever, -ETIMEDOUT otherwise. */
 XW_API int xw_endpoint__send(struct xw_endpoint *ep, const struct xw_addr *dst, const void *buf,
 			     size_t len, __u64 match, int timeout_ms);

@@ -1125,15 +1125,74 @@ XW_API int xw_endpoint__isend_opts(struct xw_endpoint *ep, const struct xw_addr 
 XW_API int xw_endpoint__irecv(struct xw_endpoint *ep, void *buf, size_t len, __u64 match,
 			      __u64 mask, struct xw_request **reqp)
 {
+	return xw_endpoint__irecv_opts(ep, buf, len, match, mask, NULL, reqp);
+}
+
+XW_API int xw_endpoint__irecv_opts(struct xw_endpoint *ep, void *buf, size_t len, __u64 match,
+				   __u64 mask, const struct xw_recv_opts *opts,
+				   struct xw_request **reqp)
+{
+	const struct xw_addr *src;
+	int err;
+
+	if (!ep || !reqp || (len && !buf) || !XWI_OPTS_VALID(opts, xw_recv_opts))
+		return -EINVAL;
+	src = XWI_OPT(opts, src, NULL);
+	pthread_mutex_lock(&ep->port->lock);
+	err = xwi_engine_irecv_from(ep->eng, buf, len, match, mask, src, reqp);
+	xwi_port_flush(ep->port);
+	pthread_mutex_unlock(&ep->port->lock);
+	return err;
+}
+
+XW_API int xw_endpoint__peek(struct xw_endpoint *ep, __u64 match, __u64 mask,
+			     const struct xw_peek_opts *opts, struct xw_status *st, __u64 *claim)
+{
+	__u32 flags;
+	int err;
+
+	if (!ep || !XWI_OPTS_VALID(opts, xw_peek_opts))
+		return -EINVAL;
+	flags = XWI_OPT(opts, flags, 0);
+	if ((flags & ~XW_PEEK_CLAIM) || ((flags & XW_PEEK_CLAIM) && !claim))
+		return -EINVAL;
+	pthread_mutex_lock(&ep->port->lock);
+	progress_locked(ep);
+	err = xwi_engine_peek(ep->eng, match, mask, XWI_OPT(opts, src, NULL),
+			      flags & XW_PEEK_CLAIM, st, claim);
+	pthread_mutex_unlock(&ep->port->lock);
+	return err;
+}
+
+XW_API int xw_endpoint__irecv_claimed(struct xw_endpoint *ep, __u64 claim, void *buf, size_t len,
+				      struct xw_request **reqp)
+{
 	int err;
 
 	if (!ep || !reqp || (len && !buf))
 		return -EINVAL;
 	pthread_mutex_lock(&ep->port->lock);
-	err = xwi_engine_irecv(ep->eng, buf, len, match, mask, reqp);
+	err = xwi_engine_irecv_claimed(ep->eng, claim, buf, len, reqp);
 	xwi_port_flush(ep->port);
 	pthread_mutex_unlock(&ep->port->lock);
 	return err;
+}
+
+XW_API int xw_endpoint__arm(struct xw_endpoint *ep)
+{
+	__u32 *armed;
+
+	if (!ep)
+		return -EINVAL;
+	armed = &ep->shared->armed;
+	ring_buffer__consume(ep->rb);
+	__atomic_store_n(armed, 1, __ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (frames_in_flight(ep) || xwi_port_rx_ready(ep->port)) {
+		__atomic_exchange_n(armed, 0, __ATOMIC_SEQ_CST);
+		return -EAGAIN;
+	}
+	return 0;
 }
 
 static struct xw_endpoint *req_ep(struct xw_request *req)

@@ -498,6 +498,8 @@ struct rmsg {
 	__u32 npush;	     /* fragments sent unasked (eager: all)           */
 	__u32 nhave;
 	__u64 match;
+	__u64 claim;	     /* unexpected, claimed by a peek (0: not): only
+			      * xwi_engine_irecv_claimed() takes it          */
 	__u64 *have;	     /* bitmap of fragments received                  */
 	unsigned char *data; /* unexpected bytes (eager: msg_len; large: push) */
 	size_t data_len;     /* bytes accounted for data                      */
@@ -537,6 +539,8 @@ struct xwi_req_priv {
 	unsigned char *buf;
 	size_t buflen;
 	__u64 rmatch, mask;
+	bool has_src;	     /* directed: only messages from src match */
+	struct xw_addr src;
 	struct rmsg *m;
 };
 
@@ -557,6 +561,7 @@ struct xwi_engine {
 	struct xl pending;  /* all pending requests */
 	struct xl rmsgs;    /* all incoming messages */
 	struct peer *last_peer;
+	__u64 next_claim;   /* claim ids handed out by xwi_engine_peek() */
 	__u32 backlog;	    /* sends with initial frames queued */
 	__u32 npeers;
 	bool hook_done;	    /* drop_first_type used */
@@ -710,7 +715,10 @@ void xwi_engine_stats(const struct xwi_engine *e, struct xwi_engine_stats *out)
 
 bool xwi_engine_has_unexpected(const struct xwi_engine *e)
 {
-	return e->unexp.next != &e->unexp;
+	for (const struct xl *l = e->unexp.next; l != &e->unexp; l = l->next)
+		if (!xl_entry(l, const struct rmsg, ulink)->claim)
+			return true;
+	return false;
 }
 
 /* ---- peers ------------------------------------------------------------- */
@@ -1672,23 +1680,32 @@ static void rmsg_attach(struct xwi_engine *e, struct rmsg *m, struct xw_request 
 		pull_fill(e, m);
 }
 
-static bool posted_would_match(const struct xwi_engine *e, __u64 match)
+/* Does a receive for (@match, @mask, @src: NULL any sender) take a message
+ * with match @m from @from? */
+static bool recv_matches(__u64 match, __u64 mask, const struct xw_addr *src, __u64 m,
+			 const struct xw_addr *from)
+{
+	return (m & mask) == (match & mask) && (!src || xw_addr_equal(src, from));
+}
+
+static bool posted_would_match(const struct xwi_engine *e, __u64 match, const struct xw_addr *from)
 {
 	for (const struct xl *l = e->posted.next; l != &e->posted; l = l->next) {
 		const struct xwi_req_priv *r = xl_entry(l, struct xwi_req_priv, qlink);
 
-		if ((match & r->mask) == (r->rmatch & r->mask))
+		if (recv_matches(r->rmatch, r->mask, r->has_src ? &r->src : NULL, match, from))
 			return true;
 	}
 	return false;
 }
 
-static struct xw_request *posted_match(struct xwi_engine *e, __u64 match)
+static struct xw_request *posted_match(struct xwi_engine *e, __u64 match,
+				       const struct xw_addr *from)
 {
 	for (struct xl *l = e->posted.next; l != &e->posted; l = l->next) {
 		struct xwi_req_priv *r = xl_entry(l, struct xwi_req_priv, qlink);
 
-		if ((match & r->mask) == (r->rmatch & r->mask)) {
+		if (recv_matches(r->rmatch, r->mask, r->has_src ? &r->src : NULL, match, from)) {
 			xl_del(&r->qlink);
 			return r->req;
 		}
@@ -1709,7 +1726,7 @@ static void rmsg_place(struct xwi_engine *e, struct rmsg *m)
 	xl_del(&m->plink);
 	if (!m->rndv && m->nodata) {
 		m->state = R_DROPPED;
-	} else if ((req = posted_match(e, m->match))) {
+	} else if ((req = posted_match(e, m->match, &p->addr))) {
 		rmsg_attach(e, m, req);
 		return;
 	} else if (!m->rndv && m->state == R_NEW && !rmsg_reserve(e, m)) {
@@ -2030,7 +2047,7 @@ static int rx_data(struct xwi_engine *e, const struct xw_addr *src, const struct
 		return 0;
 	}
 	if (!m && e->cfg.reliable && !rndv && id == next && mlen &&
-	    e->st.unexpected_bytes + mlen > e->cfg.unexpected_max && !posted_would_match(e, match) &&
+	    e->st.unexpected_bytes + mlen > e->cfg.unexpected_max && !posted_would_match(e, match, src) &&
 	    (!orphans_reclaim(e) || e->st.unexpected_bytes + mlen > e->cfg.unexpected_max))
 		return -ENOBUFS; /* not acknowledged: the sender resends it later */
 	if (!m) {
@@ -3629,31 +3646,111 @@ int xwi_engine_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 int xwi_engine_irecv(struct xwi_engine *e, void *buf, size_t len, __u64 match, __u64 mask,
 		     struct xw_request **reqp)
 {
-	struct xwi_req_priv *r;
-	struct xw_request *req;
+	return xwi_engine_irecv_from(e, buf, len, match, mask, NULL, reqp);
+}
 
-	if (!e || !reqp || (!buf && len))
-		return -EINVAL;
-	req = req_new(e, XWI_REQ_RECV);
-	if (!req)
-		return -ENOMEM;
-	r = req->priv;
-	r->buf = buf;
-	r->buflen = len;
-	r->rmatch = match;
-	r->mask = mask;
-	*reqp = req;
+/* The oldest unclaimed unexpected message a receive (@match, @mask, @src)
+ * would take, or NULL. */
+static struct rmsg *unexp_find(struct xwi_engine *e, __u64 match, __u64 mask,
+			       const struct xw_addr *src)
+{
 	for (struct xl *l = e->unexp.next; l != &e->unexp; l = l->next) {
 		struct rmsg *m = xl_entry(l, struct rmsg, ulink);
 
-		if ((m->match & mask) == (match & mask)) {
-			rmsg_attach(e, m, req);
-			tx_run(e, INT_MAX);
-			return 0;
-		}
+		if (!m->claim && recv_matches(match, mask, src, m->match, &m->peer->addr))
+			return m;
+	}
+	return NULL;
+}
+
+static struct xw_request *recv_new(struct xwi_engine *e, void *buf, size_t len)
+{
+	struct xw_request *req = req_new(e, XWI_REQ_RECV);
+
+	if (req) {
+		req->priv->buf = buf;
+		req->priv->buflen = len;
+	}
+	return req;
+}
+
+int xwi_engine_irecv_from(struct xwi_engine *e, void *buf, size_t len, __u64 match, __u64 mask,
+			  const struct xw_addr *src, struct xw_request **reqp)
+{
+	struct xwi_req_priv *r;
+	struct xw_request *req;
+	struct rmsg *m;
+
+	if (!e || !reqp || (!buf && len))
+		return -EINVAL;
+	req = recv_new(e, buf, len);
+	if (!req)
+		return -ENOMEM;
+	r = req->priv;
+	r->rmatch = match;
+	r->mask = mask;
+	if (src) {
+		r->has_src = true;
+		r->src = *src;
+	}
+	*reqp = req;
+	m = unexp_find(e, match, mask, src);
+	if (m) {
+		rmsg_attach(e, m, req);
+		tx_run(e, INT_MAX);
+		return 0;
 	}
 	xl_add_tail(&r->qlink, &e->posted);
 	return 0;
+}
+
+int xwi_engine_peek(struct xwi_engine *e, __u64 match, __u64 mask, const struct xw_addr *src,
+		    bool claim, struct xw_status *st, __u64 *claim_id)
+{
+	struct rmsg *m;
+
+	if (!e || (claim && !claim_id))
+		return -EINVAL;
+	m = unexp_find(e, match, mask, src);
+	if (!m)
+		return -ENOMSG;
+	if (st) {
+		memset(st, 0, sizeof(*st));
+		st->len = m->msg_len;
+		st->msg_len = m->msg_len;
+		st->match = m->match;
+		st->src = m->peer->addr;
+	}
+	if (claim) {
+		m->claim = ++e->next_claim;
+		*claim_id = m->claim;
+	}
+	return 0;
+}
+
+int xwi_engine_irecv_claimed(struct xwi_engine *e, __u64 claim_id, void *buf, size_t len,
+			     struct xw_request **reqp)
+{
+	struct xw_request *req;
+
+	if (!e || !reqp || !claim_id || (!buf && len))
+		return -EINVAL;
+	for (struct xl *l = e->unexp.next; l != &e->unexp; l = l->next) {
+		struct rmsg *m = xl_entry(l, struct rmsg, ulink);
+
+		if (m->claim != claim_id)
+			continue;
+		req = recv_new(e, buf, len);
+		if (!req)
+			return -ENOMEM;
+		req->priv->rmatch = m->match;
+		req->priv->mask = ~0ULL;
+		*reqp = req;
+		rmsg_attach(e, m, req);
+		tx_run(e, INT_MAX);
+		return 0;
+	}
+	return -ENOENT; /* never claimed, already taken, or its peer was reset */
 }
 
 /* ---- cancel, teardown --------------------------------------------------- */
