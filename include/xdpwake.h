@@ -405,6 +405,10 @@ XW_API int xw_endpoint__progress(struct xw_endpoint *ep);
 /** 1 and the status when the request completed (the request is released
  *  then and must not be used again), 0 while pending. */
 XW_API int xw_request__test(struct xw_request *req, struct xw_status *st);
+/** 1 when the request has completed (collect it with xw_request__test()),
+ *  0 while pending; no progress pass (cheap: for scanning many requests
+ *  after one xw_endpoint__progress()). */
+XW_API int xw_request__done(const struct xw_request *req);
 /** Wait for completion (releases the request); -ETIMEDOUT after
  *  @timeout_ms (< 0: no limit), the request then stays valid. */
 XW_API int xw_request__wait(struct xw_request *req, struct xw_status *st, int timeout_ms);
@@ -513,6 +517,10 @@ struct xw_wait_opts {
 	 * between passes and after every wake). */
 	bool (*cond)(void *arg);
 	void *cond_arg;
+	/* xw_wait_any(): endpoint items are only progressed and armed, never
+	 * ready because a message waits unmatched (the caller's cond says
+	 * when to return). */
+	bool eps_no_unexpected;
 };
 
 /** Wait with explicit options; as xw_request__wait() otherwise. */

@@ -899,7 +899,9 @@ static bool target_ready(struct wait_target *w)
 	for (int i = 0; i < w->n; i++) {
 		struct xw_waitable *it = &w->items[i];
 
-		if ((it->req && req_done(it->req)) || (!it->req && it->ep && unexpected_waiting(it->ep))) {
+		if ((it->req && req_done(it->req)) ||
+		    (!it->req && it->ep && !XWI_OPT(w->opts, eps_no_unexpected, false) &&
+		     unexpected_waiting(it->ep))) {
 			w->ready = i;
 			return true;
 		}
@@ -1226,6 +1228,11 @@ XW_API int xw_request__test(struct xw_request *req, struct xw_status *st)
 	if (!req_done(req))
 		return 0;
 	return collect(ep, req, st);
+}
+
+XW_API int xw_request__done(const struct xw_request *req)
+{
+	return req ? req_done(req) : -EINVAL;
 }
 
 XW_API int xw_request__wait(struct xw_request *req, struct xw_status *st, int timeout_ms)
