@@ -39,6 +39,8 @@ struct op {
 struct smsg {
 	struct smsg *next;
 	uint64_t match;
+	bool has_data;
+	__u32 cqdata;
 	void *data;
 	size_t len;
 	bool claimed;
@@ -114,11 +116,18 @@ static void op_complete(struct xwfi_ep *ep, struct op *op, const struct xw_statu
 
 	if (op->discard && err == -EMSGSIZE)
 		err = 0;
+	FI_TRACE(&xwfi_prov, FI_LOG_EP_DATA, "%s done: %zu bytes match %#llx error %d%s\n",
+		 recv ? "recv" : "send", st->len, (unsigned long long)st->match, err,
+		 op->comp ? "" : " (no completion)");
 	if (recv) {
 		e.len = op->discard ? 0 : st->len;
 		e.buf = op->buf;
 		e.tag = (op->cqflags & FI_TAGGED) ? st->match : 0;
 		e.src = src_of(ep, &st->src);
+		if (st->has_data) {
+			e.flags |= FI_REMOTE_CQ_DATA;
+			e.data = st->data;
+		}
 	}
 	xwfi_cntr_inc(recv ? ep->rcntr : ep->tcntr, err != 0);
 	if (err) {
@@ -190,9 +199,10 @@ static bool matches(uint64_t match, uint64_t mask, uint64_t m)
 /* ---- sends to ourselves -------------------------------------------------------- */
 
 static void self_deliver(struct xwfi_ep *ep, struct op *op, const void *data, size_t len,
-			 uint64_t match)
+			 uint64_t match, bool has_data, __u32 cqdata)
 {
-	struct xw_status st = { .msg_len = len, .match = match, .src = ep->self };
+	struct xw_status st = { .msg_len = len, .match = match, .src = ep->self,
+				.has_data = has_data, .data = cqdata };
 
 	st.len = op->discard ? 0 : (len < op->len ? len : op->len);
 	if (st.len)
@@ -228,7 +238,8 @@ static void smsg_remove(struct xwfi_ep *ep, struct smsg *sm)
 
 /* A message to ourselves: the oldest posted receive that takes it and can
  * still be withdrawn from the library gets it; otherwise it waits. */
-static int self_send(struct xwfi_ep *ep, const void *buf, size_t len, uint64_t match)
+static int self_send(struct xwfi_ep *ep, const void *buf, size_t len, uint64_t match,
+		     bool has_data, __u32 cqdata)
 {
 	struct smsg *sm, **tail;
 
@@ -241,7 +252,7 @@ static int self_send(struct xwfi_ep *ep, const void *buf, size_t len, uint64_t m
 			continue; /* a message from the network has it */
 		xw_request__test(op->req, NULL);
 		op_unlink(op);
-		self_deliver(ep, op, buf, len, match);
+		self_deliver(ep, op, buf, len, match, has_data, cqdata);
 		free(op);
 		return 0;
 	}
@@ -256,6 +267,8 @@ static int self_send(struct xwfi_ep *ep, const void *buf, size_t len, uint64_t m
 	memcpy(sm->data, buf, len);
 	sm->len = len;
 	sm->match = match;
+	sm->has_data = has_data;
+	sm->cqdata = cqdata;
 	for (tail = &ep->selfq; *tail; tail = &(*tail)->next)
 		;
 	*tail = sm;
@@ -278,7 +291,8 @@ static struct op *op_new(enum op_kind kind, void *ctx, uint64_t cqflags, bool co
 }
 
 static ssize_t do_send(struct xwfi_ep *ep, const void *buf, size_t len, fi_addr_t dest,
-		       uint64_t tag, bool tagged, void *ctx, uint64_t flags, bool inject)
+		       uint64_t tag, bool tagged, void *ctx, uint64_t flags, bool inject,
+		       bool has_data, uint64_t cqdata)
 {
 	uint64_t cqflags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);
 	uint64_t match = send_match(ep, tagged, tag);
@@ -290,8 +304,11 @@ static ssize_t do_send(struct xwfi_ep *ep, const void *buf, size_t len, fi_addr_
 
 	if (len > XWFI_MAX_MSG || ((inject || (flags & FI_INJECT)) && len > XWFI_INJECT_SIZE))
 		return -FI_EMSGSIZE;
-	if (len && !buf)
+	if ((len && !buf) || (has_data && cqdata > XW_DATA_MAX))
 		return -FI_EINVAL;
+	FI_TRACE(&xwfi_prov, FI_LOG_EP_DATA, "send %zu bytes to %llu match %#llx flags %#llx%s\n",
+		 len, (unsigned long long)dest, (unsigned long long)match,
+		 (unsigned long long)flags, inject ? " inject" : "");
 	pthread_mutex_lock(&ep->dom->lock);
 	if (!ep->enabled) {
 		ret = -FI_EOPBADSTATE;
@@ -309,7 +326,7 @@ static ssize_t do_send(struct xwfi_ep *ep, const void *buf, size_t len, fi_addr_
 	if (xw_addr_equal(&dst, &ep->self)) {
 		struct xw_status st = { .len = len, .msg_len = len, .match = match };
 
-		err = self_send(ep, buf, len, match);
+		err = self_send(ep, buf, len, match, has_data, (__u32)cqdata);
 		if (err) {
 			free(op);
 			ret = err;
@@ -319,7 +336,12 @@ static ssize_t do_send(struct xwfi_ep *ep, const void *buf, size_t len, fi_addr_
 		free(op);
 		goto out;
 	}
-	err = xw_endpoint__isend(ep->xep, &dst, buf, len, match, &op->req);
+	{
+		XW_OPTS(xw_send_opts, so, .flags = has_data ? XW_SEND_DATA : 0,
+			.data = (__u32)cqdata);
+
+		err = xw_endpoint__isend_opts(ep->xep, &dst, buf, len, match, &so, &op->req);
+	}
 	if (err) {
 		free(op);
 		if (err == -EAGAIN)
@@ -369,6 +391,8 @@ static ssize_t do_recv(struct xwfi_ep *ep, void *buf, size_t len, fi_addr_t src,
 	op->buf = buf;
 	op->len = len;
 	recv_match(ep, tagged, tag, ignore, &op->rmatch, &op->mask);
+	FI_TRACE(&xwfi_prov, FI_LOG_EP_DATA, "recv %zu bytes from %lld match %#llx mask %#llx\n",
+		 len, (long long)src, (unsigned long long)op->rmatch, (unsigned long long)op->mask);
 	if (src_lookup(ep, src, &op->has_src, &op->src)) {
 		free(op);
 		ret = -FI_EINVAL;
@@ -377,7 +401,8 @@ static ssize_t do_recv(struct xwfi_ep *ep, void *buf, size_t len, fi_addr_t src,
 	if (!op->has_src || xw_addr_equal(&op->src, &ep->self)) {
 		sm = self_find(ep, op->rmatch, op->mask, &pp);
 		if (sm) {
-			self_deliver(ep, op, sm->data, sm->len, sm->match);
+			self_deliver(ep, op, sm->data, sm->len, sm->match, sm->has_data,
+				     sm->cqdata);
 			smsg_remove(ep, sm);
 			free(op);
 			goto out;
@@ -460,6 +485,10 @@ static ssize_t do_peek(struct xwfi_ep *ep, fi_addr_t src, uint64_t tag, uint64_t
 	}
 	e.len = st.msg_len;
 	e.tag = tagged ? st.match : 0;
+	if (sm ? sm->has_data : st.has_data) {
+		e.flags |= FI_REMOTE_CQ_DATA;
+		e.data = sm ? sm->cqdata : st.data;
+	}
 	e.src = sm ? src_of(ep, &ep->self) : src_of(ep, &st.src);
 	if (flags & FI_DISCARD) {
 		if (sm) {
@@ -526,7 +555,8 @@ static ssize_t do_claimed(struct xwfi_ep *ep, void *buf, size_t len, bool tagged
 	op->len = len;
 	op->discard = flags & FI_DISCARD;
 	if (c->sm) {
-		self_deliver(ep, op, c->sm->data, c->sm->len, c->sm->match);
+		self_deliver(ep, op, c->sm->data, c->sm->len, c->sm->match, c->sm->has_data,
+			     c->sm->cqdata);
 		smsg_remove(ep, c->sm);
 		free(op);
 	} else {
@@ -596,7 +626,7 @@ static ssize_t msg_send(struct fid_ep *fep, const void *buf, size_t len, void *d
 			fi_addr_t dest, void *ctx)
 {
 	(void)desc;
-	return do_send(ep_of(fep), buf, len, dest, 0, false, ctx, ep_of(fep)->tx_flags, false);
+	return do_send(ep_of(fep), buf, len, dest, 0, false, ctx, ep_of(fep)->tx_flags, false, false, 0);
 }
 
 static ssize_t msg_sendv(struct fid_ep *fep, const struct iovec *iov, void **desc, size_t count,
@@ -608,7 +638,7 @@ static ssize_t msg_sendv(struct fid_ep *fep, const struct iovec *iov, void **des
 	(void)desc;
 	if (iov_one(iov, count, &buf, &len))
 		return -FI_EINVAL;
-	return do_send(ep_of(fep), buf, len, dest, 0, false, ctx, ep_of(fep)->tx_flags, false);
+	return do_send(ep_of(fep), buf, len, dest, 0, false, ctx, ep_of(fep)->tx_flags, false, false, 0);
 }
 
 static ssize_t msg_sendmsg(struct fid_ep *fep, const struct fi_msg *msg, uint64_t flags)
@@ -618,28 +648,27 @@ static ssize_t msg_sendmsg(struct fid_ep *fep, const struct fi_msg *msg, uint64_
 
 	if (iov_one(msg->msg_iov, msg->iov_count, &buf, &len))
 		return -FI_EINVAL;
-	if (flags & FI_REMOTE_CQ_DATA)
-		return -FI_EBADFLAGS;
-	return do_send(ep_of(fep), buf, len, msg->addr, 0, false, msg->context, flags, false);
+	return do_send(ep_of(fep), buf, len, msg->addr, 0, false, msg->context, flags, false,
+		       flags & FI_REMOTE_CQ_DATA, msg->data);
 }
 
 static ssize_t msg_inject(struct fid_ep *fep, const void *buf, size_t len, fi_addr_t dest)
 {
-	return do_send(ep_of(fep), buf, len, dest, 0, false, NULL, 0, true);
+	return do_send(ep_of(fep), buf, len, dest, 0, false, NULL, 0, true, false, 0);
 }
 
 static ssize_t msg_senddata(struct fid_ep *fep, const void *buf, size_t len, void *desc,
 			    uint64_t data, fi_addr_t dest, void *ctx)
 {
-	(void)fep, (void)buf, (void)len, (void)desc, (void)data, (void)dest, (void)ctx;
-	return -FI_ENOSYS; /* cq_data_size 0 */
+	(void)desc;
+	return do_send(ep_of(fep), buf, len, dest, 0, false, ctx, ep_of(fep)->tx_flags, false, true,
+		       data);
 }
 
 static ssize_t msg_injectdata(struct fid_ep *fep, const void *buf, size_t len, uint64_t data,
 			      fi_addr_t dest)
 {
-	(void)fep, (void)buf, (void)len, (void)data, (void)dest;
-	return -FI_ENOSYS;
+	return do_send(ep_of(fep), buf, len, dest, 0, false, NULL, 0, true, true, data);
 }
 
 static struct fi_ops_msg msg_ops = {
@@ -698,7 +727,7 @@ static ssize_t t_send(struct fid_ep *fep, const void *buf, size_t len, void *des
 		      fi_addr_t dest, uint64_t tag, void *ctx)
 {
 	(void)desc;
-	return do_send(ep_of(fep), buf, len, dest, tag, true, ctx, ep_of(fep)->tx_flags, false);
+	return do_send(ep_of(fep), buf, len, dest, tag, true, ctx, ep_of(fep)->tx_flags, false, false, 0);
 }
 
 static ssize_t t_sendv(struct fid_ep *fep, const struct iovec *iov, void **desc, size_t count,
@@ -710,7 +739,7 @@ static ssize_t t_sendv(struct fid_ep *fep, const struct iovec *iov, void **desc,
 	(void)desc;
 	if (iov_one(iov, count, &buf, &len))
 		return -FI_EINVAL;
-	return do_send(ep_of(fep), buf, len, dest, tag, true, ctx, ep_of(fep)->tx_flags, false);
+	return do_send(ep_of(fep), buf, len, dest, tag, true, ctx, ep_of(fep)->tx_flags, false, false, 0);
 }
 
 static ssize_t t_sendmsg(struct fid_ep *fep, const struct fi_msg_tagged *msg, uint64_t flags)
@@ -720,30 +749,28 @@ static ssize_t t_sendmsg(struct fid_ep *fep, const struct fi_msg_tagged *msg, ui
 
 	if (iov_one(msg->msg_iov, msg->iov_count, &buf, &len))
 		return -FI_EINVAL;
-	if (flags & FI_REMOTE_CQ_DATA)
-		return -FI_EBADFLAGS;
 	return do_send(ep_of(fep), buf, len, msg->addr, msg->tag, true, msg->context, flags,
-		       false);
+		       false, flags & FI_REMOTE_CQ_DATA, msg->data);
 }
 
 static ssize_t t_inject(struct fid_ep *fep, const void *buf, size_t len, fi_addr_t dest,
 			uint64_t tag)
 {
-	return do_send(ep_of(fep), buf, len, dest, tag, true, NULL, 0, true);
+	return do_send(ep_of(fep), buf, len, dest, tag, true, NULL, 0, true, false, 0);
 }
 
 static ssize_t t_senddata(struct fid_ep *fep, const void *buf, size_t len, void *desc,
 			  uint64_t data, fi_addr_t dest, uint64_t tag, void *ctx)
 {
-	(void)fep, (void)buf, (void)len, (void)desc, (void)data, (void)dest, (void)tag, (void)ctx;
-	return -FI_ENOSYS;
+	(void)desc;
+	return do_send(ep_of(fep), buf, len, dest, tag, true, ctx, ep_of(fep)->tx_flags, false, true,
+		       data);
 }
 
 static ssize_t t_injectdata(struct fid_ep *fep, const void *buf, size_t len, uint64_t data,
 			    fi_addr_t dest, uint64_t tag)
 {
-	(void)fep, (void)buf, (void)len, (void)data, (void)dest, (void)tag;
-	return -FI_ENOSYS;
+	return do_send(ep_of(fep), buf, len, dest, tag, true, NULL, 0, true, true, data);
 }
 
 static struct fi_ops_tagged tagged_ops = {

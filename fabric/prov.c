@@ -17,7 +17,7 @@ struct xwfi_params xwfi_params = { .queue = 0, .ep_id = -1 };
 
 #define XWFI_CAPS                                                                          \
 	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE |           \
-	 FI_LOCAL_COMM | FI_REMOTE_COMM)
+	 FI_LOCAL_COMM | FI_REMOTE_COMM | FI_REMOTE_CQ_DATA)
 #define XWFI_ORDER FI_ORDER_SAS
 
 /* ---- interfaces -------------------------------------------------------- */
@@ -57,29 +57,35 @@ static bool iface_usable(const char *ifname)
 
 /* ---- getinfo ----------------------------------------------------------- */
 
+#define REJECT(why, ...)                                                                   \
+	do {                                                                               \
+		FI_INFO(&xwfi_prov, FI_LOG_CORE, "hints rejected: " why "\n", ##__VA_ARGS__); \
+		return false;                                                              \
+	} while (0)
+
 static bool hints_ok(const struct fi_info *h)
 {
 	if (!h)
 		return true;
 	if (h->caps & ~XWFI_CAPS)
-		return false;
+		REJECT("caps %#llx not supported", (unsigned long long)(h->caps & ~XWFI_CAPS));
 	if (h->ep_attr && h->ep_attr->type != FI_EP_UNSPEC && h->ep_attr->type != FI_EP_RDM)
-		return false;
+		REJECT("endpoint type %d (only FI_EP_RDM)", (int)h->ep_attr->type);
 	if (h->fabric_attr && h->fabric_attr->name && strcmp(h->fabric_attr->name, XWFI_NAME))
-		return false;
+		REJECT("fabric %s", h->fabric_attr->name);
 	if (h->fabric_attr && h->fabric_attr->prov_name &&
 	    !strstr(h->fabric_attr->prov_name, XWFI_NAME))
-		return false;
-	if (h->domain_attr && h->domain_attr->cq_data_size > 0)
-		return false;
+		REJECT("provider %s", h->fabric_attr->prov_name);
+	if (h->domain_attr && h->domain_attr->cq_data_size > 4)
+		REJECT("cq_data_size %zu (at most 4)", h->domain_attr->cq_data_size);
 	if (h->tx_attr && (h->tx_attr->msg_order & ~XWFI_ORDER))
-		return false;
+		REJECT("tx msg_order %#llx", (unsigned long long)h->tx_attr->msg_order);
 	if (h->rx_attr && (h->rx_attr->msg_order & ~XWFI_ORDER))
-		return false;
+		REJECT("rx msg_order %#llx", (unsigned long long)h->rx_attr->msg_order);
 	if (h->addr_format != FI_FORMAT_UNSPEC)
-		return false;
+		REJECT("addr_format %u", h->addr_format);
 	if (h->dest_addr && h->dest_addrlen != sizeof(struct xw_addr))
-		return false;
+		REJECT("dest_addrlen %zu", h->dest_addrlen);
 	return true;
 }
 
@@ -110,7 +116,8 @@ static struct fi_info *info_new(const char *ifname, const struct fi_info *h)
 	fi->tx_attr->iov_limit = 1;
 	fi->tx_attr->rma_iov_limit = 0;
 
-	fi->rx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE);
+	fi->rx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE |
+				    FI_REMOTE_CQ_DATA);
 	fi->rx_attr->op_flags = h && h->rx_attr ? h->rx_attr->op_flags : 0;
 	fi->rx_attr->msg_order = XWFI_ORDER;
 	fi->rx_attr->comp_order = FI_ORDER_NONE;
@@ -145,7 +152,9 @@ static struct fi_info *info_new(const char *ifname, const struct fi_info *h)
 					   : FI_AV_UNSPEC;
 	fi->domain_attr->mr_mode = 0;
 	fi->domain_attr->mr_key_size = 0;
-	fi->domain_attr->cq_data_size = 0;
+	/* 4 bytes for the caller, of which values up to XW_DATA_MAX (24 bits:
+	 * what the wire carries) are accepted: MPI sends its rank there. */
+	fi->domain_attr->cq_data_size = 4;
 	fi->domain_attr->cq_cnt = 64;
 	fi->domain_attr->ep_cnt = XW_MAX_ENDPOINTS;
 	fi->domain_attr->tx_ctx_cnt = XW_MAX_ENDPOINTS;

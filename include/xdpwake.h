@@ -238,6 +238,8 @@ struct xw_status {
 	__u64 match;	    /* the message's match value                        */
 	struct xw_addr src; /* receives: the sender                             */
 	int error;	    /* 0, -EMSGSIZE (truncated), -ECANCELED, ...        */
+	bool has_data;	    /* receives: the sender attached data (XW_SEND_DATA) */
+	__u32 data;	    /* ... its value (at most XW_DATA_MAX)              */
 };
 
 /** A pending send or receive. */
@@ -336,12 +338,17 @@ XW_API int xw_endpoint__isend(struct xw_endpoint *ep, const struct xw_addr *dst,
 struct xw_send_opts {
 	size_t sz;
 	__u32 flags;		/* XW_SEND_*                                    */
+	__u32 data;		/* with XW_SEND_DATA: 0 .. XW_DATA_MAX (24 bits) */
 };
 /* More messages to the same destination follow at once (a batch): every
  * frame of this one carries MORE, so the receiver's XDP program may defer
  * its wake (`stream`, and `marker`: an eager message sent with it carries
  * no LAT mark); send the batch's last message without the flag. */
 #define XW_SEND_MORE (1u << 0)
+/* Attach opts->data to the message (remote completion data, e.g. the
+ * sender's MPI rank): the receive's status has has_data and data; -ERANGE
+ * above XW_DATA_MAX. */
+#define XW_SEND_DATA (1u << 1)
 /** xw_endpoint__isend() with options (NULL: none). */
 XW_API int xw_endpoint__isend_opts(struct xw_endpoint *ep, const struct xw_addr *dst,
 				   const void *buf, size_t len, __u64 match,

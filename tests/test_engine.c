@@ -118,7 +118,7 @@ static void check_rules(int s, int d, const struct xw_hdr *h, const void *pl, si
 	CHECK(h->version == XW_VERSION, "version %u", h->version);
 	CHECK(h->type > XW_PKT_INVALID && h->type < XW_PKT_TYPE_MAX, "type %u", h->type);
 	CHECK(!(h->flags & ~XW_F_KNOWN), "unknown flags %#x", h->flags);
-	CHECK(!h->hdr_rsvd && !h->hdr_rsvd2 && !h->session && !h->seq && !h->ack && !h->csum,
+	CHECK(((h->flags & XW_F_DATA) || (!h->data_hi && !h->data_lo)) && !h->session && !h->seq && !h->ack && !h->csum,
 	      "reserved/reliability fields not 0 (type %u)", h->type);
 	CHECK(ntohs(h->src_ep) == nodes[s].cfg.ep && ntohs(h->dst_ep) == nodes[d].cfg.ep,
 	      "endpoints %u->%u", ntohs(h->src_ep), ntohs(h->dst_ep));
@@ -1296,6 +1296,59 @@ static void test_peek_claim(void)
 		CHECK(sr[i]->state == XWI_REQ_DONE && sr[i]->status.error == 0, "send %d", i);
 		xwi_request_free(sr[i]);
 	}
+	expect_clean(1);
+	net_free();
+	free(sb);
+	free(rb);
+}
+
+/* 24 bits of data travel with a message of every class (SMALL, MEDIUM,
+ * RNDV with pulled fragments), posted or unexpected, and show in a peek. */
+static void test_data(void)
+{
+	static const size_t sz[] = { 0, 10, 3000, 100000 };
+	const size_t big = 100000;
+	unsigned char *sb = malloc(big), *rb = malloc(big);
+	struct xw_request *sr, *rr, *sr2;
+	struct xw_status st;
+
+	net_init2(small_cfg(1), small_cfg(2));
+	fill(sb, big, 900);
+	CHECK(xwi_engine_isend_data(nodes[0].e, &nodes[1].addr, sb, 1, 1, XWI_SEND_DATA,
+				    XW_DATA_MAX + 1, &sr) == -ERANGE, "data over 24 bits");
+	for (size_t i = 0; i < 4; i++)
+		for (int early = 0; early < 2; early++) {
+			__u32 d = (__u32)(0xABCDE0 + i * 2 + (size_t)early);
+
+			if (early)
+				REQUIRE(E_irecv(1, rb, big, 0x55, ALL, &rr) == 0, "irecv");
+			REQUIRE(xwi_engine_isend_data(nodes[0].e, &nodes[1].addr, sb, sz[i], 0x55,
+						      XWI_SEND_DATA, d, &sr) == 0, "isend_data");
+			/* and one without data right after */
+			REQUIRE(E_isend(0, 1, sb, 5, 0x56, &sr2) == 0, "isend");
+			pump();
+			if (!early) {
+				REQUIRE(xwi_engine_peek(nodes[1].e, 0x55, ALL, NULL, false, &st,
+							NULL) == 0, "peek");
+				CHECK(st.has_data && st.data == d, "peek data %#x", st.data);
+				REQUIRE(E_irecv(1, rb, big, 0x55, ALL, &rr) == 0, "irecv");
+				pump();
+			}
+			CHECK(rr->state == XWI_REQ_DONE && rr->status.has_data &&
+			      rr->status.data == d && rr->status.msg_len == sz[i] &&
+			      verify(rb, sz[i], 900) < 0,
+			      "data of a %zu-byte message (%s): %d %#x", sz[i],
+			      early ? "posted" : "unexpected", rr->status.has_data,
+			      rr->status.data);
+			xwi_request_free(rr);
+			REQUIRE(E_irecv(1, rb, big, 0x56, ALL, &rr) == 0, "irecv");
+			CHECK(rr->state == XWI_REQ_DONE && !rr->status.has_data && !rr->status.data,
+			      "no data");
+			xwi_request_free(rr);
+			pump();
+			xwi_request_free(sr);
+			xwi_request_free(sr2);
+		}
 	expect_clean(1);
 	net_free();
 	free(sb);
@@ -3677,6 +3730,7 @@ int main(void)
 	test_cancel();
 	test_directed();
 	test_peek_claim();
+	test_data();
 	test_marks();
 	test_more();
 	test_unexpected_bound();

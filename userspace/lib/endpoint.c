@@ -1106,8 +1106,9 @@ XW_API int xw_endpoint__isend_opts(struct xw_endpoint *ep, const struct xw_addr 
 	if (!ep || !dst || !reqp || (len && !buf) || !XWI_OPTS_VALID(opts, xw_send_opts))
 		return -EINVAL;
 	flags = XWI_OPT(opts, flags, 0);
-	if (flags & ~XW_SEND_MORE) {
-		xwi_err("xw_endpoint__isend_opts: unknown flags %#x", flags & ~XW_SEND_MORE);
+	if (flags & ~(XW_SEND_MORE | XW_SEND_DATA)) {
+		xwi_err("xw_endpoint__isend_opts: unknown flags %#x",
+			flags & ~(XW_SEND_MORE | XW_SEND_DATA));
 		return -EINVAL;
 	}
 	if (dst->encap != ep->enc.encap) {
@@ -1117,8 +1118,10 @@ XW_API int xw_endpoint__isend_opts(struct xw_endpoint *ep, const struct xw_addr 
 	if (dst->ep >= XW_MAX_ENDPOINTS)
 		return -ERANGE;
 	pthread_mutex_lock(&ep->port->lock);
-	err = xwi_engine_isend_flags(ep->eng, dst, buf, len, match,
-				     flags & XW_SEND_MORE ? XWI_SEND_MORE : 0, reqp);
+	err = xwi_engine_isend_data(ep->eng, dst, buf, len, match,
+				    (flags & XW_SEND_MORE ? XWI_SEND_MORE : 0) |
+					    (flags & XW_SEND_DATA ? XWI_SEND_DATA : 0),
+				    XWI_OPT(opts, data, 0), reqp);
 	xwi_port_flush(ep->port);
 	pthread_mutex_unlock(&ep->port->lock);
 	return err;

@@ -138,7 +138,7 @@
  * peers_max peers.  Timers are scanned per peer on every progress pass
  * (fine for tens of peers; a timer heap would be the next step).
  *
- * hdr_rsvd and hdr_rsvd2 are 0.
+ * data_hi and data_lo are 0 unless XW_F_DATA is set (message data).
  *
  * ==== Reliability (cfg.reliable) ========================================
  *
@@ -498,6 +498,8 @@ struct rmsg {
 	__u32 npush;	     /* fragments sent unasked (eager: all)           */
 	__u32 nhave;
 	__u64 match;
+	bool has_data;	     /* XW_F_DATA: the sender's 24 bits of data      */
+	__u32 mdata;
 	__u64 claim;	     /* unexpected, claimed by a peek (0: not): only
 			      * xwi_engine_irecv_claimed() takes it          */
 	__u64 *have;	     /* bitmap of fragments received                  */
@@ -530,6 +532,8 @@ struct xwi_req_priv {
 	bool replayed;	     /* rewound by a connection reset: frames went out */
 	bool keep_id;	     /* rewound by a reconnect: sent again as msg_id */
 	bool more;	     /* XWI_SEND_MORE: another message follows at once */
+	bool has_data;	     /* XW_F_DATA with data on every data frame */
+	__u32 mdata;
 	__u32 len, nfrags, burst, next, msg_id;
 	__u32 first_seq;     /* reliable: seq of its first frame */
 	__u64 match;
@@ -978,6 +982,16 @@ static void hdr_init(const struct xwi_engine *e, struct xw_hdr *h, const struct 
 	h->src_ep = htons(e->cfg.ep);
 }
 
+/* The message's data, on each of its data frames. */
+static void hdr_data(struct xw_hdr *h, const struct xwi_req_priv *s)
+{
+	if (!s->has_data)
+		return;
+	h->flags |= XW_F_DATA;
+	h->data_hi = (__u8)(s->mdata >> 16);
+	h->data_lo = htons((__u16)s->mdata);
+}
+
 /* csum of a complete header (network order) and its payload. */
 static void hdr_seal(const struct xwi_engine *e, struct xw_hdr *h, const void *payload, size_t len)
 {
@@ -1138,6 +1152,7 @@ static int tx_send(struct xwi_engine *e, struct peer *p, struct xwi_req_priv *s,
 	if (!last || other || s->more)
 		flags |= XW_F_MORE;
 	h.flags = flags;
+	hdr_data(&h, s);
 	h.msg_id = htonl(id);
 	h.msg_len = htonl(s->len);
 	h.frag_count = htonl(s->nfrags);
@@ -1184,6 +1199,7 @@ static int tx_job(struct xwi_engine *e, struct peer *p, struct job *j, bool othe
 	if (!last || other)
 		flags |= XW_F_MORE;
 	h.flags = flags;
+	hdr_data(&h, s);
 	h.msg_id = htonl(s->msg_id);
 	h.msg_len = htonl(s->len);
 	h.frag_idx = htonl(i);
@@ -1334,6 +1350,14 @@ int xwi_engine_isend(struct xwi_engine *e, const struct xw_addr *dst, const void
 int xwi_engine_isend_flags(struct xwi_engine *e, const struct xw_addr *dst, const void *buf,
 			   size_t len, __u64 match, __u32 flags, struct xw_request **reqp)
 {
+	if (flags & XWI_SEND_DATA)
+		return -EINVAL;
+	return xwi_engine_isend_data(e, dst, buf, len, match, flags, 0, reqp);
+}
+
+int xwi_engine_isend_data(struct xwi_engine *e, const struct xw_addr *dst, const void *buf,
+			  size_t len, __u64 match, __u32 flags, __u32 data, struct xw_request **reqp)
+{
 	__u32 P, n;
 	struct xwi_req_priv *s;
 	struct xw_request *req;
@@ -1342,8 +1366,10 @@ int xwi_engine_isend_flags(struct xwi_engine *e, const struct xw_addr *dst, cons
 	struct peer *p;
 
 	if (!e || !dst || !reqp || (!buf && len) || dst->ep >= XW_MAX_ENDPOINTS ||
-	    (flags & ~XWI_SEND_MORE))
+	    (flags & ~(XWI_SEND_MORE | XWI_SEND_DATA)))
 		return -EINVAL;
+	if ((flags & XWI_SEND_DATA) && data > XW_DATA_MAX)
+		return -ERANGE;
 	if ((__u64)len > UINT32_MAX)
 		return -EMSGSIZE;
 	if (e->backlog >= e->cfg.tx_backlog_max)
@@ -1378,6 +1404,8 @@ int xwi_engine_isend_flags(struct xwi_engine *e, const struct xw_addr *dst, cons
 	s->nfrags = n;
 	s->match = match;
 	s->more = !!(flags & XWI_SEND_MORE);
+	s->has_data = !!(flags & XWI_SEND_DATA);
+	s->mdata = data;
 	if (len > e->cfg.eager_max) {
 		__u64 btp = (__u64)e->cfg.btp1 + e->cfg.btp2;
 		__u64 k = btp ? (btp + P - 1) / P : 1;
@@ -1620,6 +1648,8 @@ static void rmsg_complete(struct xwi_engine *e, struct rmsg *m)
 	req->status.msg_len = m->msg_len;
 	req->status.match = m->match;
 	req->status.src = p->addr;
+	req->status.has_data = m->has_data;
+	req->status.data = m->mdata;
 	req->status.error = r->buflen < m->msg_len ? -EMSGSIZE : 0;
 	r->m = NULL;
 	req_done(e, req);
@@ -1795,6 +1825,8 @@ static int rmsg_new(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h
 	m->msg_len = ntohl(h->msg_len);
 	m->nfrags = ntohl(h->frag_count);
 	m->match = be64toh(h->match);
+	m->has_data = h->flags & XW_F_DATA;
+	m->mdata = m->has_data ? (__u32)h->data_hi << 16 | ntohs(h->data_lo) : 0;
 	m->rndv = h->type == XW_PKT_RNDV;
 	m->npush = m->rndv ? ntohl(h->frag_idx) + 1 : m->nfrags;
 	m->have = calloc((m->nfrags + 63) / 64, sizeof(__u64));
@@ -2311,6 +2343,8 @@ static struct xwi_req_priv *eager_rebuild(struct xwi_engine *e, struct peer *p,
 	s->nfrags = ntohl(f0->h.frag_count);
 	s->burst = s->nfrags;
 	s->match = be64toh(f0->h.match);
+	s->has_data = f0->h.flags & XW_F_DATA;
+	s->mdata = (__u32)f0->h.data_hi << 16 | ntohs(f0->h.data_lo);
 	s->cls = f0->h.type;
 	e->backlog++;
 	return s;
@@ -3720,6 +3754,8 @@ int xwi_engine_peek(struct xwi_engine *e, __u64 match, __u64 mask, const struct 
 		st->msg_len = m->msg_len;
 		st->match = m->match;
 		st->src = m->peer->addr;
+		st->has_data = m->has_data;
+		st->data = m->mdata;
 	}
 	if (claim) {
 		m->claim = ++e->next_claim;
