@@ -8,7 +8,9 @@
 #       for xdpwake: two ranks on two hosts joined by a veth pair, then
 #       four ranks on four hosts joined by a bridge;
 #   (b) two ranks in one namespace, each on its own end of a veth pair,
-#       chosen by FI_XDPWAKE_IFACE in an MPMD launch.
+#       chosen by FI_XDPWAKE_IFACE in an MPMD launch (-x before the first
+#       app context applies to that context only: the second one repeats
+#       FI_PROVIDER_PATH).
 # XW_MPI_PARTS="a2 a4 b" selects parts.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -135,7 +137,8 @@ run_b() {
 	timeout --kill-after=10 "${XW_MPI_TIMEOUT:-300}" ip netns exec "$h" sh -c '
 		mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf || exit 1
 		exec "$@"' sh mpirun "${MPI_COMMON[@]}" --mca oob_tcp_if_include lo \
-		-np 1 -x FI_XDPWAKE_IFACE=xwa "$BIN" : -np 1 -x FI_XDPWAKE_IFACE=xwb "$BIN" \
+		-np 1 -x FI_XDPWAKE_IFACE=xwa "$BIN" \
+		: -np 1 -x FI_PROVIDER_PATH="$PROVDIR" -x FI_XDPWAKE_IFACE=xwb "$BIN" \
 		>"$log" 2>&1
 	rc=$?
 	expect "(b) MPMD: 2 ranks in one namespace, FI_XDPWAKE_IFACE per rank" "$log" "$rc" 2
