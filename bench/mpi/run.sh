@@ -53,10 +53,11 @@ for nh in 2 4; do
 	if [ "$nh" -eq 2 ]; then hosts 2 veth; else hosts 4 bridge; fi
 	hl=$(IFS=,; echo "${HOSTS[*]}")
 	for run in $(seq 1 "$runs"); do
-		for t in "${ORDER[@]}"; do
+		for t in ${ONLY:-"${ORDER[@]}"}; do
 			# shellcheck disable=SC2086 # CFG entries are option lists
 			if timeout --kill-after=10 300 mpirun "${LAUNCH[@]}" --host "$hl" -np "$nh" \
-				${CFG[$t]} "$BIN" > "$TMP/$t.out" 2> "$TMP/$t.err"; then
+				${CFG[$t]} "$BIN" $([ "$nh" -gt 2 ] && echo --allreduce-only) \
+				> "$TMP/$t.out" 2> "$TMP/$t.err"; then
 				grep -E '^(pingpong|allreduce),' "$TMP/$t.out" |
 					sed "s/^/$t,$nh,$run,/" >> "$csv"
 				echo "$t $nh hosts run $run: ok" >&2
