@@ -24,6 +24,8 @@ f.flags = ProtoField.uint8("xdpwake.flags", "Flags", base.HEX)
 f.lat = ProtoField.bool("xdpwake.flags.lat", "LAT (latency-sensitive)", 8, nil, 0x01)
 f.more = ProtoField.bool("xdpwake.flags.more", "MORE (more frames queued)", 8, nil, 0x02)
 f.last = ProtoField.bool("xdpwake.flags.last", "LAST (last fragment)", 8, nil, 0x04)
+f.dataf = ProtoField.bool("xdpwake.flags.data", "DATA (message carries 24 bits of data)", 8, nil, 0x08)
+f.data = ProtoField.uint32("xdpwake.data", "Message data (data_hi, data_lo)", base.HEX)
 f.dst_ep = ProtoField.uint16("xdpwake.dst_ep", "Destination endpoint", base.DEC)
 f.src_ep = ProtoField.uint16("xdpwake.src_ep", "Source endpoint", base.DEC)
 f.session = ProtoField.uint32("xdpwake.session", "Session", base.HEX)
@@ -72,6 +74,11 @@ function p.dissector(buf, pinfo, tree)
 	ft:add(f.lat, buf(2, 1))
 	ft:add(f.more, buf(2, 1))
 	ft:add(f.last, buf(2, 1))
+	ft:add(f.dataf, buf(2, 1))
+	if bit.band(flags, 8) ~= 0 then
+		-- 24 bits: data_hi (byte 3) << 16 | data_lo (bytes 42-43)
+		t:add(f.data, buf(3, 1), buf(3, 1):uint() * 65536 + buf(42, 2):uint())
+	end
 	t:add(f.dst_ep, buf(4, 2))
 	t:add(f.src_ep, buf(6, 2))
 	t:add(f.session, buf(8, 4))
@@ -111,6 +118,7 @@ function p.dissector(buf, pinfo, tree)
 	if bit.band(flags, 1) ~= 0 then fl[#fl + 1] = "LAT" end
 	if bit.band(flags, 2) ~= 0 then fl[#fl + 1] = "MORE" end
 	if bit.band(flags, 4) ~= 0 then fl[#fl + 1] = "LAST" end
+	if bit.band(flags, 8) ~= 0 then fl[#fl + 1] = "DATA" end
 	pinfo.cols.info = string.format("%s %u->%u msg %u frag %u/%u len %u%s",
 		types[ty] or ("type " .. ty), buf(6, 2):uint(), buf(4, 2):uint(),
 		buf(20, 4):uint(), buf(32, 4):uint(), buf(36, 4):uint(), plen,

@@ -238,6 +238,8 @@ struct xw_status {
 	__u64 match;	    /* the message's match value                        */
 	struct xw_addr src; /* receives: the sender                             */
 	int error;	    /* 0, -EMSGSIZE (truncated), -ECANCELED, ...        */
+	bool has_data;	    /* receives: the sender attached data (XW_SEND_DATA) */
+	__u32 data;	    /* ... its value (at most XW_DATA_MAX)              */
 };
 
 /** A pending send or receive. */
@@ -336,12 +338,17 @@ XW_API int xw_endpoint__isend(struct xw_endpoint *ep, const struct xw_addr *dst,
 struct xw_send_opts {
 	size_t sz;
 	__u32 flags;		/* XW_SEND_*                                    */
+	__u32 data;		/* with XW_SEND_DATA: 0 .. XW_DATA_MAX (24 bits) */
 };
 /* More messages to the same destination follow at once (a batch): every
  * frame of this one carries MORE, so the receiver's XDP program may defer
  * its wake (`stream`, and `marker`: an eager message sent with it carries
  * no LAT mark); send the batch's last message without the flag. */
 #define XW_SEND_MORE (1u << 0)
+/* Attach opts->data to the message (remote completion data, e.g. the
+ * sender's MPI rank): the receive's status has has_data and data; -ERANGE
+ * above XW_DATA_MAX. */
+#define XW_SEND_DATA (1u << 1)
 /** xw_endpoint__isend() with options (NULL: none). */
 XW_API int xw_endpoint__isend_opts(struct xw_endpoint *ep, const struct xw_addr *dst,
 				   const void *buf, size_t len, __u64 match,
@@ -350,6 +357,49 @@ XW_API int xw_endpoint__isend_opts(struct xw_endpoint *ep, const struct xw_addr 
  *  (m & mask) == (match & mask). */
 XW_API int xw_endpoint__irecv(struct xw_endpoint *ep, void *buf, size_t len, __u64 match,
 			      __u64 mask, struct xw_request **reqp);
+/** Options of xw_endpoint__irecv_opts(). */
+struct xw_recv_opts {
+	size_t sz;
+	const struct xw_addr *src; /* directed: only messages from this sender
+				    * match (NULL: any sender)             */
+};
+/** xw_endpoint__irecv() with options (NULL: none). */
+XW_API int xw_endpoint__irecv_opts(struct xw_endpoint *ep, void *buf, size_t len, __u64 match,
+				   __u64 mask, const struct xw_recv_opts *opts,
+				   struct xw_request **reqp);
+/** Options of xw_endpoint__peek(). */
+struct xw_peek_opts {
+	size_t sz;
+	const struct xw_addr *src; /* only messages from this sender (NULL: any) */
+	__u32 flags;		   /* XW_PEEK_*                                */
+};
+/* Set the message aside (MPI's matched probe): no receive or peek sees it
+ * any more; xw_endpoint__irecv_claimed() takes it. */
+#define XW_PEEK_CLAIM (1u << 0)
+/**
+ * After one progress pass, look at the oldest message waiting unmatched
+ * that a receive of (@match, @mask, opts->src) would take, without taking
+ * it (MPI probe): @st gets its envelope (msg_len = len = its full length,
+ * match, src).  -ENOMSG when none waits.  With XW_PEEK_CLAIM, *@claim gets
+ * a handle for xw_endpoint__irecv_claimed().
+ */
+XW_API int xw_endpoint__peek(struct xw_endpoint *ep, __u64 match, __u64 mask,
+			     const struct xw_peek_opts *opts, struct xw_status *st, __u64 *claim);
+/** Receive the message claimed under @claim (MPI_Mrecv); a 0-byte buffer
+ *  discards it.  -ENOENT if there is no such message (already taken, or
+ *  dropped because its sender was reset). */
+XW_API int xw_endpoint__irecv_claimed(struct xw_endpoint *ep, __u64 claim, void *buf, size_t len,
+				      struct xw_request **reqp);
+/**
+ * Arm the endpoint for a sleep in the application's own loop: afterwards
+ * xw_endpoint__fd() becomes readable when the XDP program wakes it.  0:
+ * armed, sleep on the fd (then call xw_endpoint__progress()); -EAGAIN:
+ * frames wait already (not armed: progress instead of sleeping).  Pending
+ * wake records are consumed first, so a readable fd means a new wake.  A
+ * sleep must be bounded by the caller (retransmission timers run only
+ * inside library calls).
+ */
+XW_API int xw_endpoint__arm(struct xw_endpoint *ep);
 /** Blocking forms; @timeout_ms < 0 waits forever, -ETIMEDOUT otherwise. */
 XW_API int xw_endpoint__send(struct xw_endpoint *ep, const struct xw_addr *dst, const void *buf,
 			     size_t len, __u64 match, int timeout_ms);
@@ -362,6 +412,10 @@ XW_API int xw_endpoint__progress(struct xw_endpoint *ep);
 /** 1 and the status when the request completed (the request is released
  *  then and must not be used again), 0 while pending. */
 XW_API int xw_request__test(struct xw_request *req, struct xw_status *st);
+/** 1 when the request has completed (collect it with xw_request__test()),
+ *  0 while pending; no progress pass (cheap: for scanning many requests
+ *  after one xw_endpoint__progress()). */
+XW_API int xw_request__done(const struct xw_request *req);
 /** Wait for completion (releases the request); -ETIMEDOUT after
  *  @timeout_ms (< 0: no limit), the request then stays valid. */
 XW_API int xw_request__wait(struct xw_request *req, struct xw_status *st, int timeout_ms);
@@ -470,6 +524,10 @@ struct xw_wait_opts {
 	 * between passes and after every wake). */
 	bool (*cond)(void *arg);
 	void *cond_arg;
+	/* xw_wait_any(): endpoint items are only progressed and armed, never
+	 * ready because a message waits unmatched (the caller's cond says
+	 * when to return). */
+	bool eps_no_unexpected;
 };
 
 /** Wait with explicit options; as xw_request__wait() otherwise. */

@@ -4,7 +4,8 @@
 # nothing when all are present.  Extra packages can be passed as arguments.
 set -eu
 pkgs="gcc g++ make libbpf-dev libxdp-dev bpftool clang llvm libelf-dev zlib1g-dev
-pkg-config iproute2 ethtool libclang-rt-14-dev python3 util-linux tshark man-db $*"
+pkg-config iproute2 ethtool libclang-rt-14-dev python3 util-linux tshark man-db
+libfabric-dev libfabric-bin openmpi-bin libopenmpi-dev $*"
 missing=""
 for p in $pkgs; do
 	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)

@@ -118,7 +118,7 @@ static void check_rules(int s, int d, const struct xw_hdr *h, const void *pl, si
 	CHECK(h->version == XW_VERSION, "version %u", h->version);
 	CHECK(h->type > XW_PKT_INVALID && h->type < XW_PKT_TYPE_MAX, "type %u", h->type);
 	CHECK(!(h->flags & ~XW_F_KNOWN), "unknown flags %#x", h->flags);
-	CHECK(!h->hdr_rsvd && !h->hdr_rsvd2 && !h->session && !h->seq && !h->ack && !h->csum,
+	CHECK(((h->flags & XW_F_DATA) || (!h->data_hi && !h->data_lo)) && !h->session && !h->seq && !h->ack && !h->csum,
 	      "reserved/reliability fields not 0 (type %u)", h->type);
 	CHECK(ntohs(h->src_ep) == nodes[s].cfg.ep && ntohs(h->dst_ep) == nodes[d].cfg.ep,
 	      "endpoints %u->%u", ntohs(h->src_ep), ntohs(h->dst_ep));
@@ -1181,6 +1181,178 @@ static void test_truncation(void)
 	expect_clean(0);
 	expect_clean(1);
 	net_free();
+}
+
+
+/* ---- directed receive, peek and claim ------------------------------------ */
+
+/* A receive restricted to one sender takes only that sender's messages,
+ * posted or unexpected; a wildcard receive posted earlier still wins for
+ * the others. */
+static void test_directed(void)
+{
+	unsigned char s[3][200], r[4][200 + GUARD];
+	struct xw_request *sr[3], *rr[4];
+
+	net_init(3, (struct xwi_engine_cfg[]){ small_cfg(1), small_cfg(2), small_cfg(3) });
+	for (int i = 0; i < 3; i++)
+		fill(s[i], 200, 700 + i);
+	/* posted: rr[0] from node 2 only, rr[1] from node 1 only */
+	REQUIRE(xwi_engine_irecv_from(nodes[0].e, r[0], 200, 5, ALL, &nodes[2].addr, &rr[0]) == 0,
+		"irecv_from");
+	REQUIRE(xwi_engine_irecv_from(nodes[0].e, r[1], 200, 5, ALL, &nodes[1].addr, &rr[1]) == 0,
+		"irecv_from");
+	REQUIRE(E_isend(1, 0, s[1], 100, 5, &sr[1]) == 0, "isend");
+	pump();
+	CHECK(rr[0]->state == XWI_REQ_PENDING, "directed receive took another sender's message");
+	CHECK(rr[1]->state == XWI_REQ_DONE && rr[1]->status.msg_len == 100 &&
+	      verify(r[1], 100, 701) < 0 && node_of(&rr[1]->status.src) == 1, "directed 1");
+	REQUIRE(E_isend(2, 0, s[2], 150, 5, &sr[2]) == 0, "isend");
+	pump();
+	CHECK(rr[0]->state == XWI_REQ_DONE && rr[0]->status.msg_len == 150 &&
+	      verify(r[0], 150, 702) < 0 && node_of(&rr[0]->status.src) == 2, "directed 2");
+	/* unexpected: a directed receive skips the other sender's older one */
+	REQUIRE(E_isend(1, 0, s[1], 60, 9, &sr[0]) == 0, "isend");
+	pump();
+	xwi_request_free(sr[2]);
+	REQUIRE(E_isend(2, 0, s[2], 70, 9, &sr[2]) == 0, "isend");
+	pump();
+	REQUIRE(xwi_engine_irecv_from(nodes[0].e, r[2], 200, 9, ALL, &nodes[2].addr, &rr[2]) == 0,
+		"irecv_from");
+	CHECK(rr[2]->state == XWI_REQ_DONE && rr[2]->status.msg_len == 70 &&
+	      verify(r[2], 70, 702) < 0, "directed unexpected");
+	REQUIRE(E_irecv(0, r[3], 200, 0, 0, &rr[3]) == 0, "irecv");
+	CHECK(rr[3]->state == XWI_REQ_DONE && rr[3]->status.msg_len == 60 &&
+	      node_of(&rr[3]->status.src) == 1, "wildcard after directed");
+	for (int i = 0; i < 3; i++)
+		xwi_request_free(sr[i]);
+	for (int i = 0; i < 4; i++)
+		xwi_request_free(rr[i]);
+	expect_clean(0);
+	net_free();
+}
+
+/* Peek shows the envelope without taking the message; claim sets it aside
+ * for one receive; a 0-byte claimed receive discards it (a large one too,
+ * its sender completes). */
+static void test_peek_claim(void)
+{
+	const size_t big = 100000;
+	unsigned char *sb = malloc(big), *rb = malloc(big + GUARD), s[300];
+	struct xw_request *sr[4], *rr[3];
+	struct xw_status st;
+	__u64 c1 = 0, c2 = 0;
+
+	net_init2(small_cfg(1), small_cfg(2));
+	fill(s, 300, 800);
+	fill(sb, big, 801);
+	CHECK(xwi_engine_peek(nodes[1].e, 0, 0, NULL, false, &st, NULL) == -ENOMSG,
+	      "peek on nothing");
+	REQUIRE(E_isend(0, 1, s, 300, 0x10, &sr[0]) == 0, "isend");
+	REQUIRE(E_isend(0, 1, sb, big, 0x20, &sr[1]) == 0, "isend");
+	REQUIRE(E_isend(0, 1, s, 10, 0x30, &sr[2]) == 0, "isend");
+	REQUIRE(E_isend(0, 1, sb, big, 0x40, &sr[3]) == 0, "isend");
+	pump();
+	/* peek: oldest matching, not taken, again the same */
+	REQUIRE(xwi_engine_peek(nodes[1].e, 0, 0, NULL, false, &st, NULL) == 0, "peek");
+	CHECK(st.match == 0x10 && st.msg_len == 300 && node_of(&st.src) == 0, "peek envelope");
+	REQUIRE(xwi_engine_peek(nodes[1].e, 0x20, ALL, &nodes[0].addr, false, &st, NULL) == 0,
+		"peek directed");
+	CHECK(st.match == 0x20 && st.msg_len == big, "peek large envelope");
+	CHECK(xwi_engine_peek(nodes[1].e, 0x20, ALL, &nodes[1].addr, false, &st, NULL) == -ENOMSG,
+	      "peek from another sender");
+	/* claim the large one: invisible to receives and peeks */
+	REQUIRE(xwi_engine_peek(nodes[1].e, 0x20, ALL, NULL, true, &st, &c1) == 0 && c1, "claim");
+	CHECK(xwi_engine_peek(nodes[1].e, 0x20, ALL, NULL, false, &st, NULL) == -ENOMSG,
+	      "claimed message still visible");
+	/* claim and discard the small one with 0 bytes */
+	REQUIRE(xwi_engine_peek(nodes[1].e, 0x10, ALL, NULL, true, &st, &c2) == 0 && c2 != c1,
+		"claim 2");
+	REQUIRE(xwi_engine_irecv_claimed(nodes[1].e, c2, NULL, 0, &rr[2]) == 0, "discard");
+	pump();
+	CHECK(rr[2]->state == XWI_REQ_DONE && rr[2]->status.len == 0 &&
+	      rr[2]->status.msg_len == 300, "discarded");
+	xwi_request_free(rr[2]);
+	/* wildcard receives skip the claimed message */
+	REQUIRE(E_irecv(1, rb, big, 0, 0, &rr[0]) == 0, "irecv");
+	CHECK(rr[0]->state == XWI_REQ_DONE && rr[0]->status.match == 0x30 &&
+	      verify(rb, 10, 800) < 0, "receive skips claimed");
+	xwi_request_free(rr[0]);
+	REQUIRE(E_irecv(1, rb, big, 0, 0, &rr[0]) == 0, "irecv");
+	pump();
+	CHECK(rr[0]->state == XWI_REQ_DONE && rr[0]->status.match == 0x40 &&
+	      verify(rb, big, 801) < 0, "large after claimed");
+	xwi_request_free(rr[0]);
+	memset(rb, 0, big);
+	REQUIRE(xwi_engine_irecv_claimed(nodes[1].e, c1, rb, big, &rr[1]) == 0, "claimed recv");
+	pump();
+	CHECK(rr[1]->state == XWI_REQ_DONE && rr[1]->status.msg_len == big &&
+	      rr[1]->status.match == 0x20 && verify(rb, big, 801) < 0, "claimed large data");
+	CHECK(xwi_engine_irecv_claimed(nodes[1].e, c1, rb, big, &rr[2]) == -ENOENT,
+	      "claim taken twice");
+	xwi_request_free(rr[1]);
+	pump();
+	for (int i = 0; i < 4; i++) {
+		CHECK(sr[i]->state == XWI_REQ_DONE && sr[i]->status.error == 0, "send %d", i);
+		xwi_request_free(sr[i]);
+	}
+	expect_clean(1);
+	net_free();
+	free(sb);
+	free(rb);
+}
+
+/* 24 bits of data travel with a message of every class (SMALL, MEDIUM,
+ * RNDV with pulled fragments), posted or unexpected, and show in a peek. */
+static void test_data(void)
+{
+	static const size_t sz[] = { 0, 10, 3000, 100000 };
+	const size_t big = 100000;
+	unsigned char *sb = malloc(big), *rb = malloc(big);
+	struct xw_request *sr, *rr, *sr2;
+	struct xw_status st;
+
+	net_init2(small_cfg(1), small_cfg(2));
+	fill(sb, big, 900);
+	CHECK(xwi_engine_isend_data(nodes[0].e, &nodes[1].addr, sb, 1, 1, XWI_SEND_DATA,
+				    XW_DATA_MAX + 1, &sr) == -ERANGE, "data over 24 bits");
+	for (size_t i = 0; i < 4; i++)
+		for (int early = 0; early < 2; early++) {
+			__u32 d = (__u32)(0xABCDE0 + i * 2 + (size_t)early);
+
+			if (early)
+				REQUIRE(E_irecv(1, rb, big, 0x55, ALL, &rr) == 0, "irecv");
+			REQUIRE(xwi_engine_isend_data(nodes[0].e, &nodes[1].addr, sb, sz[i], 0x55,
+						      XWI_SEND_DATA, d, &sr) == 0, "isend_data");
+			/* and one without data right after */
+			REQUIRE(E_isend(0, 1, sb, 5, 0x56, &sr2) == 0, "isend");
+			pump();
+			if (!early) {
+				REQUIRE(xwi_engine_peek(nodes[1].e, 0x55, ALL, NULL, false, &st,
+							NULL) == 0, "peek");
+				CHECK(st.has_data && st.data == d, "peek data %#x", st.data);
+				REQUIRE(E_irecv(1, rb, big, 0x55, ALL, &rr) == 0, "irecv");
+				pump();
+			}
+			CHECK(rr->state == XWI_REQ_DONE && rr->status.has_data &&
+			      rr->status.data == d && rr->status.msg_len == sz[i] &&
+			      verify(rb, sz[i], 900) < 0,
+			      "data of a %zu-byte message (%s): %d %#x", sz[i],
+			      early ? "posted" : "unexpected", rr->status.has_data,
+			      rr->status.data);
+			xwi_request_free(rr);
+			REQUIRE(E_irecv(1, rb, big, 0x56, ALL, &rr) == 0, "irecv");
+			CHECK(rr->state == XWI_REQ_DONE && !rr->status.has_data && !rr->status.data,
+			      "no data");
+			xwi_request_free(rr);
+			pump();
+			xwi_request_free(sr);
+			xwi_request_free(sr2);
+		}
+	expect_clean(1);
+	net_free();
+	free(sb);
+	free(rb);
 }
 
 /* ---- cancel -------------------------------------------------------------------- */
@@ -3556,6 +3728,9 @@ int main(void)
 	test_teardown();
 	test_truncation();
 	test_cancel();
+	test_directed();
+	test_peek_claim();
+	test_data();
 	test_marks();
 	test_more();
 	test_unexpected_bound();

@@ -62,7 +62,12 @@ enum xw_pkt_type {
 #define XW_F_LAT 0x01u	/* latency-sensitive: the receiver will want this now */
 #define XW_F_MORE 0x02u /* sender already holds more frames for this peer    */
 #define XW_F_LAST 0x04u /* last fragment of a message / of a pull block       */
-#define XW_F_KNOWN (XW_F_LAT | XW_F_MORE | XW_F_LAST)
+#define XW_F_DATA 0x08u /* the message carries 24 bits of data: data_hi,
+			 * data_lo (every SMALL/MEDIUM/RNDV/PULL_REPLY
+			 * frame of it)                                      */
+#define XW_F_KNOWN (XW_F_LAT | XW_F_MORE | XW_F_LAST | XW_F_DATA)
+/* Largest value of a message's data (24 bits: data_hi << 16 | data_lo). */
+#define XW_DATA_MAX 0xFFFFFFu
 
 /*
  * Per-type field use (checked by the XDP program where marked [X]):
@@ -90,7 +95,7 @@ struct xw_hdr {
 	__u8 version;	    /* XW_VERSION                                 */
 	__u8 type;	    /* enum xw_pkt_type                           */
 	__u8 flags;	    /* XW_F_*                                     */
-	__u8 hdr_rsvd;	    /* 0                                          */
+	__u8 data_hi;	    /* with XW_F_DATA: data bits 23..16, else 0   */
 	__be16 dst_ep;	    /* destination endpoint id                    */
 	__be16 src_ep;	    /* source endpoint id                         */
 	__be32 session;	    /* connection session id (0: none yet)        */
@@ -102,7 +107,7 @@ struct xw_hdr {
 	__be32 frag_idx;    /* fragment index                             */
 	__be32 frag_count;  /* fragment count of the message              */
 	__be16 payload_len; /* payload bytes following this header        */
-	__be16 hdr_rsvd2;   /* 0                                          */
+	__be16 data_lo;	    /* with XW_F_DATA: data bits 15..0, else 0    */
 	__be32 csum;	    /* CRC32C over header (csum = 0) and payload  */
 	__be64 match;	    /* 64-bit match (tag) value                   */
 };

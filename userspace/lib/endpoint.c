@@ -899,7 +899,9 @@ static bool target_ready(struct wait_target *w)
 	for (int i = 0; i < w->n; i++) {
 		struct xw_waitable *it = &w->items[i];
 
-		if ((it->req && req_done(it->req)) || (!it->req && it->ep && unexpected_waiting(it->ep))) {
+		if ((it->req && req_done(it->req)) ||
+		    (!it->req && it->ep && !XWI_OPT(w->opts, eps_no_unexpected, false) &&
+		     unexpected_waiting(it->ep))) {
 			w->ready = i;
 			return true;
 		}
@@ -1104,8 +1106,9 @@ XW_API int xw_endpoint__isend_opts(struct xw_endpoint *ep, const struct xw_addr 
 	if (!ep || !dst || !reqp || (len && !buf) || !XWI_OPTS_VALID(opts, xw_send_opts))
 		return -EINVAL;
 	flags = XWI_OPT(opts, flags, 0);
-	if (flags & ~XW_SEND_MORE) {
-		xwi_err("xw_endpoint__isend_opts: unknown flags %#x", flags & ~XW_SEND_MORE);
+	if (flags & ~(XW_SEND_MORE | XW_SEND_DATA)) {
+		xwi_err("xw_endpoint__isend_opts: unknown flags %#x",
+			flags & ~(XW_SEND_MORE | XW_SEND_DATA));
 		return -EINVAL;
 	}
 	if (dst->encap != ep->enc.encap) {
@@ -1115,8 +1118,10 @@ XW_API int xw_endpoint__isend_opts(struct xw_endpoint *ep, const struct xw_addr 
 	if (dst->ep >= XW_MAX_ENDPOINTS)
 		return -ERANGE;
 	pthread_mutex_lock(&ep->port->lock);
-	err = xwi_engine_isend_flags(ep->eng, dst, buf, len, match,
-				     flags & XW_SEND_MORE ? XWI_SEND_MORE : 0, reqp);
+	err = xwi_engine_isend_data(ep->eng, dst, buf, len, match,
+				    (flags & XW_SEND_MORE ? XWI_SEND_MORE : 0) |
+					    (flags & XW_SEND_DATA ? XWI_SEND_DATA : 0),
+				    XWI_OPT(opts, data, 0), reqp);
 	xwi_port_flush(ep->port);
 	pthread_mutex_unlock(&ep->port->lock);
 	return err;
@@ -1125,15 +1130,74 @@ XW_API int xw_endpoint__isend_opts(struct xw_endpoint *ep, const struct xw_addr 
 XW_API int xw_endpoint__irecv(struct xw_endpoint *ep, void *buf, size_t len, __u64 match,
 			      __u64 mask, struct xw_request **reqp)
 {
+	return xw_endpoint__irecv_opts(ep, buf, len, match, mask, NULL, reqp);
+}
+
+XW_API int xw_endpoint__irecv_opts(struct xw_endpoint *ep, void *buf, size_t len, __u64 match,
+				   __u64 mask, const struct xw_recv_opts *opts,
+				   struct xw_request **reqp)
+{
+	const struct xw_addr *src;
+	int err;
+
+	if (!ep || !reqp || (len && !buf) || !XWI_OPTS_VALID(opts, xw_recv_opts))
+		return -EINVAL;
+	src = XWI_OPT(opts, src, NULL);
+	pthread_mutex_lock(&ep->port->lock);
+	err = xwi_engine_irecv_from(ep->eng, buf, len, match, mask, src, reqp);
+	xwi_port_flush(ep->port);
+	pthread_mutex_unlock(&ep->port->lock);
+	return err;
+}
+
+XW_API int xw_endpoint__peek(struct xw_endpoint *ep, __u64 match, __u64 mask,
+			     const struct xw_peek_opts *opts, struct xw_status *st, __u64 *claim)
+{
+	__u32 flags;
+	int err;
+
+	if (!ep || !XWI_OPTS_VALID(opts, xw_peek_opts))
+		return -EINVAL;
+	flags = XWI_OPT(opts, flags, 0);
+	if ((flags & ~XW_PEEK_CLAIM) || ((flags & XW_PEEK_CLAIM) && !claim))
+		return -EINVAL;
+	pthread_mutex_lock(&ep->port->lock);
+	progress_locked(ep);
+	err = xwi_engine_peek(ep->eng, match, mask, XWI_OPT(opts, src, NULL),
+			      flags & XW_PEEK_CLAIM, st, claim);
+	pthread_mutex_unlock(&ep->port->lock);
+	return err;
+}
+
+XW_API int xw_endpoint__irecv_claimed(struct xw_endpoint *ep, __u64 claim, void *buf, size_t len,
+				      struct xw_request **reqp)
+{
 	int err;
 
 	if (!ep || !reqp || (len && !buf))
 		return -EINVAL;
 	pthread_mutex_lock(&ep->port->lock);
-	err = xwi_engine_irecv(ep->eng, buf, len, match, mask, reqp);
+	err = xwi_engine_irecv_claimed(ep->eng, claim, buf, len, reqp);
 	xwi_port_flush(ep->port);
 	pthread_mutex_unlock(&ep->port->lock);
 	return err;
+}
+
+XW_API int xw_endpoint__arm(struct xw_endpoint *ep)
+{
+	__u32 *armed;
+
+	if (!ep)
+		return -EINVAL;
+	armed = &ep->shared->armed;
+	ring_buffer__consume(ep->rb);
+	__atomic_store_n(armed, 1, __ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (frames_in_flight(ep) || xwi_port_rx_ready(ep->port)) {
+		__atomic_exchange_n(armed, 0, __ATOMIC_SEQ_CST);
+		return -EAGAIN;
+	}
+	return 0;
 }
 
 static struct xw_endpoint *req_ep(struct xw_request *req)
@@ -1167,6 +1231,11 @@ XW_API int xw_request__test(struct xw_request *req, struct xw_status *st)
 	if (!req_done(req))
 		return 0;
 	return collect(ep, req, st);
+}
+
+XW_API int xw_request__done(const struct xw_request *req)
+{
+	return req ? req_done(req) : -EINVAL;
 }
 
 XW_API int xw_request__wait(struct xw_request *req, struct xw_status *st, int timeout_ms)

@@ -138,7 +138,7 @@
  * peers_max peers.  Timers are scanned per peer on every progress pass
  * (fine for tens of peers; a timer heap would be the next step).
  *
- * hdr_rsvd and hdr_rsvd2 are 0.
+ * data_hi and data_lo are 0 unless XW_F_DATA is set (message data).
  *
  * ==== Reliability (cfg.reliable) ========================================
  *
@@ -498,6 +498,10 @@ struct rmsg {
 	__u32 npush;	     /* fragments sent unasked (eager: all)           */
 	__u32 nhave;
 	__u64 match;
+	bool has_data;	     /* XW_F_DATA: the sender's 24 bits of data      */
+	__u32 mdata;
+	__u64 claim;	     /* unexpected, claimed by a peek (0: not): only
+			      * xwi_engine_irecv_claimed() takes it          */
 	__u64 *have;	     /* bitmap of fragments received                  */
 	unsigned char *data; /* unexpected bytes (eager: msg_len; large: push) */
 	size_t data_len;     /* bytes accounted for data                      */
@@ -528,6 +532,8 @@ struct xwi_req_priv {
 	bool replayed;	     /* rewound by a connection reset: frames went out */
 	bool keep_id;	     /* rewound by a reconnect: sent again as msg_id */
 	bool more;	     /* XWI_SEND_MORE: another message follows at once */
+	bool has_data;	     /* XW_F_DATA with data on every data frame */
+	__u32 mdata;
 	__u32 len, nfrags, burst, next, msg_id;
 	__u32 first_seq;     /* reliable: seq of its first frame */
 	__u64 match;
@@ -537,6 +543,8 @@ struct xwi_req_priv {
 	unsigned char *buf;
 	size_t buflen;
 	__u64 rmatch, mask;
+	bool has_src;	     /* directed: only messages from src match */
+	struct xw_addr src;
 	struct rmsg *m;
 };
 
@@ -557,6 +565,7 @@ struct xwi_engine {
 	struct xl pending;  /* all pending requests */
 	struct xl rmsgs;    /* all incoming messages */
 	struct peer *last_peer;
+	__u64 next_claim;   /* claim ids handed out by xwi_engine_peek() */
 	__u32 backlog;	    /* sends with initial frames queued */
 	__u32 npeers;
 	bool hook_done;	    /* drop_first_type used */
@@ -733,7 +742,10 @@ void xwi_engine_stats(const struct xwi_engine *e, struct xwi_engine_stats *out)
 
 bool xwi_engine_has_unexpected(const struct xwi_engine *e)
 {
-	return e->unexp.next != &e->unexp;
+	for (const struct xl *l = e->unexp.next; l != &e->unexp; l = l->next)
+		if (!xl_entry(l, const struct rmsg, ulink)->claim)
+			return true;
+	return false;
 }
 
 /* ---- peers ------------------------------------------------------------- */
@@ -993,6 +1005,16 @@ static void hdr_init(const struct xwi_engine *e, struct xw_hdr *h, const struct 
 	h->src_ep = htons(e->cfg.ep);
 }
 
+/* The message's data, on each of its data frames. */
+static void hdr_data(struct xw_hdr *h, const struct xwi_req_priv *s)
+{
+	if (!s->has_data)
+		return;
+	h->flags |= XW_F_DATA;
+	h->data_hi = (__u8)(s->mdata >> 16);
+	h->data_lo = htons((__u16)s->mdata);
+}
+
 /* csum of a complete header (network order) and its payload. */
 static void hdr_seal(const struct xwi_engine *e, struct xw_hdr *h, const void *payload, size_t len)
 {
@@ -1153,6 +1175,7 @@ static int tx_send(struct xwi_engine *e, struct peer *p, struct xwi_req_priv *s,
 	if (!last || other || s->more)
 		flags |= XW_F_MORE;
 	h.flags = flags;
+	hdr_data(&h, s);
 	h.msg_id = htonl(id);
 	h.msg_len = htonl(s->len);
 	h.frag_count = htonl(s->nfrags);
@@ -1199,6 +1222,7 @@ static int tx_job(struct xwi_engine *e, struct peer *p, struct job *j, bool othe
 	if (!last || other)
 		flags |= XW_F_MORE;
 	h.flags = flags;
+	hdr_data(&h, s);
 	h.msg_id = htonl(s->msg_id);
 	h.msg_len = htonl(s->len);
 	h.frag_idx = htonl(i);
@@ -1349,6 +1373,14 @@ int xwi_engine_isend(struct xwi_engine *e, const struct xw_addr *dst, const void
 int xwi_engine_isend_flags(struct xwi_engine *e, const struct xw_addr *dst, const void *buf,
 			   size_t len, __u64 match, __u32 flags, struct xw_request **reqp)
 {
+	if (flags & XWI_SEND_DATA)
+		return -EINVAL;
+	return xwi_engine_isend_data(e, dst, buf, len, match, flags, 0, reqp);
+}
+
+int xwi_engine_isend_data(struct xwi_engine *e, const struct xw_addr *dst, const void *buf,
+			  size_t len, __u64 match, __u32 flags, __u32 data, struct xw_request **reqp)
+{
 	__u32 P, n;
 	struct xwi_req_priv *s;
 	struct xw_request *req;
@@ -1357,8 +1389,10 @@ int xwi_engine_isend_flags(struct xwi_engine *e, const struct xw_addr *dst, cons
 	struct peer *p;
 
 	if (!e || !dst || !reqp || (!buf && len) || dst->ep >= XW_MAX_ENDPOINTS ||
-	    (flags & ~XWI_SEND_MORE))
+	    (flags & ~(XWI_SEND_MORE | XWI_SEND_DATA)))
 		return -EINVAL;
+	if ((flags & XWI_SEND_DATA) && data > XW_DATA_MAX)
+		return -ERANGE;
 	if ((__u64)len > UINT32_MAX)
 		return -EMSGSIZE;
 	if (e->backlog >= e->cfg.tx_backlog_max)
@@ -1393,6 +1427,8 @@ int xwi_engine_isend_flags(struct xwi_engine *e, const struct xw_addr *dst, cons
 	s->nfrags = n;
 	s->match = match;
 	s->more = !!(flags & XWI_SEND_MORE);
+	s->has_data = !!(flags & XWI_SEND_DATA);
+	s->mdata = data;
 	if (len > e->cfg.eager_max) {
 		__u64 btp = (__u64)e->cfg.btp1 + e->cfg.btp2;
 		__u64 k = btp ? (btp + P - 1) / P : 1;
@@ -1635,6 +1671,8 @@ static void rmsg_complete(struct xwi_engine *e, struct rmsg *m)
 	req->status.msg_len = m->msg_len;
 	req->status.match = m->match;
 	req->status.src = p->addr;
+	req->status.has_data = m->has_data;
+	req->status.data = m->mdata;
 	req->status.error = r->buflen < m->msg_len ? -EMSGSIZE : 0;
 	r->m = NULL;
 	req_done(e, req);
@@ -1695,23 +1733,32 @@ static void rmsg_attach(struct xwi_engine *e, struct rmsg *m, struct xw_request 
 		pull_fill(e, m);
 }
 
-static bool posted_would_match(const struct xwi_engine *e, __u64 match)
+/* Does a receive for (@match, @mask, @src: NULL any sender) take a message
+ * with match @m from @from? */
+static bool recv_matches(__u64 match, __u64 mask, const struct xw_addr *src, __u64 m,
+			 const struct xw_addr *from)
+{
+	return (m & mask) == (match & mask) && (!src || xw_addr_equal(src, from));
+}
+
+static bool posted_would_match(const struct xwi_engine *e, __u64 match, const struct xw_addr *from)
 {
 	for (const struct xl *l = e->posted.next; l != &e->posted; l = l->next) {
 		const struct xwi_req_priv *r = xl_entry(l, struct xwi_req_priv, qlink);
 
-		if ((match & r->mask) == (r->rmatch & r->mask))
+		if (recv_matches(r->rmatch, r->mask, r->has_src ? &r->src : NULL, match, from))
 			return true;
 	}
 	return false;
 }
 
-static struct xw_request *posted_match(struct xwi_engine *e, __u64 match)
+static struct xw_request *posted_match(struct xwi_engine *e, __u64 match,
+				       const struct xw_addr *from)
 {
 	for (struct xl *l = e->posted.next; l != &e->posted; l = l->next) {
 		struct xwi_req_priv *r = xl_entry(l, struct xwi_req_priv, qlink);
 
-		if ((match & r->mask) == (r->rmatch & r->mask)) {
+		if (recv_matches(r->rmatch, r->mask, r->has_src ? &r->src : NULL, match, from)) {
 			xl_del(&r->qlink);
 			return r->req;
 		}
@@ -1732,7 +1779,7 @@ static void rmsg_place(struct xwi_engine *e, struct rmsg *m)
 	xl_del(&m->plink);
 	if (!m->rndv && m->nodata) {
 		m->state = R_DROPPED;
-	} else if ((req = posted_match(e, m->match))) {
+	} else if ((req = posted_match(e, m->match, &p->addr))) {
 		rmsg_attach(e, m, req);
 		return;
 	} else if (!m->rndv && m->state == R_NEW && !rmsg_reserve(e, m)) {
@@ -1801,6 +1848,8 @@ static int rmsg_new(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h
 	m->msg_len = ntohl(h->msg_len);
 	m->nfrags = ntohl(h->frag_count);
 	m->match = be64toh(h->match);
+	m->has_data = h->flags & XW_F_DATA;
+	m->mdata = m->has_data ? (__u32)h->data_hi << 16 | ntohs(h->data_lo) : 0;
 	m->rndv = h->type == XW_PKT_RNDV;
 	m->npush = m->rndv ? ntohl(h->frag_idx) + 1 : m->nfrags;
 	m->have = zalloc((m->nfrags + 63) / 64, sizeof(__u64));
@@ -2053,7 +2102,7 @@ static int rx_data(struct xwi_engine *e, const struct xw_addr *src, const struct
 		return 0;
 	}
 	if (!m && e->cfg.reliable && !rndv && id == next && mlen &&
-	    e->st.unexpected_bytes + mlen > e->cfg.unexpected_max && !posted_would_match(e, match) &&
+	    e->st.unexpected_bytes + mlen > e->cfg.unexpected_max && !posted_would_match(e, match, src) &&
 	    (!orphans_reclaim(e) || e->st.unexpected_bytes + mlen > e->cfg.unexpected_max))
 		return -ENOBUFS; /* not acknowledged: the sender resends it later */
 	if (!m) {
@@ -2317,6 +2366,8 @@ static struct xwi_req_priv *eager_rebuild(struct xwi_engine *e, struct peer *p,
 	s->nfrags = ntohl(f0->h.frag_count);
 	s->burst = s->nfrags;
 	s->match = be64toh(f0->h.match);
+	s->has_data = f0->h.flags & XW_F_DATA;
+	s->mdata = (__u32)f0->h.data_hi << 16 | ntohs(f0->h.data_lo);
 	s->cls = f0->h.type;
 	e->backlog++;
 	return s;
@@ -3652,31 +3703,113 @@ int xwi_engine_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 int xwi_engine_irecv(struct xwi_engine *e, void *buf, size_t len, __u64 match, __u64 mask,
 		     struct xw_request **reqp)
 {
-	struct xwi_req_priv *r;
-	struct xw_request *req;
+	return xwi_engine_irecv_from(e, buf, len, match, mask, NULL, reqp);
+}
 
-	if (!e || !reqp || (!buf && len))
-		return -EINVAL;
-	req = req_new(e, XWI_REQ_RECV);
-	if (!req)
-		return -ENOMEM;
-	r = req->priv;
-	r->buf = buf;
-	r->buflen = len;
-	r->rmatch = match;
-	r->mask = mask;
-	*reqp = req;
+/* The oldest unclaimed unexpected message a receive (@match, @mask, @src)
+ * would take, or NULL. */
+static struct rmsg *unexp_find(struct xwi_engine *e, __u64 match, __u64 mask,
+			       const struct xw_addr *src)
+{
 	for (struct xl *l = e->unexp.next; l != &e->unexp; l = l->next) {
 		struct rmsg *m = xl_entry(l, struct rmsg, ulink);
 
-		if ((m->match & mask) == (match & mask)) {
-			rmsg_attach(e, m, req);
-			tx_run(e, INT_MAX);
-			return 0;
-		}
+		if (!m->claim && recv_matches(match, mask, src, m->match, &m->peer->addr))
+			return m;
+	}
+	return NULL;
+}
+
+static struct xw_request *recv_new(struct xwi_engine *e, void *buf, size_t len)
+{
+	struct xw_request *req = req_new(e, XWI_REQ_RECV);
+
+	if (req) {
+		req->priv->buf = buf;
+		req->priv->buflen = len;
+	}
+	return req;
+}
+
+int xwi_engine_irecv_from(struct xwi_engine *e, void *buf, size_t len, __u64 match, __u64 mask,
+			  const struct xw_addr *src, struct xw_request **reqp)
+{
+	struct xwi_req_priv *r;
+	struct xw_request *req;
+	struct rmsg *m;
+
+	if (!e || !reqp || (!buf && len))
+		return -EINVAL;
+	req = recv_new(e, buf, len);
+	if (!req)
+		return -ENOMEM;
+	r = req->priv;
+	r->rmatch = match;
+	r->mask = mask;
+	if (src) {
+		r->has_src = true;
+		r->src = *src;
+	}
+	*reqp = req;
+	m = unexp_find(e, match, mask, src);
+	if (m) {
+		rmsg_attach(e, m, req);
+		tx_run(e, INT_MAX);
+		return 0;
 	}
 	xl_add_tail(&r->qlink, &e->posted);
 	return 0;
+}
+
+int xwi_engine_peek(struct xwi_engine *e, __u64 match, __u64 mask, const struct xw_addr *src,
+		    bool claim, struct xw_status *st, __u64 *claim_id)
+{
+	struct rmsg *m;
+
+	if (!e || (claim && !claim_id))
+		return -EINVAL;
+	m = unexp_find(e, match, mask, src);
+	if (!m)
+		return -ENOMSG;
+	if (st) {
+		memset(st, 0, sizeof(*st));
+		st->len = m->msg_len;
+		st->msg_len = m->msg_len;
+		st->match = m->match;
+		st->src = m->peer->addr;
+		st->has_data = m->has_data;
+		st->data = m->mdata;
+	}
+	if (claim) {
+		m->claim = ++e->next_claim;
+		*claim_id = m->claim;
+	}
+	return 0;
+}
+
+int xwi_engine_irecv_claimed(struct xwi_engine *e, __u64 claim_id, void *buf, size_t len,
+			     struct xw_request **reqp)
+{
+	struct xw_request *req;
+
+	if (!e || !reqp || !claim_id || (!buf && len))
+		return -EINVAL;
+	for (struct xl *l = e->unexp.next; l != &e->unexp; l = l->next) {
+		struct rmsg *m = xl_entry(l, struct rmsg, ulink);
+
+		if (m->claim != claim_id)
+			continue;
+		req = recv_new(e, buf, len);
+		if (!req)
+			return -ENOMEM;
+		req->priv->rmatch = m->match;
+		req->priv->mask = ~0ULL;
+		*reqp = req;
+		rmsg_attach(e, m, req);
+		tx_run(e, INT_MAX);
+		return 0;
+	}
+	return -ENOENT; /* never claimed, already taken, or its peer was reset */
 }
 
 /* ---- cancel, teardown --------------------------------------------------- */

@@ -193,6 +193,11 @@ int xwi_engine_isend(struct xwi_engine *e, const struct xw_addr *dst, const void
 #define XWI_SEND_MORE (1u << 0)
 int xwi_engine_isend_flags(struct xwi_engine *e, const struct xw_addr *dst, const void *buf,
 			   size_t len, __u64 match, __u32 flags, struct xw_request **reqp);
+/* The same with XWI_SEND_DATA: the message carries @data (at most
+ * XW_DATA_MAX, else -ERANGE) to the receiver's status (has_data, data). */
+#define XWI_SEND_DATA (1u << 1)
+int xwi_engine_isend_data(struct xwi_engine *e, const struct xw_addr *dst, const void *buf,
+			  size_t len, __u64 match, __u32 flags, __u32 data, struct xw_request **reqp);
 
 /*
  * Post a receive into @buf (@len bytes) for a message whose match m
@@ -205,6 +210,24 @@ int xwi_engine_isend_flags(struct xwi_engine *e, const struct xw_addr *dst, cons
  */
 int xwi_engine_irecv(struct xwi_engine *e, void *buf, size_t len, __u64 match, __u64 mask,
 		     struct xw_request **reqp);
+
+/* xwi_engine_irecv() restricted to messages from @src (NULL: any sender). */
+int xwi_engine_irecv_from(struct xwi_engine *e, void *buf, size_t len, __u64 match, __u64 mask,
+			  const struct xw_addr *src, struct xw_request **reqp);
+
+/*
+ * Look at the oldest unexpected message a receive (@match, @mask, @src)
+ * would take, without taking it: its envelope in @st (len = msg_len = its
+ * full length, match, src).  -ENOMSG when none waits.  With @claim the
+ * message is set aside under *@claim_id: no other receive or peek sees it;
+ * xwi_engine_irecv_claimed() takes it (a 0-byte buffer discards it).
+ */
+int xwi_engine_peek(struct xwi_engine *e, __u64 match, __u64 mask, const struct xw_addr *src,
+		    bool claim, struct xw_status *st, __u64 *claim_id);
+/* Receive the message claimed under @claim_id; -ENOENT if there is none
+ * (taken already, or dropped with a reset of its peer). */
+int xwi_engine_irecv_claimed(struct xwi_engine *e, __u64 claim_id, void *buf, size_t len,
+			     struct xw_request **reqp);
 
 /*
  * Cancel: a receive not yet matched completes with status.error =

@@ -1,0 +1,107 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+# make bench-mpi: Open MPI ping-pong (0 B - 4 MiB: round trip, bandwidth, CPU
+# per message of both ranks) and MPI_Allreduce latency, with ranks on
+# namespace hosts (set-up (a) of tests/test_mpi.sh: two hosts on a veth
+# pair; Allreduce also with four hosts on a bridge), over
+#   xdpwake      pml cm, mtl ofi, provider xdpwake
+#   tcp-btl      pml ob1, btl self,tcp
+#   tcp-rxm      pml cm, mtl ofi, provider tcp;ofi_rxm
+#   udp-rxd      pml cm, mtl ofi, provider udp;ofi_rxd (if it runs)
+# all in one run.  Writes RESULTS_DIR/mpi.csv and mpi.md.
+#   bench/mpi/run.sh [--out DIR] [--runs N]
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+XW_SRC=$(cd "$here/../.." && pwd)
+OUTPUT=${OUTPUT:-$XW_SRC/.output}
+out=$XW_SRC/bench/results
+runs=3
+while [ $# -gt 0 ]; do
+	case $1 in
+	--out) out=$2; shift 2 ;;
+	--runs) runs=$2; shift 2 ;;
+	*) echo "usage: $0 [--out DIR] [--runs N]" >&2; exit 2 ;;
+	esac
+done
+skip() { echo "SKIP $*"; exit 77; }
+[ "$(id -u)" -eq 0 ] || skip "needs root"
+command -v mpicc >/dev/null || skip "Open MPI missing"
+PROVDIR=$OUTPUT/fabric
+[ -f "$PROVDIR/libxdpwake-fi.so" ] || skip "provider not built"
+mkdir -p "$out" "$OUTPUT/bench"
+BIN=$OUTPUT/bench/mpi_pingpong
+mpicc -O2 -Wall -o "$BIN" "$here/mpi_pingpong.c" || exit 1
+T=$$
+TMP=$(mktemp -d /tmp/xwbmpi.XXXXXX)
+. "$XW_SRC/tests/mpi/hosts.sh"
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+LAUNCH=(--allow-run-as-root --bind-to none --mca plm rsh
+	--mca plm_rsh_agent "$XW_SRC/tests/mpi/ns_agent.sh" --mca plm_rsh_no_tree_spawn 1
+	--mca oob_tcp_if_include 10.212.0.0/24)
+declare -A CFG
+CFG[xdpwake]="--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include xdpwake --mca btl self -x FI_PROVIDER_PATH=$PROVDIR -x FI_XDPWAKE_IFACE=xwd0"
+CFG[tcp-btl]="--mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include xwd0"
+CFG[tcp-rxm]="--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include tcp;ofi_rxm --mca btl self -x FI_TCP_IFACE=xwd0"
+CFG[udp-rxd]="--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include udp;ofi_rxd --mca btl self -x FI_UDP_IFACE=xwd0"
+ORDER=(xdpwake tcp-btl tcp-rxm udp-rxd)
+
+csv=$out/mpi.csv
+echo "transport,hosts,run,kind,size,rtt_us,mb_per_s,cpu_us_per_msg" > "$csv"
+for nh in 2 4; do
+	if [ "$nh" -eq 2 ]; then hosts 2 veth; else hosts 4 bridge; fi
+	hl=$(IFS=,; echo "${HOSTS[*]}")
+	for run in $(seq 1 "$runs"); do
+		for t in ${ONLY:-"${ORDER[@]}"}; do
+			# shellcheck disable=SC2086 # CFG entries are option lists
+			if timeout --kill-after=10 300 mpirun "${LAUNCH[@]}" --host "$hl" -np "$nh" \
+				${CFG[$t]} "$BIN" $([ "$nh" -gt 2 ] && echo --allreduce-only) \
+				> "$TMP/$t.out" 2> "$TMP/$t.err"; then
+				grep -E '^(pingpong|allreduce),' "$TMP/$t.out" |
+					sed "s/^/$t,$nh,$run,/" >> "$csv"
+				echo "$t $nh hosts run $run: ok" >&2
+			else
+				echo "$t $nh hosts run $run: failed (see below)" >&2
+				tail -3 "$TMP/$t.err" >&2
+			fi
+		done
+	done
+done
+
+python3 - "$csv" > "$out/mpi.md" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+ts = []
+for r in rows:
+    if r['transport'] not in ts:
+        ts.append(r['transport'])
+def med(t, kind, size, field, hosts='2'):
+    v = [float(r[field]) for r in rows if r['transport'] == t and r['kind'] == kind
+         and r['size'] == size and r['hosts'] == hosts and r[field]]
+    return statistics.median(v) if v else None
+sizes = sorted({int(r['size']) for r in rows if r['kind'] == 'pingpong'})
+print('MPI ping-pong between two namespace hosts on a veth pair: round trip in us '
+      '(bandwidth in MB/s for >= 256 KiB), median of the runs.\n')
+print('| size | ' + ' | '.join(ts) + ' |')
+print('|---|' + '---|' * len(ts))
+for s in sizes:
+    cells = []
+    for t in ts:
+        v = med(t, 'pingpong', str(s), 'rtt_us')
+        b = med(t, 'pingpong', str(s), 'mb_per_s')
+        cells.append('-' if v is None else (f'{v:.1f}' + (f' ({b:.0f} MB/s)' if s >= 262144 else '')))
+    print(f'| {s} | ' + ' | '.join(cells) + ' |')
+print('\nCPU per message (both ranks, us of user+system time, 8 B):\n')
+print('| ' + ' | '.join(ts) + ' |')
+print('|' + '---|' * len(ts))
+print('| ' + ' | '.join('-' if med(t, 'pingpong', '8', 'cpu_us_per_msg') is None else
+                        f"{med(t, 'pingpong', '8', 'cpu_us_per_msg'):.1f}" for t in ts) + ' |')
+print('\nMPI_Allreduce (8 B) latency in us:\n')
+print('| hosts | ' + ' | '.join(ts) + ' |')
+print('|---|' + '---|' * len(ts))
+for h in ('2', '4'):
+    print(f'| {h} | ' + ' | '.join('-' if med(t, 'allreduce', '8', 'rtt_us', h) is None else
+                                  f"{med(t, 'allreduce', '8', 'rtt_us', h):.1f}" for t in ts) + ' |')
+PY
+cat "$out/mpi.md"

@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * domain.c - the domain (one interface), its address vectors (FI_AV_MAP
+ * and FI_AV_TABLE: both hand out table indices; an address is an xdpwake
+ * struct xw_addr, 16 bytes) and memory registration (not required, mr_mode
+ * 0: fi_mr_reg() succeeds for callers that register anyway).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xwfi.h"
+
+/* ---- address vector ----------------------------------------------------- */
+
+static int av_close(struct fid *fid)
+{
+	struct xwfi_av *av = container_of(fid, struct xwfi_av, av.fid);
+
+	if (av->refs)
+		return -FI_EBUSY;
+	pthread_mutex_lock(&av->dom->lock);
+	av->dom->refs--;
+	pthread_mutex_unlock(&av->dom->lock);
+	free(av->tab);
+	free(av->used);
+	free(av);
+	return 0;
+}
+
+static int av_insert(struct fid_av *fav, const void *addr, size_t count, fi_addr_t *fi_addr,
+		     uint64_t flags, void *context)
+{
+	struct xwfi_av *av = container_of(fav, struct xwfi_av, av);
+	const struct xw_addr *in = addr;
+	int done = 0;
+
+	(void)context;
+	if (flags || (count && !addr))
+		return -FI_EINVAL;
+	pthread_mutex_lock(&av->dom->lock);
+	if (av->n + count > av->cap) {
+		size_t cap = av->cap ? av->cap : 64;
+		struct xw_addr *t;
+		bool *u;
+
+		while (cap < av->n + count)
+			cap *= 2;
+		t = realloc(av->tab, cap * sizeof(*t));
+		if (t)
+			av->tab = t;
+		u = t ? realloc(av->used, cap * sizeof(*u)) : NULL;
+		if (!t || !u) {
+			pthread_mutex_unlock(&av->dom->lock);
+			return -FI_ENOMEM;
+		}
+		av->used = u;
+		av->cap = cap;
+	}
+	for (size_t i = 0; i < count; i++) {
+		char text[XW_ADDR_STRLEN];
+
+		/* Only what xw_addr_format() accepts is a valid address. */
+		if (xw_addr_format(&in[i], text, sizeof(text)) < 0) {
+			if (fi_addr)
+				fi_addr[i] = FI_ADDR_NOTAVAIL;
+			continue;
+		}
+		av->tab[av->n] = in[i];
+		av->used[av->n] = true;
+		if (fi_addr)
+			fi_addr[i] = av->n;
+		av->n++;
+		done++;
+	}
+	pthread_mutex_unlock(&av->dom->lock);
+	return done;
+}
+
+static int av_insertsvc(struct fid_av *fav, const char *node, const char *service,
+			fi_addr_t *fi_addr, uint64_t flags, void *context)
+{
+	struct xw_addr a;
+	char text[XW_ADDR_STRLEN + 8];
+
+	/* node = "02:00:00:00:00:0a", service = endpoint id ("3"). */
+	if (!node || !service || (size_t)snprintf(text, sizeof(text), "%s/%s", node, service) >=
+					  sizeof(text))
+		return -FI_EINVAL;
+	if (xw_addr_parse(text, &a))
+		return -FI_EINVAL;
+	return av_insert(fav, &a, 1, fi_addr, flags, context);
+}
+
+static int av_insertsym(struct fid_av *fav, const char *node, size_t nodecnt, const char *service,
+			size_t svccnt, fi_addr_t *fi_addr, uint64_t flags, void *context)
+{
+	(void)fav, (void)node, (void)nodecnt, (void)service, (void)svccnt, (void)fi_addr;
+	(void)flags, (void)context;
+	return -FI_ENOSYS;
+}
+
+static int av_remove(struct fid_av *fav, fi_addr_t *fi_addr, size_t count, uint64_t flags)
+{
+	struct xwfi_av *av = container_of(fav, struct xwfi_av, av);
+	int err = 0;
+
+	(void)flags;
+	pthread_mutex_lock(&av->dom->lock);
+	for (size_t i = 0; i < count; i++) {
+		if (fi_addr[i] >= av->n || !av->used[fi_addr[i]])
+			err = -FI_EINVAL;
+		else
+			av->used[fi_addr[i]] = false;
+	}
+	pthread_mutex_unlock(&av->dom->lock);
+	return err;
+}
+
+static int av_lookup(struct fid_av *fav, fi_addr_t fa, void *addr, size_t *addrlen)
+{
+	struct xwfi_av *av = container_of(fav, struct xwfi_av, av);
+	struct xw_addr a;
+	int err;
+
+	pthread_mutex_lock(&av->dom->lock);
+	err = xwfi_av_lookup_addr(av, fa, &a);
+	pthread_mutex_unlock(&av->dom->lock);
+	if (err)
+		return err;
+	memcpy(addr, &a, *addrlen < sizeof(a) ? *addrlen : sizeof(a));
+	err = *addrlen < sizeof(a) ? -FI_ETOOSMALL : 0;
+	*addrlen = sizeof(a);
+	return err;
+}
+
+static const char *av_straddr(struct fid_av *fav, const void *addr, char *buf, size_t *len)
+{
+	char text[XW_ADDR_STRLEN];
+	int n;
+
+	(void)fav;
+	n = xw_addr_format(addr, text, sizeof(text));
+	if (n < 0)
+		n = snprintf(text, sizeof(text), "(invalid)");
+	if (*len)
+		snprintf(buf, *len, "%s", text);
+	*len = (size_t)n + 1;
+	return buf;
+}
+
+static int av_set_open(struct fid_av *av, struct fi_av_set_attr *attr, struct fid_av_set **set,
+		       void *context)
+{
+	(void)av, (void)attr, (void)set, (void)context;
+	return -FI_ENOSYS;
+}
+
+static struct fi_ops av_fi_ops = XWFI_FI_OPS(av_close, xwfi_no_bind, xwfi_no_control);
+
+static struct fi_ops_av av_ops = {
+	.size = sizeof(struct fi_ops_av),
+	.insert = av_insert,
+	.insertsvc = av_insertsvc,
+	.insertsym = av_insertsym,
+	.remove = av_remove,
+	.lookup = av_lookup,
+	.straddr = av_straddr,
+	.av_set = av_set_open,
+};
+
+/* Caller holds the domain lock. */
+int xwfi_av_lookup_addr(struct xwfi_av *av, fi_addr_t fa, struct xw_addr *out)
+{
+	if (!av || fa >= av->n || !av->used[fa])
+		return -FI_EINVAL;
+	*out = av->tab[fa];
+	return 0;
+}
+
+fi_addr_t xwfi_av_reverse(struct xwfi_av *av, const struct xw_addr *a)
+{
+	if (!av)
+		return FI_ADDR_NOTAVAIL;
+	for (size_t i = 0; i < av->n; i++)
+		if (av->used[i] && xw_addr_equal(&av->tab[i], a))
+			return i;
+	return FI_ADDR_NOTAVAIL;
+}
+
+static int av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **avp,
+		   void *context)
+{
+	struct xwfi_domain *dom = container_of(domain, struct xwfi_domain, dom);
+	struct xwfi_av *av;
+
+	if (!attr)
+		return -FI_EINVAL;
+	if (attr->type != FI_AV_UNSPEC && attr->type != FI_AV_MAP && attr->type != FI_AV_TABLE)
+		return -FI_EINVAL;
+	if (attr->flags & (FI_EVENT | FI_READ | FI_SYMMETRIC))
+		return -FI_ENOSYS;
+	if (attr->name)
+		return -FI_ENOSYS; /* no shared AVs */
+	av = calloc(1, sizeof(*av));
+	if (!av)
+		return -FI_ENOMEM;
+	av->dom = dom;
+	av->type = attr->type == FI_AV_UNSPEC ? FI_AV_TABLE : attr->type;
+	av->av.fid.fclass = FI_CLASS_AV;
+	av->av.fid.context = context;
+	av->av.fid.ops = &av_fi_ops;
+	av->av.ops = &av_ops;
+	pthread_mutex_lock(&dom->lock);
+	dom->refs++;
+	pthread_mutex_unlock(&dom->lock);
+	*avp = &av->av;
+	return 0;
+}
+
+/* ---- memory registration (not needed: mr_mode 0) ---------------------------- */
+
+static int mr_close(struct fid *fid)
+{
+	free(container_of(fid, struct fid_mr, fid));
+	return 0;
+}
+
+static struct fi_ops mr_fi_ops = XWFI_FI_OPS(mr_close, xwfi_no_bind, xwfi_no_control);
+
+static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr, uint64_t flags,
+		      struct fid_mr **mrp)
+{
+	struct fid_mr *mr;
+
+	(void)fid;
+	(void)flags;
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return -FI_ENOMEM;
+	mr->fid.fclass = FI_CLASS_MR;
+	mr->fid.context = attr ? attr->context : NULL;
+	mr->fid.ops = &mr_fi_ops;
+	mr->mem_desc = NULL;
+	mr->key = attr ? attr->requested_key : 0;
+	*mrp = mr;
+	return 0;
+}
+
+static int mr_regv(struct fid *fid, const struct iovec *iov, size_t count, uint64_t access,
+		   uint64_t offset, uint64_t requested_key, uint64_t flags, struct fid_mr **mr,
+		   void *context)
+{
+	struct fi_mr_attr attr = {
+		.mr_iov = iov,
+		.iov_count = count,
+		.access = access,
+		.offset = offset,
+		.requested_key = requested_key,
+		.context = context,
+	};
+
+	return mr_regattr(fid, &attr, flags, mr);
+}
+
+static int mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access, uint64_t offset,
+		  uint64_t requested_key, uint64_t flags, struct fid_mr **mr, void *context)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return mr_regv(fid, &iov, 1, access, offset, requested_key, flags, mr, context);
+}
+
+static struct fi_ops_mr mr_ops = {
+	.size = sizeof(struct fi_ops_mr),
+	.reg = mr_reg,
+	.regv = mr_regv,
+	.regattr = mr_regattr,
+};
+
+/* ---- domain ------------------------------------------------------------- */
+
+static int domain_close(struct fid *fid)
+{
+	struct xwfi_domain *dom = container_of(fid, struct xwfi_domain, dom.fid);
+
+	if (dom->refs)
+		return -FI_EBUSY;
+	pthread_mutex_destroy(&dom->lock);
+	free(dom);
+	return 0;
+}
+
+static int no_scalable_ep(struct fid_domain *domain, struct fi_info *info, struct fid_ep **sep,
+			  void *context)
+{
+	(void)domain, (void)info, (void)sep, (void)context;
+	return -FI_ENOSYS;
+}
+
+static int no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
+			struct fid_poll **pollset)
+{
+	(void)domain, (void)attr, (void)pollset;
+	return -FI_ENOSYS;
+}
+
+static int no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr, struct fid_stx **stx,
+		      void *context)
+{
+	(void)domain, (void)attr, (void)stx, (void)context;
+	return -FI_ENOSYS;
+}
+
+static int no_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr, struct fid_ep **rx_ep,
+		      void *context)
+{
+	(void)domain, (void)attr, (void)rx_ep, (void)context;
+	return -FI_ENOSYS;
+}
+
+static int no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype, enum fi_op op,
+			   struct fi_atomic_attr *attr, uint64_t flags)
+{
+	(void)domain, (void)datatype, (void)op, (void)attr, (void)flags;
+	return -FI_ENOSYS;
+}
+
+static int no_query_collective(struct fid_domain *domain, enum fi_collective_op coll,
+			       struct fi_collective_attr *attr, uint64_t flags)
+{
+	(void)domain, (void)coll, (void)attr, (void)flags;
+	return -FI_ENOSYS;
+}
+
+static struct fi_ops domain_fi_ops = XWFI_FI_OPS(domain_close, xwfi_no_bind, xwfi_no_control);
+
+static struct fi_ops_domain domain_ops = {
+	.size = sizeof(struct fi_ops_domain),
+	.av_open = av_open,
+	.cq_open = xwfi_cq_open,
+	.endpoint = xwfi_ep_open,
+	.scalable_ep = no_scalable_ep,
+	.cntr_open = xwfi_cntr_open,
+	.poll_open = no_poll_open,
+	.stx_ctx = no_stx_ctx,
+	.srx_ctx = no_srx_ctx,
+	.query_atomic = no_query_atomic,
+	.query_collective = no_query_collective,
+};
+
+int xwfi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **domp,
+		     void *context)
+{
+	struct xwfi_domain *dom;
+
+	if (!info || !info->domain_attr || !info->domain_attr->name ||
+	    strlen(info->domain_attr->name) >= IF_NAMESIZE)
+		return -FI_EINVAL;
+	dom = calloc(1, sizeof(*dom));
+	if (!dom)
+		return -FI_ENOMEM;
+	dom->fab = container_of(fabric, struct xwfi_fabric, fab);
+	strcpy(dom->ifname, info->domain_attr->name);
+	{
+		pthread_mutexattr_t ma;
+
+		/* recursive: a completion callback may call back in */
+		pthread_mutexattr_init(&ma);
+		pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+		pthread_mutex_init(&dom->lock, &ma);
+		pthread_mutexattr_destroy(&ma);
+	}
+	dom->dom.fid.fclass = FI_CLASS_DOMAIN;
+	dom->dom.fid.context = context;
+	dom->dom.fid.ops = &domain_fi_ops;
+	dom->dom.ops = &domain_ops;
+	dom->dom.mr = &mr_ops;
+	*domp = &dom->dom;
+	return 0;
+}

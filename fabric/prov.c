@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * prov.c - the provider's entry point: fi_prov_ini, the FI_XDPWAKE_*
+ * parameters, fi_getinfo (one fi_info per usable interface, domain name =
+ * interface name), the fabric object and a minimal event queue (an RDM
+ * endpoint reports nothing there, but fi_pingpong opens one).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "xwfi.h"
+
+struct xwfi_params xwfi_params = { .queue = 0, .ep_id = -1 };
+
+#define XWFI_CAPS                                                                          \
+	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE |           \
+	 FI_LOCAL_COMM | FI_REMOTE_COMM | FI_REMOTE_CQ_DATA)
+#define XWFI_ORDER FI_ORDER_SAS
+
+/* ---- interfaces -------------------------------------------------------- */
+
+static int sysfs_read(const char *ifname, const char *file, char *buf, size_t len)
+{
+	char path[128];
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/%s", ifname, file);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	return 0;
+}
+
+/* An Ethernet interface that is up, not loopback and not a bridge. */
+static bool iface_usable(const char *ifname)
+{
+	char buf[64], path[128];
+	unsigned long flags;
+
+	if (sysfs_read(ifname, "type", buf, sizeof(buf)) || atoi(buf) != 1 /* ARPHRD_ETHER */)
+		return false;
+	if (sysfs_read(ifname, "flags", buf, sizeof(buf)))
+		return false;
+	flags = strtoul(buf, NULL, 0);
+	if (!(flags & 0x1 /* IFF_UP */) || (flags & 0x8 /* IFF_LOOPBACK */))
+		return false;
+	snprintf(path, sizeof(path), "/sys/class/net/%s/bridge", ifname);
+	return access(path, F_OK) != 0;
+}
+
+/* ---- getinfo ----------------------------------------------------------- */
+
+#define REJECT(why, ...)                                                                   \
+	do {                                                                               \
+		FI_INFO(&xwfi_prov, FI_LOG_CORE, "hints rejected: " why "\n", ##__VA_ARGS__); \
+		return false;                                                              \
+	} while (0)
+
+static bool hints_ok(const struct fi_info *h)
+{
+	if (!h)
+		return true;
+	if (h->caps & ~XWFI_CAPS)
+		REJECT("caps %#llx not supported", (unsigned long long)(h->caps & ~XWFI_CAPS));
+	if (h->ep_attr && h->ep_attr->type != FI_EP_UNSPEC && h->ep_attr->type != FI_EP_RDM)
+		REJECT("endpoint type %d (only FI_EP_RDM)", (int)h->ep_attr->type);
+	if (h->fabric_attr && h->fabric_attr->name && strcmp(h->fabric_attr->name, XWFI_NAME))
+		REJECT("fabric %s", h->fabric_attr->name);
+	if (h->fabric_attr && h->fabric_attr->prov_name &&
+	    !strstr(h->fabric_attr->prov_name, XWFI_NAME))
+		REJECT("provider %s", h->fabric_attr->prov_name);
+	if (h->domain_attr && h->domain_attr->cq_data_size > 4)
+		REJECT("cq_data_size %zu (at most 4)", h->domain_attr->cq_data_size);
+	if (h->tx_attr && (h->tx_attr->msg_order & ~XWFI_ORDER))
+		REJECT("tx msg_order %#llx", (unsigned long long)h->tx_attr->msg_order);
+	if (h->rx_attr && (h->rx_attr->msg_order & ~XWFI_ORDER))
+		REJECT("rx msg_order %#llx", (unsigned long long)h->rx_attr->msg_order);
+	if (h->addr_format != FI_FORMAT_UNSPEC)
+		REJECT("addr_format %u", h->addr_format);
+	if (h->dest_addr && h->dest_addrlen != sizeof(struct xw_addr))
+		REJECT("dest_addrlen %zu", h->dest_addrlen);
+	return true;
+}
+
+static struct fi_info *info_new(const char *ifname, const struct fi_info *h)
+{
+	struct fi_info *fi = fi_allocinfo();
+	uint64_t caps = h && h->caps ? h->caps : XWFI_CAPS;
+
+	if (!fi)
+		return NULL;
+	fi->caps = caps;
+	fi->mode = 0;
+	fi->addr_format = FI_FORMAT_UNSPEC;
+	if (h && h->dest_addr) {
+		fi->dest_addr = malloc(sizeof(struct xw_addr));
+		if (!fi->dest_addr)
+			goto err;
+		memcpy(fi->dest_addr, h->dest_addr, sizeof(struct xw_addr));
+		fi->dest_addrlen = sizeof(struct xw_addr);
+	}
+
+	fi->tx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_SEND);
+	fi->tx_attr->op_flags = h && h->tx_attr ? h->tx_attr->op_flags : 0;
+	fi->tx_attr->msg_order = XWFI_ORDER;
+	fi->tx_attr->comp_order = FI_ORDER_NONE;
+	fi->tx_attr->inject_size = XWFI_INJECT_SIZE;
+	fi->tx_attr->size = 1024;
+	fi->tx_attr->iov_limit = 1;
+	fi->tx_attr->rma_iov_limit = 0;
+
+	fi->rx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE |
+				    FI_REMOTE_CQ_DATA);
+	fi->rx_attr->op_flags = h && h->rx_attr ? h->rx_attr->op_flags : 0;
+	fi->rx_attr->msg_order = XWFI_ORDER;
+	fi->rx_attr->comp_order = FI_ORDER_NONE;
+	fi->rx_attr->total_buffered_recv = 0;
+	fi->rx_attr->size = 1024;
+	fi->rx_attr->iov_limit = 1;
+
+	fi->ep_attr->type = FI_EP_RDM;
+	fi->ep_attr->protocol = FI_PROTO_UNSPEC;
+	fi->ep_attr->protocol_version = 1;
+	fi->ep_attr->max_msg_size = XWFI_MAX_MSG;
+	fi->ep_attr->msg_prefix_size = 0;
+	fi->ep_attr->max_order_raw_size = 0;
+	fi->ep_attr->max_order_war_size = 0;
+	fi->ep_attr->max_order_waw_size = 0;
+	/* 64 tag bits when FI_MSG is not asked for; otherwise the top bit
+	 * tells untagged messages apart. */
+	fi->ep_attr->mem_tag_format = (caps & FI_TAGGED) && !(caps & FI_MSG) ? ~0ULL
+									     : ~XWFI_MSG_BIT;
+	fi->ep_attr->tx_ctx_cnt = 1;
+	fi->ep_attr->rx_ctx_cnt = 1;
+
+	fi->domain_attr->name = strdup(ifname);
+	fi->domain_attr->threading = h && h->domain_attr && h->domain_attr->threading
+					     ? h->domain_attr->threading
+					     : FI_THREAD_SAFE;
+	fi->domain_attr->control_progress = FI_PROGRESS_MANUAL;
+	fi->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+	fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
+	fi->domain_attr->av_type = h && h->domain_attr && h->domain_attr->av_type
+					   ? h->domain_attr->av_type
+					   : FI_AV_UNSPEC;
+	fi->domain_attr->mr_mode = 0;
+	fi->domain_attr->mr_key_size = 0;
+	/* 4 bytes for the caller, of which values up to XW_DATA_MAX (24 bits:
+	 * what the wire carries) are accepted: MPI sends its rank there. */
+	fi->domain_attr->cq_data_size = 4;
+	fi->domain_attr->cq_cnt = 64;
+	fi->domain_attr->ep_cnt = XW_MAX_ENDPOINTS;
+	fi->domain_attr->tx_ctx_cnt = XW_MAX_ENDPOINTS;
+	fi->domain_attr->rx_ctx_cnt = XW_MAX_ENDPOINTS;
+	fi->domain_attr->max_ep_tx_ctx = 1;
+	fi->domain_attr->max_ep_rx_ctx = 1;
+	fi->domain_attr->cntr_cnt = 64;
+	fi->domain_attr->mr_iov_limit = 1;
+	fi->domain_attr->caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
+	fi->domain_attr->max_err_data = 0;
+	fi->domain_attr->mr_cnt = 0;
+
+	fi->fabric_attr->name = strdup(XWFI_NAME);
+	fi->fabric_attr->prov_version = XWFI_VERSION;
+	fi->fabric_attr->api_version = XWFI_FI_VERSION;
+	if (!fi->domain_attr->name || !fi->fabric_attr->name)
+		goto err;
+	return fi;
+err:
+	fi_freeinfo(fi);
+	return NULL;
+}
+
+static int xwfi_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
+			const struct fi_info *hints, struct fi_info **info)
+{
+	struct if_nameindex *ifs, *i;
+	struct fi_info *head = NULL, **tail = &head;
+	const char *want = hints && hints->domain_attr ? hints->domain_attr->name : NULL;
+
+	(void)version;
+	(void)node;
+	(void)service;
+	(void)flags;
+	*info = NULL;
+	if (!hints_ok(hints))
+		return -FI_ENODATA;
+	ifs = if_nameindex();
+	if (!ifs)
+		return -FI_ENODATA;
+	for (i = ifs; i->if_index; i++) {
+		struct fi_info *fi;
+
+		if (xwfi_params.iface && *xwfi_params.iface && strcmp(xwfi_params.iface, i->if_name))
+			continue;
+		if (want && strcmp(want, i->if_name))
+			continue;
+		if (!iface_usable(i->if_name))
+			continue;
+		fi = info_new(i->if_name, hints);
+		if (!fi) {
+			if_freenameindex(ifs);
+			fi_freeinfo(head);
+			return -FI_ENOMEM;
+		}
+		*tail = fi;
+		tail = &fi->next;
+	}
+	if_freenameindex(ifs);
+	if (!head) {
+		FI_INFO(&xwfi_prov, FI_LOG_CORE, "no usable interface%s%s\n",
+			xwfi_params.iface ? " named " : "", xwfi_params.iface ? xwfi_params.iface : "");
+		return -FI_ENODATA;
+	}
+	*info = head;
+	return 0;
+}
+
+/* ---- event queue (nothing to report for RDM) ----------------------------- */
+
+static int eq_close(struct fid *fid)
+{
+	free(container_of(fid, struct fid_eq, fid));
+	return 0;
+}
+
+static ssize_t eq_read(struct fid_eq *eq, uint32_t *event, void *buf, size_t len, uint64_t flags)
+{
+	(void)eq, (void)event, (void)buf, (void)len, (void)flags;
+	return -FI_EAGAIN;
+}
+
+static ssize_t eq_readerr(struct fid_eq *eq, struct fi_eq_err_entry *buf, uint64_t flags)
+{
+	(void)eq, (void)buf, (void)flags;
+	return -FI_EAGAIN;
+}
+
+static ssize_t eq_write(struct fid_eq *eq, uint32_t event, const void *buf, size_t len,
+			uint64_t flags)
+{
+	(void)eq, (void)event, (void)buf, (void)len, (void)flags;
+	return -FI_ENOSYS;
+}
+
+static ssize_t eq_sread(struct fid_eq *eq, uint32_t *event, void *buf, size_t len, int timeout,
+			uint64_t flags)
+{
+	(void)eq, (void)event, (void)buf, (void)len, (void)flags;
+	if (timeout > 0)
+		usleep((useconds_t)timeout * 1000);
+	return -FI_EAGAIN;
+}
+
+static const char *eq_strerror(struct fid_eq *eq, int prov_errno, const void *err_data, char *buf,
+			       size_t len)
+{
+	(void)eq, (void)err_data;
+	if (buf && len)
+		snprintf(buf, len, "%s", xw_strerror(-prov_errno));
+	return xw_strerror(-prov_errno);
+}
+
+static struct fi_ops eq_fi_ops = XWFI_FI_OPS(eq_close, xwfi_no_bind, xwfi_no_control);
+
+static struct fi_ops_eq eq_ops = {
+	.size = sizeof(struct fi_ops_eq),
+	.read = eq_read,
+	.readerr = eq_readerr,
+	.write = eq_write,
+	.sread = eq_sread,
+	.strerror = eq_strerror,
+};
+
+static int eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq **eqp,
+		   void *context)
+{
+	struct fid_eq *eq;
+
+	(void)fabric;
+	(void)attr;
+	eq = calloc(1, sizeof(*eq));
+	if (!eq)
+		return -FI_ENOMEM;
+	eq->fid.fclass = FI_CLASS_EQ;
+	eq->fid.context = context;
+	eq->fid.ops = &eq_fi_ops;
+	eq->ops = &eq_ops;
+	*eqp = eq;
+	return 0;
+}
+
+/* ---- fabric ------------------------------------------------------------ */
+
+static int fabric_close(struct fid *fid)
+{
+	free(container_of(fid, struct xwfi_fabric, fab.fid));
+	return 0;
+}
+
+static int fabric_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
+{
+	(void)fabric;
+	for (int i = 0; i < count; i++) {
+		int err = xwfi_trywait_fid(fids[i]);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static struct fi_ops fabric_fi_ops = XWFI_FI_OPS(fabric_close, xwfi_no_bind, xwfi_no_control);
+
+static int no_passive_ep(struct fid_fabric *fabric, struct fi_info *info, struct fid_pep **pep,
+			 void *context)
+{
+	(void)fabric, (void)info, (void)pep, (void)context;
+	return -FI_ENOSYS;
+}
+
+static int no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
+			struct fid_wait **waitset)
+{
+	(void)fabric, (void)attr, (void)waitset;
+	return -FI_ENOSYS;
+}
+
+static struct fi_ops_fabric fabric_ops = {
+	.size = sizeof(struct fi_ops_fabric),
+	.domain = xwfi_domain_open,
+	.passive_ep = no_passive_ep,
+	.eq_open = eq_open,
+	.wait_open = no_wait_open,
+	.trywait = fabric_trywait,
+};
+
+static int xwfi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context)
+{
+	struct xwfi_fabric *f;
+
+	if (attr && attr->name && strcmp(attr->name, XWFI_NAME))
+		return -FI_EINVAL;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -FI_ENOMEM;
+	f->fab.fid.fclass = FI_CLASS_FABRIC;
+	f->fab.fid.context = context;
+	f->fab.fid.ops = &fabric_fi_ops;
+	f->fab.ops = &fabric_ops;
+	*fabric = &f->fab;
+	return 0;
+}
+
+static void xwfi_cleanup(void)
+{
+}
+
+struct fi_provider xwfi_prov = {
+	.name = XWFI_NAME,
+	.version = XWFI_VERSION,
+	.fi_version = XWFI_FI_VERSION,
+	.getinfo = xwfi_getinfo,
+	.fabric = xwfi_fabric,
+	.cleanup = xwfi_cleanup,
+};
+
+/* The library's messages go through libfabric's logging. */
+static void log_cb(enum xw_log_level level, const char *msg, void *ctx)
+{
+	(void)ctx;
+	if (level <= XW_LOG_WARN)
+		FI_WARN(&xwfi_prov, FI_LOG_CORE, "%s\n", msg);
+	else
+		FI_INFO(&xwfi_prov, FI_LOG_CORE, "%s\n", msg);
+}
+
+FI_EXT_INI
+{
+	fi_param_define(&xwfi_prov, "iface", FI_PARAM_STRING,
+			"Interface to use (default: every usable Ethernet interface, one "
+			"fi_info each)");
+	fi_param_define(&xwfi_prov, "queue", FI_PARAM_INT,
+			"Interface queue the endpoint binds (default: 0)");
+	fi_param_define(&xwfi_prov, "ep_id", FI_PARAM_INT,
+			"xdpwake endpoint id 0..63 (default: the first free id from 1)");
+	fi_param_define(&xwfi_prov, "encap", FI_PARAM_STRING,
+			"Encapsulation: eth (EtherType, default) or udp");
+	fi_param_define(&xwfi_prov, "policy", FI_PARAM_STRING,
+			"Wake policy of the endpoint: every, timeout, marker, stream, adaptive "
+			"(default: the interface's)");
+	fi_param_define(&xwfi_prov, "wait", FI_PARAM_STRING,
+			"Wait strategy of fi_cq_sread/fi_cntr_wait: spin, yield, block, "
+			"spin-yield, spin-block (default), adaptive");
+	fi_param_define(&xwfi_prov, "spin_usecs", FI_PARAM_INT,
+			"Spin time of the spin-* strategies in us (default: the measured "
+			"block-and-wake cost)");
+	fi_param_define(&xwfi_prov, "pin_root", FI_PARAM_STRING,
+			"bpffs directory of the pinned maps (default: /sys/fs/bpf/xdpwake)");
+	fi_param_get_str(&xwfi_prov, "iface", &xwfi_params.iface);
+	fi_param_get_int(&xwfi_prov, "queue", &xwfi_params.queue);
+	fi_param_get_int(&xwfi_prov, "ep_id", &xwfi_params.ep_id);
+	fi_param_get_str(&xwfi_prov, "encap", &xwfi_params.encap);
+	fi_param_get_str(&xwfi_prov, "policy", &xwfi_params.policy);
+	fi_param_get_str(&xwfi_prov, "wait", &xwfi_params.wait);
+	fi_param_get_int(&xwfi_prov, "spin_usecs", &xwfi_params.spin_usecs);
+	fi_param_get_str(&xwfi_prov, "pin_root", &xwfi_params.pin_root);
+	xw_set_log(log_cb, NULL, XW_LOG_INFO);
+	return &xwfi_prov;
+}

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * xwfi.h - the xdpwake libfabric provider's objects, shared by its files.
+ *
+ * The provider sits on libxdpwake's public API only.  libfabric exports no
+ * helper for external providers, so every object implements its own ops:
+ *
+ *   prov.c    fi_prov_ini, FI_XDPWAKE_* parameters, getinfo, fabric, EQ stub
+ *   domain.c  domain, address vector, memory registration stub
+ *   cq.c      completion queues (every format, error entries, waiting) and
+ *             counters
+ *   ep.c      RDM endpoint: FI_MSG and FI_TAGGED operations, directed
+ *             receives, peek/claim/discard, cancel, sends to self, progress
+ *
+ * Locking: one mutex per domain serialises every operation on its objects
+ * (FI_THREAD_SAFE); the library has its own locks underneath.
+ */
+#ifndef XWFI_H
+#define XWFI_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <net/if.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+#include <rdma/providers/fi_prov.h>
+#include <rdma/providers/fi_log.h>
+
+#include <xdpwake.h>
+
+#define XWFI_NAME "xdpwake"
+#define XWFI_VERSION FI_VERSION(0, 1)
+#define XWFI_FI_VERSION FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)
+
+/* Untagged (FI_MSG) messages travel with this match value; tagged ones
+ * with their tag.  With both FI_MSG and FI_TAGGED the tag format is 63
+ * bits, so the two never match each other. */
+#define XWFI_MSG_BIT (1ULL << 63)
+#define XWFI_INJECT_SIZE 4096
+#define XWFI_MAX_MSG ((size_t)UINT32_MAX)
+#define XWFI_CQ_EPS 8
+
+extern struct fi_provider xwfi_prov;
+
+/* FI_XDPWAKE_* settings, read once at fi_prov_ini. */
+struct xwfi_params {
+	char *iface;		/* only this interface (NULL: all usable)  */
+	int queue;		/* interface queue (default 0)             */
+	int ep_id;		/* endpoint id (-1: first free from 1)     */
+	char *encap;		/* "eth" (default) or "udp"                */
+	char *policy;		/* wake policy (NULL: the interface's)     */
+	char *wait;		/* wait strategy (NULL: spin-block)        */
+	int spin_usecs;		/* spin time (0: calibrated)               */
+	char *pin_root;		/* bpffs directory (NULL: library default) */
+};
+extern struct xwfi_params xwfi_params;
+
+struct xwfi_fabric {
+	struct fid_fabric fab;
+};
+
+struct xwfi_domain {
+	struct fid_domain dom;
+	struct xwfi_fabric *fab;
+	char ifname[IF_NAMESIZE];
+	pthread_mutex_t lock;
+	int refs;		/* objects opened on it */
+};
+
+struct xwfi_av {
+	struct fid_av av;
+	struct xwfi_domain *dom;
+	enum fi_av_type type;
+	struct xw_addr *tab;
+	bool *used;
+	size_t n, cap;
+	int refs;
+};
+
+/* One completion (success or error). */
+struct xwfi_cqe {
+	void *ctx;
+	uint64_t flags;
+	size_t len;
+	void *buf;
+	uint64_t data;
+	uint64_t tag;
+	fi_addr_t src;
+	int err;		/* 0, or a positive FI_E* code */
+	int prov_errno;
+	size_t olen;
+};
+
+struct xwfi_ep;
+
+struct xwfi_cq {
+	struct fid_cq cq;
+	struct xwfi_domain *dom;
+	enum fi_cq_format fmt;
+	enum fi_wait_obj wait;
+	struct xwfi_cqe *ring;	/* completions, FIFO (grows) */
+	size_t head, n, cap;
+	struct xwfi_cqe *errs;	/* error completions, FIFO (grows) */
+	size_t ehead, en, ecap;
+	struct xwfi_ep *eps[XWFI_CQ_EPS];
+	int neps;
+	int refs;
+	bool signaled;
+};
+
+struct xwfi_cntr {
+	struct fid_cntr cntr;
+	struct xwfi_domain *dom;
+	uint64_t val, err;
+	struct xwfi_ep *eps[XWFI_CQ_EPS];
+	int neps;
+	int refs;
+};
+
+/* domain.c */
+int xwfi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **dom,
+		     void *context);
+int xwfi_av_lookup_addr(struct xwfi_av *av, fi_addr_t fa, struct xw_addr *out);
+fi_addr_t xwfi_av_reverse(struct xwfi_av *av, const struct xw_addr *a);
+
+/* cq.c */
+int xwfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq **cq,
+		 void *context);
+int xwfi_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr, struct fid_cntr **cntr,
+		   void *context);
+/* Queue a completion (caller holds the domain lock); -FI_ENOMEM. */
+int xwfi_cq_push(struct xwfi_cq *cq, const struct xwfi_cqe *e);
+void xwfi_cntr_inc(struct xwfi_cntr *c, bool err);
+int xwfi_cq_attach(struct xwfi_cq *cq, struct xwfi_ep *ep);
+void xwfi_cq_detach(struct xwfi_cq *cq, struct xwfi_ep *ep);
+int xwfi_cntr_attach(struct xwfi_cntr *c, struct xwfi_ep *ep);
+void xwfi_cntr_detach(struct xwfi_cntr *c, struct xwfi_ep *ep);
+/* fi_trywait() on a CQ or counter: 0 when the caller may sleep on its fd. */
+int xwfi_trywait_fid(struct fid *fid);
+
+/* ep.c */
+int xwfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep,
+		 void *context);
+/* One progress pass over @ep: library progress, completions collected
+ * (caller holds the domain lock). */
+void xwfi_ep_progress(struct xwfi_ep *ep);
+struct xw_endpoint *xwfi_ep_xw(struct xwfi_ep *ep);
+/* A pending request of @ep to wait on (NULL: none). */
+struct xw_request *xwfi_ep_wait_req(struct xwfi_ep *ep);
+
+/* Stubs for operations an object does not support. */
+static inline int xwfi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	(void)fid, (void)bfid, (void)flags;
+	return -FI_ENOSYS;
+}
+
+static inline int xwfi_no_control(struct fid *fid, int command, void *arg)
+{
+	(void)fid, (void)command, (void)arg;
+	return -FI_ENOSYS;
+}
+
+static inline int xwfi_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops,
+				   void *context)
+{
+	(void)fid, (void)name, (void)flags, (void)ops, (void)context;
+	return -FI_ENOSYS;
+}
+
+static inline int xwfi_no_tostr(const struct fid *fid, char *buf, size_t len)
+{
+	(void)fid, (void)buf, (void)len;
+	return -FI_ENOSYS;
+}
+
+static inline int xwfi_no_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops,
+				  void *context)
+{
+	(void)fid, (void)name, (void)flags, (void)ops, (void)context;
+	return -FI_ENOSYS;
+}
+
+#define XWFI_FI_OPS(close_fn, bind_fn, control_fn)                                        	{                                                                                  		.size = sizeof(struct fi_ops), .close = (close_fn), .bind = (bind_fn),     		.control = (control_fn), .ops_open = xwfi_no_ops_open,                     		.tostr = xwfi_no_tostr, .ops_set = xwfi_no_ops_set,                        	}
+
+/* errno (positive or negative) to a negative FI_E* code. */
+static inline int xwfi_err(int e)
+{
+	if (e < 0)
+		e = -e;
+	switch (e) {
+	case 0:
+		return 0;
+	case EMSGSIZE:
+		return -FI_ETRUNC;
+	default:
+		return -e; /* FI_E* equal errno values for the errno range */
+	}
+}
+
+#endif

@@ -1,0 +1,57 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+# The provider through the libfabric API (tests/fabric/fi_unit.c): one
+# process, two RDM endpoints on the two ends of a veth pair inside a fresh
+# namespace.  Also: fi_info lists one entry per usable interface with the
+# interface as domain name, and fi_info -e shows the FI_XDPWAKE_* settings.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+XW_SRC=${XW_SRC:-$(cd "$here/.." && pwd)}
+OUTPUT=${OUTPUT:-$XW_SRC/.output}
+. "$here/fabric/common.sh"
+
+fi_common_checks
+command -v gcc >/dev/null || skip "gcc missing"
+BIN=$OUTPUT/tests/fi_unit.bin
+mkdir -p "$OUTPUT/tests"
+gcc -std=gnu11 -O2 -Wall -Wextra -Werror -o "$BIN" "$here/fabric/fi_unit.c" -lfabric ||
+	{ echo "FAIL: build fi_unit"; exit 1; }
+NS_A=xwfi-u-$$
+NS_B=
+trap fi_cleanup EXIT
+trap 'exit 1' INT TERM
+ip netns add "$NS_A" || skip "cannot create namespaces"
+ip -n "$NS_A" link add xwa type veth peer name xwb || skip "cannot create veth"
+ip -n "$NS_A" link set xwa address 02:00:00:00:ea:01
+ip -n "$NS_A" link set xwb address 02:00:00:00:eb:01
+ip -n "$NS_A" link set lo up
+ip -n "$NS_A" link set xwa up
+ip -n "$NS_A" link set xwb up
+fail=0
+
+out=$(ip netns exec "$NS_A" fi_info -p xdpwake 2>&1)
+doms=$(grep -c 'domain:' <<<"$out")
+if [ "$doms" -eq 2 ] && grep -q 'domain: xwa' <<<"$out" && grep -q 'domain: xwb' <<<"$out" &&
+	! grep -q 'domain: lo' <<<"$out"; then
+	echo "ok:   fi_info -p xdpwake: one entry per interface (xwa, xwb), none for lo"
+else
+	echo "FAIL: fi_info -p xdpwake"; sed 's/^/    | /' <<<"$out"; fail=1
+fi
+out=$(FI_XDPWAKE_IFACE=xwb ip netns exec "$NS_A" fi_info -p xdpwake 2>&1)
+if [ "$(grep -c 'domain:' <<<"$out")" -eq 1 ] && grep -q 'domain: xwb' <<<"$out"; then
+	echo "ok:   FI_XDPWAKE_IFACE=xwb: only xwb"
+else
+	echo "FAIL: FI_XDPWAKE_IFACE"; sed 's/^/    | /' <<<"$out"; fail=1
+fi
+n=$(fi_info -e 2>/dev/null | grep -ac '^# FI_XDPWAKE_')
+if [ "$n" -ge 8 ]; then
+	echo "ok:   fi_info -e shows $n FI_XDPWAKE_* settings"
+else
+	echo "FAIL: fi_info -e shows $n FI_XDPWAKE_* settings"; fail=1
+fi
+if ip netns exec "$NS_A" timeout 120 "$BIN" xwa xwb; then
+	echo "ok:   fi_unit"
+else
+	echo "FAIL: fi_unit"; fail=1
+fi
+exit $fail
