@@ -78,7 +78,7 @@ static void names(void)
 /* The first waited time at which the policy stops spinning, searched in
  * [0, horizon] (decisions are a step function of `waited`: checked on a
  * grid by monotone()); horizon + 1 when it spins throughout. */
-static __u64 first_non_spin(const struct xwi_waitpol *w, __u64 horizon)
+static __u64 first_non_spin(struct xwi_waitpol *w, __u64 horizon)
 {
 	__u64 lo = 0, hi = horizon;
 
@@ -97,7 +97,7 @@ static __u64 first_non_spin(const struct xwi_waitpol *w, __u64 horizon)
 
 /* Once a wait stops spinning it does not spin again, and the action after
  * the spin phase is always the same one. */
-static void monotone(const struct xwi_waitpol *w, const char *what)
+static void monotone(struct xwi_waitpol *w, const char *what)
 {
 	enum xwi_wait_act after = XWI_ACT_SPIN, a;
 	__u64 t = 0;
@@ -339,7 +339,7 @@ static void adaptive(void)
 /* The cost of one wait from the decisions themselves: spin while
  * next(t) says so; if it stops spinning before the message (at d), pay the
  * time spun plus B (yield counts as blocking in this model). */
-static __u64 cost_by_decisions(const struct xwi_waitpol *w, __u64 b, __u64 d)
+static __u64 cost_by_decisions(struct xwi_waitpol *w, __u64 b, __u64 d)
 {
 	__u64 t = first_non_spin(w, d);
 

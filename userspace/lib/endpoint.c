@@ -67,6 +67,14 @@ struct xw_endpoint {
 	bool registered; /* our entries are in the program's maps */
 	struct xw_endpoint_stats st;
 	__u64 eng_deadline; /* the engine's next timer (xwi_engine_next_deadline) */
+	/* Set by a progress pass that left the engine with nothing to
+	 * transmit; cleared by anything else that changes the engine under
+	 * the port lock (a call of the API, a frame delivered by another
+	 * endpoint's pass).  While set, and until a frame is in the RX ring
+	 * or the engine's next timer is due, another pass would do nothing:
+	 * a spinning wait skips it (see wait_for). */
+	bool quiet;
+	__u64 pass_now; /* the time of the progress pass under way, else 0 */
 
 	/* waiting */
 	struct xwi_waitpol wait;
@@ -93,6 +101,16 @@ static __u64 now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+/*
+ * Release the port lock after changing @ep's engine outside a progress
+ * pass (a call of the API): the next wait makes a full pass.
+ */
+static inline void port_unlock(struct xw_endpoint *ep)
+{
+	__atomic_store_n(&ep->quiet, false, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&ep->port->lock);
 }
 
 static inline void cpu_relax(void)
@@ -150,6 +168,21 @@ static bool pid_alive(__u32 pid)
 	return pid && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
 }
 
+/* Whether a live endpoint of another process is registered on @queue: a
+ * bind to it that fails is final; otherwise the queue may only be on its
+ * way out of a closed socket (xwi_port_get waits for that). */
+static bool queue_held_elsewhere(struct xw_iface *ifc, __u32 queue)
+{
+	struct xw_ep_entry e;
+
+	for (__u32 id = 0; id < XW_MAX_ENDPOINTS; id++)
+		if (xw_iface__endpoint(ifc, id, &e) == 0 && (e.flags & XW_EPF_ACTIVE) &&
+		    e.queue_id == queue && e.owner_pid != (__u32)getpid() &&
+		    pid_alive(e.owner_pid))
+			return true;
+	return false;
+}
+
 /* Live endpoints registered on the interface (any process). */
 static int live_endpoints(struct xw_iface *ifc)
 {
@@ -195,10 +228,13 @@ static int ep_send(void *ctx, const struct xw_addr *dst, const struct xw_hdr *h,
 	return xwi_port_tx(ep->port, &ep->enc, dst, h, payload, len);
 }
 
+/* The engine's clock: one reading per progress pass (the pass is short
+ * next to every timer), a fresh one outside passes. */
 static __u64 ep_now(void *ctx)
 {
-	(void)ctx;
-	return now_ns();
+	struct xw_endpoint *ep = ctx;
+
+	return ep->pass_now ? ep->pass_now : now_ns();
 }
 
 /* The peer's session goes into the XDP program's `conns` map, so frames
@@ -238,6 +274,7 @@ void xwi_endpoint_deliver(struct xw_endpoint *ep, const struct xw_addr *src,
 {
 	ep->consumed++;
 	__atomic_store_n(&ep->shared->consumed, ep->consumed, __ATOMIC_RELEASE);
+	__atomic_store_n(&ep->quiet, false, __ATOMIC_RELAXED);
 	ep->st.rx_frames++;
 	if (xwi_engine_rx(ep->eng, src, h, payload, len) == -EPROTO)
 		ep->st.rx_bad++;
@@ -361,13 +398,13 @@ static void ep_free(struct xw_endpoint *ep)
 		pthread_mutex_lock(&ep->port->lock);
 		xwi_engine_shutdown(ep->eng, false);
 		xwi_port_flush(ep->port);
-		pthread_mutex_unlock(&ep->port->lock);
+		port_unlock(ep);
 	}
 	if (ep->port) {
 		pthread_mutex_lock(&ep->port->lock);
 		if (ep->port->eps[ep->id] == ep)
 			ep->port->eps[ep->id] = NULL;
-		pthread_mutex_unlock(&ep->port->lock);
+		port_unlock(ep);
 	}
 	unregister(ep);
 	if (ep->shared)
@@ -442,7 +479,8 @@ XW_API int xw_endpoint__open(const char *ifname, __u16 id, const struct xw_endpo
 	if (err)
 		goto fail;
 	ifindex = (__u32)xw_iface__ifindex(ep->iref->ifc);
-	err = xwi_port_get(ifname, (int)ifindex, XWI_OPT(o, queue, 0), umem, &ep->port);
+	err = xwi_port_get(ifname, (int)ifindex, XWI_OPT(o, queue, 0), umem,
+			   queue_held_elsewhere(ep->iref->ifc, XWI_OPT(o, queue, 0)), &ep->port);
 	if (err) {
 		ep->port = NULL;
 		goto fail;
@@ -496,12 +534,12 @@ XW_API int xw_endpoint__open(const char *ifname, __u16 id, const struct xw_endpo
 
 	pthread_mutex_lock(&ep->port->lock);
 	if (ep->port->eps[id]) {
-		pthread_mutex_unlock(&ep->port->lock);
+		port_unlock(ep);
 		err = -EBUSY;
 		goto fail;
 	}
 	ep->port->eps[id] = ep;
-	pthread_mutex_unlock(&ep->port->lock);
+	port_unlock(ep);
 
 	memset(&reg, 0, sizeof(reg));
 	reg.flags = XW_EPF_ACTIVE | XW_EPF_CONNS;
@@ -567,11 +605,15 @@ XW_API int xw_endpoint__frag_payload(const struct xw_endpoint *ep)
 /* Caller holds the port lock. */
 static int progress_locked(struct xw_endpoint *ep)
 {
-	int n = xwi_port_rx(ep->port, 64);
+	int n;
 
+	ep->pass_now = now_ns();
+	n = xwi_port_rx(ep->port, 64);
 	n += xwi_engine_progress(ep->eng, 256);
 	xwi_port_flush(ep->port);
+	ep->pass_now = 0;
 	__atomic_store_n(&ep->eng_deadline, xwi_engine_next_deadline(ep->eng), __ATOMIC_RELAXED);
+	__atomic_store_n(&ep->quiet, !xwi_engine_tx_pending(ep->eng), __ATOMIC_RELEASE);
 	return n;
 }
 
@@ -997,6 +1039,20 @@ static void block_many(struct xw_endpoint **eps, int n, __u64 deadline)
 }
 
 /*
+ * Whether a progress pass of @ep at time @now would find nothing to do: the
+ * last pass left nothing to transmit (quiet), nothing changed the engine
+ * since, no frame is in the RX ring and no engine timer is due.  Read
+ * without the port lock, as hints: a frame or change that races this check
+ * is seen on the next spin, which follows at once.  Spinning then costs a
+ * few loads instead of a locked pass over the engine.
+ */
+static bool pass_idle(struct xw_endpoint *ep, __u64 now)
+{
+	return __atomic_load_n(&ep->quiet, __ATOMIC_ACQUIRE) && !xwi_port_rx_ready(ep->port) &&
+	       now < __atomic_load_n(&ep->eng_deadline, __ATOMIC_RELAXED);
+}
+
+/*
  * Progress until the target is ready or the deadline (0: none) passes,
  * waiting between passes as the strategy says.  The port lock is held only
  * around progress passes, never while asleep.
@@ -1007,7 +1063,7 @@ static int wait_for(struct wait_target *w, enum xw_wait_strategy s, __u64 spin, 
 	int neps = target_eps(w, eps, 16), n;
 	struct xw_endpoint *ep;
 	struct xwi_waitpol *pol, tmp;
-	__u64 start = now_ns(), spin_start = start, t, seen = 0;
+	__u64 start = now_ns(), spin_start = start, t, seen = 0, spun = 0;
 	bool notify;
 
 	if (!neps)
@@ -1017,18 +1073,22 @@ static int wait_for(struct wait_target *w, enum xw_wait_strategy s, __u64 spin, 
 	if (s != XW_WAIT_DEFAULT || spin) {
 		xwi_waitpol_init(&tmp, s != XW_WAIT_DEFAULT ? s : ep->wait.strategy, ep->wait.block_cost,
 				 spin ? spin : ep->wait.spin_ns);
-		memcpy(tmp.hist, ep->wait.hist, sizeof(tmp.hist));
-		tmp.adaptive_spin = ep->wait.adaptive_spin;
+		/* An adaptive call learns from the endpoint's history. */
+		if (tmp.strategy == XW_WAIT_ADAPTIVE)
+			tmp.adaptive_spin = xwi_waitpol_adaptive(&ep->wait);
 		pol = &tmp;
 	}
 	/* While a notify thread runs, it owns the wake ring. */
 	notify = ep->notify.running && neps == 1;
 	ep->ws.waits++;
+	t = start;
 	for (;;) {
 		n = 0;
 		if (notify)
 			seen = __atomic_load_n(&ep->nseq, __ATOMIC_ACQUIRE);
 		for (int i = 0; i < neps; i++) {
+			if (spun && pass_idle(eps[i], t))
+				continue;
 			pthread_mutex_lock(&eps[i]->port->lock);
 			n += progress_locked(eps[i]);
 			pthread_mutex_unlock(&eps[i]->port->lock);
@@ -1036,6 +1096,11 @@ static int wait_for(struct wait_target *w, enum xw_wait_strategy s, __u64 spin, 
 		if (target_ready(w))
 			break;
 		t = now_ns();
+		if (spun) {
+			/* One clock read per spin: the time since the last. */
+			ep->ws.spin_ns += t - spun;
+			spun = 0;
+		}
 		if (deadline && t >= deadline)
 			return -ETIMEDOUT;
 		if (n > 0) {
@@ -1046,7 +1111,7 @@ static int wait_for(struct wait_target *w, enum xw_wait_strategy s, __u64 spin, 
 		case XWI_ACT_SPIN:
 			ep->ws.spins++;
 			cpu_relax();
-			ep->ws.spin_ns += now_ns() - t;
+			spun = t;
 			break;
 		case XWI_ACT_YIELD:
 			ep->ws.yields++;
@@ -1071,7 +1136,6 @@ static int wait_for(struct wait_target *w, enum xw_wait_strategy s, __u64 spin, 
 	}
 	/* The adaptive strategy learns how long waits take. */
 	xwi_waitpol_done(&ep->wait, now_ns() - start);
-	ep->ws.adaptive_spin_ns = ep->wait.adaptive_spin;
 	return 0;
 }
 
@@ -1123,7 +1187,7 @@ XW_API int xw_endpoint__isend_opts(struct xw_endpoint *ep, const struct xw_addr 
 					    (flags & XW_SEND_DATA ? XWI_SEND_DATA : 0),
 				    XWI_OPT(opts, data, 0), reqp);
 	xwi_port_flush(ep->port);
-	pthread_mutex_unlock(&ep->port->lock);
+	port_unlock(ep);
 	return err;
 }
 
@@ -1146,7 +1210,7 @@ XW_API int xw_endpoint__irecv_opts(struct xw_endpoint *ep, void *buf, size_t len
 	pthread_mutex_lock(&ep->port->lock);
 	err = xwi_engine_irecv_from(ep->eng, buf, len, match, mask, src, reqp);
 	xwi_port_flush(ep->port);
-	pthread_mutex_unlock(&ep->port->lock);
+	port_unlock(ep);
 	return err;
 }
 
@@ -1165,7 +1229,7 @@ XW_API int xw_endpoint__peek(struct xw_endpoint *ep, __u64 match, __u64 mask,
 	progress_locked(ep);
 	err = xwi_engine_peek(ep->eng, match, mask, XWI_OPT(opts, src, NULL),
 			      flags & XW_PEEK_CLAIM, st, claim);
-	pthread_mutex_unlock(&ep->port->lock);
+	port_unlock(ep);
 	return err;
 }
 
@@ -1179,7 +1243,7 @@ XW_API int xw_endpoint__irecv_claimed(struct xw_endpoint *ep, __u64 claim, void 
 	pthread_mutex_lock(&ep->port->lock);
 	err = xwi_engine_irecv_claimed(ep->eng, claim, buf, len, reqp);
 	xwi_port_flush(ep->port);
-	pthread_mutex_unlock(&ep->port->lock);
+	port_unlock(ep);
 	return err;
 }
 
@@ -1215,7 +1279,7 @@ static int collect(struct xw_endpoint *ep, struct xw_request *req, struct xw_sta
 	if (st)
 		*st = req->status;
 	xwi_request_free(req);
-	pthread_mutex_unlock(&ep->port->lock);
+	port_unlock(ep);
 	return 1;
 }
 
@@ -1302,7 +1366,7 @@ XW_API int xw_request__cancel(struct xw_request *req)
 	ep = req_ep(req);
 	pthread_mutex_lock(&ep->port->lock);
 	err = xwi_engine_cancel(req->eng, req);
-	pthread_mutex_unlock(&ep->port->lock);
+	port_unlock(ep);
 	return err;
 }
 
@@ -1317,7 +1381,7 @@ static int timed_out(struct xw_endpoint *ep, struct xw_request *req, struct xw_s
 	err = xwi_engine_cancel(req->eng, req);
 	if (err)
 		err = xwi_engine_abort(req->eng, req, -ETIMEDOUT);
-	pthread_mutex_unlock(&ep->port->lock);
+	port_unlock(ep);
 	collect(ep, req, st);
 	if (err == -EALREADY) /* completed after all */
 		return st ? st->error : 0;
@@ -1581,11 +1645,14 @@ fail:
 
 XW_API int xw_endpoint__wait_stats(const struct xw_endpoint *ep, struct xw_wait_stats *st)
 {
+	struct xwi_waitpol w;
+
 	if (!ep || !st)
 		return -EINVAL;
+	w = ep->wait; /* the estimate is worked out on a copy: @ep is const */
 	*st = ep->ws;
-	st->block_cost_ns = ep->wait.block_cost;
-	st->adaptive_spin_ns = ep->wait.adaptive_spin;
+	st->block_cost_ns = w.block_cost;
+	st->adaptive_spin_ns = xwi_waitpol_adaptive(&w);
 	return 0;
 }
 

@@ -101,18 +101,17 @@ static void port_free(struct xwi_port *p)
 	free(p);
 }
 
-/* Queues this process released lately: the kernel frees a closed
- * socket's queue from a work item, so for some 10-100 ms a reopen can find
- * it still bound. */
-#define XWI_RECENT 8
-#define XWI_RECENT_NS 1000000000ULL
-#define XWI_REBIND_NS 500000000ULL
-static struct {
-	int ifindex;
-	__u32 queue;
-	__u64 when;
-} recent[XWI_RECENT];
-static unsigned int recent_next;
+/*
+ * The kernel frees a closed AF_XDP socket's queue from a work item that
+ * takes the RTNL lock, so for a while after a close (10-100 ms idle; over
+ * 500 ms seen with the machine loaded and namespaces being torn down) a
+ * bind to that queue fails with EBUSY although no socket holds it.  A
+ * bind that fails so, on a queue that no live endpoint holds (the caller
+ * knows the registry), is tried again until the release is through, for
+ * at most XWI_REBIND_NS: past that something else holds the queue (a
+ * socket of another program).
+ */
+#define XWI_REBIND_NS 5000000000ULL
 
 static __u64 mono_ns(void)
 {
@@ -120,17 +119,6 @@ static __u64 mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
-}
-
-static bool released_lately(int ifindex, __u32 queue)
-{
-	__u64 now = mono_ns();
-
-	for (unsigned int i = 0; i < XWI_RECENT; i++)
-		if (recent[i].when && recent[i].ifindex == ifindex && recent[i].queue == queue &&
-		    now - recent[i].when < XWI_RECENT_NS)
-			return true;
-	return false;
 }
 
 static int port_create(const char *ifname, int ifindex, __u32 queue, __u32 nframes,
@@ -232,7 +220,7 @@ fail:
 }
 
 int xwi_port_get(const char *ifname, int ifindex, __u32 queue, __u32 umem_frames,
-		 struct xwi_port **portp)
+		 bool held_elsewhere, struct xwi_port **portp)
 {
 	struct xwi_port *p;
 	int err = 0;
@@ -244,8 +232,8 @@ int xwi_port_get(const char *ifname, int ifindex, __u32 queue, __u32 umem_frames
 	if (p) {
 		p->refs++;
 	} else {
-		/* A queue we just released may still be busy: retry a while. */
-		__u64 end = released_lately(ifindex, queue) ? mono_ns() + XWI_REBIND_NS : 0;
+		/* A queue being released is busy for a while: see above. */
+		__u64 end = held_elsewhere ? 0 : mono_ns() + XWI_REBIND_NS;
 
 		for (;;) {
 			bool last = mono_ns() >= end;
@@ -279,10 +267,6 @@ void xwi_port_put(struct xwi_port *port)
 				*pp = port->next;
 				break;
 			}
-		recent[recent_next].ifindex = port->ifindex;
-		recent[recent_next].queue = port->queue;
-		recent[recent_next].when = mono_ns();
-		recent_next = (recent_next + 1) % XWI_RECENT;
 		port_free(port);
 	}
 	pthread_mutex_unlock(&ports_lock);
@@ -527,8 +511,13 @@ static void rx_one(struct xwi_port *p, const __u8 *data, __u32 len)
 
 __u32 xwi_port_rx_ready(struct xwi_port *p)
 {
-	/* Does not consume: the cached consumer position is left alone. */
-	return xsk_cons_nb_avail(&p->rx, p->nrx_frames);
+	/* Called without the port lock (a waiter's check before sleeping or
+	 * spinning): it reads the ring's shared indices and writes nothing,
+	 * not even libxdp's cached producer, which the lock holder owns.  A
+	 * received frame is there from the kernel's producer store until our
+	 * consumer release after the frame was handled. */
+	return __atomic_load_n(p->rx.producer, __ATOMIC_ACQUIRE) -
+	       __atomic_load_n(p->rx.consumer, __ATOMIC_RELAXED);
 }
 
 int xwi_port_rx(struct xwi_port *p, int budget)

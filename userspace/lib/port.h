@@ -70,9 +70,11 @@ struct xwi_port {
 int xwi_port_check_frames(struct xwi_port *port);
 
 /* Find or create the port for (@ifname, @queue); @umem_frames only when
- * creating (power of two, >= 64).  Reference counted. */
+ * creating (power of two, >= 64).  Reference counted.  Unless
+ * @held_elsewhere (a live endpoint of another process is registered on the
+ * queue), a queue still being released by the kernel is waited for. */
 int xwi_port_get(const char *ifname, int ifindex, __u32 queue, __u32 umem_frames,
-		 struct xwi_port **portp);
+		 bool held_elsewhere, struct xwi_port **portp);
 void xwi_port_put(struct xwi_port *port);
 
 /* Payload bytes per frame for @enc on this port's MTU. */
@@ -88,7 +90,7 @@ void xwi_port_flush(struct xwi_port *port);
 /* Take up to @budget received frames and hand each to its endpoint
  * (xwi_endpoint_deliver); returns the number taken. */
 int xwi_port_rx(struct xwi_port *port, int budget);
-/* Frames visible in the RX ring now. */
+/* Frames in the RX ring not yet handled; safe without the port lock. */
 __u32 xwi_port_rx_ready(struct xwi_port *port);
 
 /* endpoint.c: one received frame for @ep. */

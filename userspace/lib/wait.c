@@ -50,20 +50,20 @@ void xwi_waitpol_init(struct xwi_waitpol *w, enum xw_wait_strategy s, __u64 bloc
 	w->adaptive_spin = block_cost; /* no history yet: spin-block */
 }
 
-__u64 xwi_waitpol_spin(const struct xwi_waitpol *w)
+__u64 xwi_waitpol_spin(struct xwi_waitpol *w)
 {
 	switch (w->strategy) {
 	case XW_WAIT_SPIN_YIELD:
 	case XW_WAIT_SPIN_BLOCK:
 		return w->spin_ns ? w->spin_ns : w->block_cost;
 	case XW_WAIT_ADAPTIVE:
-		return w->adaptive_spin;
+		return xwi_waitpol_adaptive(w);
 	default:
 		return 0;
 	}
 }
 
-enum xwi_wait_act xwi_waitpol_next(const struct xwi_waitpol *w, __u64 waited)
+enum xwi_wait_act xwi_waitpol_next(struct xwi_waitpol *w, __u64 waited)
 {
 	switch (w->strategy) {
 	case XW_WAIT_SPIN:
@@ -91,39 +91,42 @@ enum xwi_wait_act xwi_waitpol_next(const struct xwi_waitpol *w, __u64 waited)
  */
 void xwi_waitpol_done(struct xwi_waitpol *w, __u64 delay)
 {
-	__u64 b = w->block_cost, *v = w->sorted;
-	unsigned int n = w->nhist, i, lim;
-
 	/* This runs at the end of every wait, for every strategy (a call may
-	 * ask for adaptive on an endpoint whose default is another one), so
-	 * the window is kept sorted as it changes: the delay that leaves it
-	 * is taken out and the new one put in, a few dozen instructions
-	 * (a qsort of the window cost ~5,000 a wait). */
-	if (n == XWI_WAIT_HIST) {
-		__u64 old = w->hist[w->pos];
-
-		for (i = 0; i < n - 1 && v[i] != old; i++)
-			;
-		memmove(&v[i], &v[i + 1], (n - 1 - i) * sizeof(v[0]));
-		n--;
-	} else {
-		w->nhist++;
-	}
-	for (i = n; i > 0 && v[i - 1] > delay; i--)
-		v[i] = v[i - 1];
-	v[i] = delay;
-	n++;
+	 * ask for adaptive on an endpoint whose default is another one), on
+	 * the way back to the application with its message: only record the
+	 * delay.  The estimate is worked out when an adaptive wait asks. */
 	w->hist[w->pos] = delay;
 	w->pos = (w->pos + 1) % XWI_WAIT_HIST;
+	if (w->nhist < XWI_WAIT_HIST)
+		w->nhist++;
+	w->stale = true;
+}
 
-	/* The delays within 2B are a prefix of the sorted window. */
-	for (lim = 0; lim < n && v[lim] <= 2 * b; lim++)
-		;
-	if (lim * 2 < n) {
-		w->adaptive_spin = b / 2;
-		return;
+__u64 xwi_waitpol_adaptive(struct xwi_waitpol *w)
+{
+	__u64 b = w->block_cost, *v = w->sorted;
+	unsigned int n = w->nhist, i, j, lim;
+
+	if (!w->stale)
+		return w->adaptive_spin;
+	w->stale = false;
+	/* The delays within 2B, sorted (insertion: at most 16 of them). */
+	for (i = 0, lim = 0; i < n; i++) {
+		__u64 d = w->hist[i];
+
+		if (d > 2 * b)
+			continue;
+		for (j = lim; j > 0 && v[j - 1] > d; j--)
+			v[j] = v[j - 1];
+		v[j] = d;
+		lim++;
 	}
-	w->adaptive_spin = clamp_spin(v[(lim * 3) / 4 < lim ? (lim * 3) / 4 : lim - 1] * 5 / 4, b);
+	if (lim * 2 < n)
+		w->adaptive_spin = b / 2;
+	else
+		w->adaptive_spin =
+			clamp_spin(v[(lim * 3) / 4 < lim ? (lim * 3) / 4 : lim - 1] * 5 / 4, b);
+	return w->adaptive_spin;
 }
 
 __u64 xwi_wait_cost(__u64 spin, __u64 b, __u64 delay)

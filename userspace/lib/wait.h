@@ -19,6 +19,7 @@
 #define XWI_WAIT_H
 
 #include <linux/types.h>
+#include <stdbool.h>
 #include "xdpwake.h"
 
 #define XWI_WAIT_HIST 16
@@ -34,20 +35,24 @@ struct xwi_waitpol {
 	__u64 block_cost; /* B */
 	__u64 spin_ns;	  /* configured spin time (0: B) */
 	__u64 hist[XWI_WAIT_HIST];   /* the last delays, oldest at pos once full */
-	__u64 sorted[XWI_WAIT_HIST]; /* the same nhist delays in ascending order */
+	__u64 sorted[XWI_WAIT_HIST]; /* scratch: those within 2B, ascending */
 	unsigned int nhist, pos;
-	__u64 adaptive_spin;
+	__u64 adaptive_spin; /* the adaptive spin time, valid unless stale */
+	bool stale;	     /* delays recorded since adaptive_spin was worked out */
 };
 
 void xwi_waitpol_init(struct xwi_waitpol *w, enum xw_wait_strategy s, __u64 block_cost,
 		      __u64 spin_ns);
 /* Spin time before the pure strategy takes over (0 for spin/yield/block,
  * which never switch). */
-__u64 xwi_waitpol_spin(const struct xwi_waitpol *w);
+__u64 xwi_waitpol_spin(struct xwi_waitpol *w);
 /* What to do after @waited ns of the current wait without completion. */
-enum xwi_wait_act xwi_waitpol_next(const struct xwi_waitpol *w, __u64 waited);
-/* A wait ended: the message arrived @delay ns after it began. */
+enum xwi_wait_act xwi_waitpol_next(struct xwi_waitpol *w, __u64 waited);
+/* A wait ended: the message arrived @delay ns after it began (recorded
+ * only; the adaptive estimate is worked out when asked for). */
 void xwi_waitpol_done(struct xwi_waitpol *w, __u64 delay);
+/* The adaptive strategy's spin time from the recorded delays. */
+__u64 xwi_waitpol_adaptive(struct xwi_waitpol *w);
 /* The cost model above, for tests and benchmarks: the cost of waiting
  * @delay ns with spin time @spin then blocking at cost @b. */
 __u64 xwi_wait_cost(__u64 spin, __u64 b, __u64 delay);
