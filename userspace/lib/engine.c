@@ -20,280 +20,7 @@
 #include <arpa/inet.h>
 #include <sys/random.h>
 
-#include "crc32c.h"
-#include "engine.h"
-
-/* Messages whose id is this far ahead of the next expected one are bogus. */
-#define XWI_ORDER_WINDOW 65536u
-/* Old sessions of a peer remembered as stale. */
-#define XWI_RETIRED 4
-
-/* ---- intrusive lists --------------------------------------------------- */
-
-struct xl {
-	struct xl *next, *prev;
-};
-
-#define xl_entry(p, type, member) ((type *)((char *)(p) - offsetof(type, member)))
-
-static void xl_init(struct xl *l)
-{
-	l->next = l->prev = l;
-}
-
-static bool xl_empty(const struct xl *l)
-{
-	return l->next == l;
-}
-
-static void xl_add_tail(struct xl *n, struct xl *head)
-{
-	n->prev = head->prev;
-	n->next = head;
-	head->prev->next = n;
-	head->prev = n;
-}
-
-static void xl_add_before(struct xl *n, struct xl *pos)
-{
-	xl_add_tail(n, pos);
-}
-
-/* Unlink; the node is left self-linked, so xl_empty(n) tells "not linked". */
-static void xl_del(struct xl *n)
-{
-	n->prev->next = n->next;
-	n->next->prev = n->prev;
-	xl_init(n);
-}
-
-/* Move every node of @from, in order, to the front of @to. */
-static void xl_splice_front(struct xl *from, struct xl *to)
-{
-	if (xl_empty(from))
-		return;
-	from->prev->next = to->next;
-	to->next->prev = from->prev;
-	to->next = from->next;
-	from->next->prev = to;
-	xl_init(from);
-}
-
-/* ---- state ------------------------------------------------------------- */
-
-enum tx_kind {
-	TX_SEND = 1, /* initial frames of a send request */
-	TX_JOB = 2,  /* a PULL block being answered     */
-	TX_CTRL = 3, /* one PULL or NOTIFY frame         */
-	TX_CARRY = 4, /* eager frames carried over a reconnect */
-};
-
-struct txitem {
-	struct xl link; /* in peer->ctrlq / peer->dataq; self-linked when idle */
-	enum tx_kind kind;
-};
-
-struct rmsg;
-
-struct peer {
-	struct xl link;	       /* e->peers                                     */
-	struct xl rr;	       /* e->txrr while it has frames to emit          */
-	struct xw_addr addr;
-	__u32 tx_next_id;      /* msg_id of the next message started to it     */
-	__u32 rx_next_id;      /* next msg_id eligible for matching from it    */
-	struct xl ctrlq;       /* struct ctrl: PULL, NOTIFY                    */
-	struct xl dataq;       /* send bursts and pull jobs                    */
-	struct xl sends;       /* large sends started: waiting PULL / NOTIFY   */
-	struct xl active;      /* incoming, eligible, still expecting frames   */
-	struct xl held;	       /* incoming, waiting for their turn, by msg_id  */
-	struct rmsg *last;     /* lookup cache                                 */
-	/* connection (cfg.reliable) */
-	__u8 cstate;	       /* C_NONE, C_SYN, C_EST                         */
-	bool rx_known;	       /* peer_sid / rcv_nxt known                     */
-	bool ack_now;	       /* an ACK is owed at once                       */
-	bool in_recovery;      /* resending after an RTO, until `recover`      */
-	bool acked_once;       /* the peer acked a frame: it knows our ISN     */
-	bool est_counted;      /* this incarnation reached C_EST (st.sessions) */
-	__u32 my_sid, isn, snd_una, snd_nxt;
-	__u32 peer_sid, rcv_nxt;
-	__u32 peer_isn;	       /* the peer's ISN (half-open: rcv_nxt == peer_isn) */
-	__u32 retired[XWI_RETIRED];
-	__u32 nretired;
-	__u32 ack_owed;	       /* frames taken since our last ack went out     */
-	__u32 dupacks, recover;
-	__u32 inflight;	       /* frames in rtxq                               */
-	__u32 nooo;	       /* frames in ooo                                */
-	__u32 backoff, conn_tries;
-	__u64 ack_due;	       /* delayed ACK deadline (0: none)               */
-	__u64 rtx_due;	       /* retransmission deadline (0: none)            */
-	__u64 conn_due;	       /* CONNECT retry deadline (0: none)             */
-	__u64 conn_start;      /* handshake started                            */
-	__u64 last_progress;   /* ack advanced / first frame outstanding       */
-	__u64 last_heard;      /* a frame of the peer's session arrived        */
-	__u64 last_reply;      /* CONNECT_REPLY rate limit                     */
-	__u64 srtt, rttvar, rto;
-	bool reply_owed;       /* a CONNECT_REPLY is owed                      */
-	bool probe;	       /* our CONNECT introduces us (not retried idle)  */
-	__u64 last_probe;      /* keepalive CONNECT to a silent peer            */
-	__u64 last_dupack;     /* a pure ACK of snd_una while frames were out   */
-	__u64 unsol_due;       /* introduce ourselves (no session) then        */
-	bool rtx_now;	       /* resend the oldest unacked frame at once      */
-	bool holes;	       /* frames marked RF_RESEND                      */
-	struct xl rtxq;	       /* struct rtxf, by seq                          */
-	struct xl ooo;	       /* struct rtxf, held ahead, by seq              */
-	/* message streams (survive reconnects with the same peer endpoint) */
-	__u32 peer_eid;	       /* the peer endpoint's incarnation (0: unknown)  */
-	__u32 old_eids[XWI_RETIRED]; /* its earlier incarnations              */
-	__u32 nold_eids;
-	__u32 *redo;	       /* ids < rx_next_id dropped incomplete by a     */
-	__u32 nredo;	       /*   reset: taken again if they come again      */
-	__u64 orphan_since;    /* given up, partial messages of it kept (0: no) */
-	__u32 skip_base, skip_mask; /* its ids skip_base+1+i (bit i) are final:  */
-				    /*   never sent (again), not waited for      */
-};
-
-enum { C_NONE = 0, C_SYN = 1, C_EST = 2 };
-
-/* rtxf.sack */
-#define RF_SACKED 1u /* the receiver holds it (out of order)            */
-#define RF_RESEND 2u /* a hole: to be resent now                        */
-#define RF_HOLED 4u  /* resent as a hole since the last timeout         */
-
-/* A frame kept for retransmission, or held out of order. */
-struct rtxf {
-	struct xl link;
-	__u32 seq;
-	__u32 tries;	 /* transmissions */
-	__u8 sack;	 /* RF_* (selective acks)  */
-	__u64 t_sent;
-	size_t len;
-	struct xw_hdr h;
-	unsigned char pl[];
-};
-
-struct ctrl {
-	struct txitem tx;
-	__u8 type;	   /* XW_PKT_PULL or XW_PKT_NOTIFY */
-	bool standalone;   /* allocated alone: freed once emitted */
-	__u32 msg_id, msg_len, frag_idx, frag_count, nfrags, block_id;
-	__u64 match;
-};
-
-/* Eager frames of a closed connection, sent again on the next one (a
- * reconnect with the same peer endpoint): struct rtxf, in order. */
-struct carry {
-	struct txitem tx;
-	struct xl frames;
-};
-
-struct block {
-	struct ctrl pull; /* its PULL frame (queued until emitted) */
-	__u32 first, n, left;
-	bool busy;
-};
-
-struct job {
-	struct txitem tx;
-	struct xl slink; /* sreq jobs */
-	struct xwi_req_priv *s;
-	__u32 block_id, first, n, next;
-};
-
-enum rstate {
-	R_NEW = 0,	/* just created, not yet placed                  */
-	R_HELD = 1,	/* waiting for earlier messages of its peer      */
-	R_UNEXP = 2,	/* eligible, in the unexpected queue             */
-	R_MATCHED = 3,	/* a receive owns it                             */
-	R_DROPPED = 4,	/* eager, over unexpected_max: frames discarded  */
-};
-
-struct rmsg {
-	struct xl alink;     /* e->rmsgs (all)                                */
-	struct xl plink;     /* peer->active or peer->held                    */
-	struct xl ulink;     /* e->unexp                                      */
-	struct peer *peer;
-	struct xw_request *req;
-	enum rstate state;
-	bool rndv;
-	bool nodata;	     /* eager, held: no buffer (dropped)              */
-	bool push_dropped;   /* large: pushed bytes dropped (pull them)       */
-	__u32 msg_id, msg_len, nfrags;
-	__u32 npush;	     /* fragments sent unasked (eager: all)           */
-	__u32 nhave;
-	__u64 match;
-	bool has_data;	     /* XW_F_DATA: the sender's 24 bits of data      */
-	__u32 mdata;
-	__u64 claim;	     /* unexpected, claimed by a peek (0: not): only
-			      * xwi_engine_irecv_claimed() takes it          */
-	__u64 *have;	     /* bitmap of fragments received                  */
-	unsigned char *data; /* unexpected bytes (eager: msg_len; large: push) */
-	size_t data_len;     /* bytes accounted for data                      */
-	/* matched */
-	__u32 need_end;	     /* fragments [0, need_end) are needed            */
-	__u32 need_left;     /* needed fragments still missing                */
-	__u32 pull_next;     /* next fragment to consider for a PULL          */
-	__u32 next_block;    /* next block id                                 */
-	__u32 inflight;	     /* busy blocks                                   */
-	struct block *blocks; /* cfg.pull_inflight (large only)               */
-	struct ctrl *notify; /* preallocated NOTIFY (large only)              */
-};
-
-struct xwi_req_priv {
-	struct xw_request *req;
-	struct xl elink;     /* e->pending */
-	__u64 t_post;
-	/* send */
-	struct txitem tx;    /* burst in peer->dataq */
-	struct xl slink;     /* peer->sends (large, started) */
-	struct peer *peer;
-	const unsigned char *data;
-	unsigned char *copy;
-	__u8 cls;	     /* XW_PKT_SMALL / MEDIUM / RNDV */
-	bool started;
-	bool notified;	     /* NOTIFY arrived: done once its queued frames are out */
-	bool internal;	     /* detached eager send: freed when its frames are out */
-	bool replayed;	     /* rewound by a connection reset: frames went out */
-	bool keep_id;	     /* rewound by a reconnect: sent again as msg_id */
-	bool more;	     /* XWI_SEND_MORE: another message follows at once */
-	bool has_data;	     /* XW_F_DATA with data on every data frame */
-	__u32 mdata;
-	__u32 len, nfrags, burst, next, msg_id;
-	__u32 first_seq;     /* reliable: seq of its first frame */
-	__u64 match;
-	struct xl jobs;
-	/* receive */
-	struct xl qlink;     /* e->posted */
-	unsigned char *buf;
-	size_t buflen;
-	__u64 rmatch, mask;
-	bool has_src;	     /* directed: only messages from src match */
-	struct xw_addr src;
-	struct rmsg *m;
-};
-
-struct reqbox {
-	struct xw_request pub;
-	struct xwi_req_priv priv;
-};
-
-struct xwi_engine {
-	struct xwi_engine_cfg cfg;
-	struct xwi_engine_ops ops;
-	void *ctx;
-	__u32 eid;	    /* this endpoint's incarnation (CONNECT*: match) */
-	struct xl peers;
-	struct xl txrr;	    /* peers with frames to emit */
-	struct xl posted;   /* posted receives, post order */
-	struct xl unexp;    /* unexpected messages, oldest first */
-	struct xl pending;  /* all pending requests */
-	struct xl rmsgs;    /* all incoming messages */
-	struct peer *last_peer;
-	__u64 next_claim;   /* claim ids handed out by xwi_engine_peek() */
-	__u32 backlog;	    /* sends with initial frames queued */
-	__u32 npeers;
-	bool hook_done;	    /* drop_first_type used */
-	struct xwi_engine_stats st;
-};
+#include "engine_int.h"
 
 static int deliver_seq(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h,
 		       const void *payload);
@@ -304,84 +31,6 @@ static bool orphans_reclaim(struct xwi_engine *e);
 static void redo_add(struct xwi_engine *e, struct peer *p, __u32 id);
 static bool redo_take(struct peer *p, __u32 id);
 static struct carry *carry_find(struct peer *p);
-
-/* ---- helpers ----------------------------------------------------------- */
-
-/*
- * Zeroed memory through malloc's per-thread cache: glibc's calloc bypasses
- * that cache, and requests, received messages and their bookkeeping are
- * allocated for every message (callgrind: ~1,300 of a round trip's
- * instructions went to calloc's slow path).
- */
-static void *zalloc(size_t n, size_t size)
-{
-	void *p;
-
-	if (size && n > SIZE_MAX / size)
-		return NULL;
-	if (n * size > 65536) /* from fresh pages: calloc need not clear */
-		return calloc(n, size);
-	p = malloc(n * size);
-	if (!p)
-		return NULL;
-	/* Keep the compiler from fusing malloc + memset back into calloc. */
-	__asm__ volatile("" : : "r"(p) : "memory");
-	memset(p, 0, n * size);
-	return p;
-}
-
-static __u64 nfrags_of(__u64 len, __u64 p)
-{
-	return len ? (len + p - 1) / p : 1;
-}
-
-static __u32 frag_size(__u32 len, __u32 p, __u32 idx)
-{
-	__u64 off = (__u64)idx * p;
-
-	if (off >= len)
-		return 0;
-	return len - off < p ? (__u32)(len - off) : p;
-}
-
-static __u32 mark_pos(const struct xwi_engine *e, __u32 n)
-{
-	__u32 s = e->cfg.mark_shift;
-
-	return (s > 0 && s < n) ? n - 1 - s : n - 1;
-}
-
-static bool bit_test(const __u64 *b, __u32 i)
-{
-	return b[i / 64] & (1ULL << (i % 64));
-}
-
-static void bit_set(__u64 *b, __u32 i)
-{
-	b[i / 64] |= 1ULL << (i % 64);
-}
-
-static __u32 bits_below(const __u64 *b, __u32 end)
-{
-	__u32 n = 0, w;
-
-	for (w = 0; w < end / 64; w++)
-		n += (__u32)__builtin_popcountll(b[w]);
-	if (end % 64)
-		n += (__u32)__builtin_popcountll(b[w] & ((1ULL << (end % 64)) - 1));
-	return n;
-}
-
-/* a is before b (wrap-safe). */
-static bool id_before(__u32 a, __u32 b)
-{
-	return (__s32)(a - b) < 0;
-}
-
-static __u64 now(struct xwi_engine *e)
-{
-	return e->ops.now_ns ? e->ops.now_ns(e->ctx) : 0;
-}
 
 /* ---- configuration, creation ------------------------------------------ */
 
@@ -503,11 +152,11 @@ static void conn_event(struct xwi_engine *e, struct peer *p, __u32 sid);
  */
 static bool peer_idle(const struct xwi_engine *e, const struct peer *p)
 {
-	if (p->acked_once || (p->rx_known && p->rcv_nxt != p->peer_isn) ||
-	    p->snd_nxt != p->isn || p->inflight || p->nooo || p->tx_next_id ||
-	    p->rx_next_id || !xl_empty(&p->rr) || !xl_empty(&p->ctrlq) ||
-	    !xl_empty(&p->dataq) || !xl_empty(&p->sends) || !xl_empty(&p->active) ||
-	    !xl_empty(&p->held) || !xl_empty(&p->rtxq) || !xl_empty(&p->ooo))
+	if (p->cn.acked_once || (p->cn.rx_known && p->cn.rcv_nxt != p->cn.peer_isn) ||
+	    p->cn.snd_nxt != p->cn.isn || p->cn.inflight || p->cn.nooo || p->ms.tx_next_id ||
+	    p->ms.rx_next_id || !xl_empty(&p->ms.rr) || !xl_empty(&p->ms.ctrlq) ||
+	    !xl_empty(&p->ms.dataq) || !xl_empty(&p->ms.sends) || !xl_empty(&p->ms.active) ||
+	    !xl_empty(&p->ms.held) || !xl_empty(&p->cn.rtxq) || !xl_empty(&p->cn.ooo))
 		return false;
 	for (const struct xl *l = e->rmsgs.next; l != &e->rmsgs; l = l->next)
 		if (xl_entry(l, struct rmsg, alink)->peer == p)
@@ -517,13 +166,13 @@ static bool peer_idle(const struct xwi_engine *e, const struct peer *p)
 
 static void peer_forget(struct xwi_engine *e, struct peer *p)
 {
-	if (p->rx_known)
+	if (p->cn.rx_known)
 		conn_event(e, p, 0);
 	xl_del(&p->link);
 	if (e->last_peer == p)
 		e->last_peer = NULL;
 	e->npeers--;
-	free(p->redo);
+	free(p->ms.redo);
 	free(p);
 }
 
@@ -544,8 +193,8 @@ static bool peer_evict(struct xwi_engine *e)
 	for (struct xl *l = e->peers.next; l != &e->peers; l = l->next) {
 		struct peer *p = xl_entry(l, struct peer, link);
 
-		if (peer_idle(e, p) && t - p->last_heard >= young &&
-		    (!victim || p->last_heard < victim->last_heard))
+		if (peer_idle(e, p) && t - p->cn.last_heard >= young &&
+		    (!victim || p->cn.last_heard < victim->cn.last_heard))
 			victim = p;
 	}
 	if (!victim)
@@ -568,15 +217,15 @@ static struct peer *peer_get(struct xwi_engine *e, const struct xw_addr *a)
 		return NULL;
 	e->npeers++;
 	p->addr = *a;
-	p->rto = e->cfg.rto_init_ns;
-	xl_init(&p->rtxq);
-	xl_init(&p->ooo);
-	xl_init(&p->rr);
-	xl_init(&p->ctrlq);
-	xl_init(&p->dataq);
-	xl_init(&p->sends);
-	xl_init(&p->active);
-	xl_init(&p->held);
+	p->cn.rto = e->cfg.rto_init_ns;
+	xl_init(&p->cn.rtxq);
+	xl_init(&p->cn.ooo);
+	xl_init(&p->ms.rr);
+	xl_init(&p->ms.ctrlq);
+	xl_init(&p->ms.dataq);
+	xl_init(&p->ms.sends);
+	xl_init(&p->ms.active);
+	xl_init(&p->ms.held);
 	xl_add_tail(&p->link, &e->peers);
 	e->last_peer = p;
 	return p;
@@ -584,34 +233,34 @@ static struct peer *peer_get(struct xwi_engine *e, const struct xw_addr *a)
 
 static bool peer_has_work(const struct peer *p)
 {
-	return !xl_empty(&p->ctrlq) || !xl_empty(&p->dataq);
+	return !xl_empty(&p->ms.ctrlq) || !xl_empty(&p->ms.dataq);
 }
 
 /* Put @p in the round-robin when it has frames to emit. */
 static void peer_kick(struct xwi_engine *e, struct peer *p)
 {
-	if (!xl_empty(&p->rr) || !peer_has_work(p))
+	if (!xl_empty(&p->ms.rr) || !peer_has_work(p))
 		return;
 	if (e->cfg.reliable) {
-		if (p->cstate == C_NONE)
+		if (p->cn.cstate == C_NONE)
 			conn_start(e, p);
 		if (!can_tx(e, p))
 			return; /* kicked again when the CONNECT is out / acked */
 	}
-	xl_add_tail(&p->rr, &e->txrr);
+	xl_add_tail(&p->ms.rr, &e->txrr);
 }
 
 /* Take @p out of the round-robin when its queues became empty. */
 static void peer_idle_check(struct peer *p)
 {
-	if (!peer_has_work(p) && !xl_empty(&p->rr))
-		xl_del(&p->rr);
+	if (!peer_has_work(p) && !xl_empty(&p->ms.rr))
+		xl_del(&p->ms.rr);
 }
 
 /* Does @p hold a queued item other than @it? */
 static bool peer_has_other(const struct peer *p, const struct txitem *it)
 {
-	const struct xl *qs[2] = { &p->ctrlq, &p->dataq };
+	const struct xl *qs[2] = { &p->ms.ctrlq, &p->ms.dataq };
 
 	for (int i = 0; i < 2; i++) {
 		const struct xl *q = qs[i];
@@ -758,9 +407,9 @@ static bool hook_drop(struct xwi_engine *e, __u8 type)
 
 static __u64 rto_cur(const struct xwi_engine *e, const struct peer *p)
 {
-	__u64 r = p->rto;
+	__u64 r = p->cn.rto;
 
-	for (__u32 i = 0; i < p->backoff && r < e->cfg.rto_max_ns; i++)
+	for (__u32 i = 0; i < p->cn.backoff && r < e->cfg.rto_max_ns; i++)
 		r *= 2;
 	return r < e->cfg.rto_max_ns ? r : e->cfg.rto_max_ns;
 }
@@ -773,10 +422,10 @@ static __u64 sack_bits(const struct peer *p);
  * a pure ACK carries them, @sacks). */
 static void ack_sent(const struct xwi_engine *e, struct peer *p, bool sacks)
 {
-	p->ack_owed = 0;
-	p->ack_due = 0;
-	if (sacks || !e->cfg.sack || !p->nooo)
-		p->ack_now = false;
+	p->cn.ack_owed = 0;
+	p->cn.ack_due = 0;
+	if (sacks || !e->cfg.sack || !p->cn.nooo)
+		p->cn.ack_now = false;
 }
 
 /* An unsequenced frame (ACK, CONNECT*, CLOSE) of @p's connection.  CONNECT
@@ -792,18 +441,18 @@ static int emit_ctl(struct xwi_engine *e, struct peer *p, __u8 type, __u32 seq, 
 	if (type == XW_PKT_CONNECT || type == XW_PKT_CONNECT_REPLY) {
 		h.match = htobe64((__u64)e->eid << 32 | resume_id(e, p, &finals));
 		h.msg_len = htonl(finals);
-	} else if (type == XW_PKT_ACK && e->cfg.sack && p->rx_known) {
+	} else if (type == XW_PKT_ACK && e->cfg.sack && p->cn.rx_known) {
 		h.match = htobe64(sack_bits(p));
 	}
-	h.session = htonl(p->my_sid);
+	h.session = htonl(p->cn.my_sid);
 	h.seq = htonl(seq);
-	h.ack = htonl(p->rx_known ? p->rcv_nxt : 0);
+	h.ack = htonl(p->cn.rx_known ? p->cn.rcv_nxt : 0);
 	h.msg_id = htonl(msg_id);
 	hdr_seal(e, &h, NULL, 0);
 	if (!hook_drop(e, type) && e->ops.send(e->ctx, &p->addr, &h, NULL, 0))
 		return -EAGAIN;
 	e->st.tx_frames[type]++;
-	if (p->rx_known)
+	if (p->cn.rx_known)
 		ack_sent(e, p, type == XW_PKT_ACK);
 	return 0;
 }
@@ -811,7 +460,7 @@ static int emit_ctl(struct xwi_engine *e, struct peer *p, __u8 type, __u32 seq, 
 static int emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const void *payload,
 		size_t len)
 {
-	struct rtxf *f;
+	struct xwi_frame *f;
 	__u64 t;
 
 	h->payload_len = htons((__u16)len);
@@ -824,9 +473,9 @@ static int emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const vo
 	}
 	if (!can_tx(e, p))
 		return -EAGAIN;
-	h->session = htonl(p->my_sid);
-	h->seq = htonl(p->snd_nxt);
-	h->ack = htonl(p->rx_known ? p->rcv_nxt : 0);
+	h->session = htonl(p->cn.my_sid);
+	h->seq = htonl(p->cn.snd_nxt);
+	h->ack = htonl(p->cn.rx_known ? p->cn.rcv_nxt : 0);
 	hdr_seal(e, h, payload, len);
 	f = malloc(sizeof(*f) + len);
 	if (!f)
@@ -836,7 +485,7 @@ static int emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const vo
 		return -EAGAIN;
 	}
 	t = now(e);
-	f->seq = p->snd_nxt++;
+	f->seq = p->cn.snd_nxt++;
 	f->tries = 1;
 	f->sack = 0;
 	f->t_sent = t;
@@ -844,12 +493,12 @@ static int emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const vo
 	f->h = *h;
 	if (len)
 		memcpy(f->pl, payload, len);
-	xl_add_tail(&f->link, &p->rtxq);
-	if (!p->inflight++) {
-		p->last_progress = t;
-		p->rtx_due = t + rto_cur(e, p);
+	xl_add_tail(&f->link, &p->cn.rtxq);
+	if (!p->cn.inflight++) {
+		p->cn.last_progress = t;
+		p->cn.rtx_due = t + rto_cur(e, p);
 	}
-	if (p->rx_known)
+	if (p->cn.rx_known)
 		ack_sent(e, p, false);
 	e->st.tx_frames[h->type]++;
 	return 0;
@@ -859,7 +508,7 @@ static int emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const vo
 static int tx_send(struct xwi_engine *e, struct peer *p, struct xwi_req_priv *s, bool other)
 {
 	__u32 P = e->cfg.frag_payload, i = s->next, fsz = frag_size(s->len, P, i);
-	__u32 id = s->started || s->keep_id ? s->msg_id : p->tx_next_id;
+	__u32 id = s->started || s->keep_id ? s->msg_id : p->ms.tx_next_id;
 	bool last = i + 1 == s->burst;
 	struct xw_hdr h;
 	__u8 flags = 0;
@@ -909,11 +558,10 @@ static int tx_send(struct xwi_engine *e, struct peer *p, struct xwi_req_priv *s,
 	if (!s->started) {
 		s->started = true;
 		s->msg_id = id;
-		s->first_seq = p->snd_nxt - 1;
 		if (!s->keep_id)
-			p->tx_next_id++;
+			p->ms.tx_next_id++;
 		if (s->cls == XW_PKT_RNDV)
-			xl_add_tail(&s->slink, &p->sends);
+			xl_add_tail(&s->slink, &p->ms.sends);
 	}
 	s->next++;
 	if (last) {
@@ -1004,7 +652,7 @@ static int tx_ctrl(struct xwi_engine *e, struct peer *p, struct ctrl *c, bool ot
  * neither LAT nor MORE, as a retransmission). */
 static int tx_carry(struct xwi_engine *e, struct peer *p, struct carry *c)
 {
-	struct rtxf *f = xl_entry(c->frames.next, struct rtxf, link);
+	struct xwi_frame *f = xl_entry(c->frames.next, struct xwi_frame, link);
 	struct xw_hdr h = f->h;
 	int err;
 
@@ -1026,7 +674,7 @@ static int tx_carry(struct xwi_engine *e, struct peer *p, struct carry *c)
 /* Emit one frame of @p's work. */
 static int peer_tx_one(struct xwi_engine *e, struct peer *p)
 {
-	struct xl *q = !xl_empty(&p->ctrlq) ? &p->ctrlq : &p->dataq;
+	struct xl *q = !xl_empty(&p->ms.ctrlq) ? &p->ms.ctrlq : &p->ms.dataq;
 	struct txitem *it = xl_entry(q->next, struct txitem, link);
 	bool other = peer_has_other(p, it);
 
@@ -1047,16 +695,16 @@ static int tx_run(struct xwi_engine *e, int budget)
 	int n = 0;
 
 	while (n < budget && !xl_empty(&e->txrr)) {
-		struct peer *p = xl_entry(e->txrr.next, struct peer, rr);
+		struct peer *p = xl_entry(e->txrr.next, struct peer, ms.rr);
 
 		if (e->cfg.reliable && !can_tx(e, p)) {
-			xl_del(&p->rr); /* kicked again when it can send */
+			xl_del(&p->ms.rr); /* kicked again when it can send */
 			continue;
 		}
 		if (peer_tx_one(e, p))
 			break;
 		n++;
-		xl_del(&p->rr);
+		xl_del(&p->ms.rr);
 		peer_kick(e, p);
 	}
 	return n;
@@ -1162,7 +810,7 @@ int xwi_engine_isend_data(struct xwi_engine *e, const struct xw_addr *dst, const
 		s->cls = len <= P ? XW_PKT_SMALL : XW_PKT_MEDIUM;
 		s->burst = n;
 	}
-	xl_add_tail(&s->tx.link, &p->dataq);
+	xl_add_tail(&s->tx.link, &p->ms.dataq);
 	e->backlog++;
 	peer_kick(e, p);
 	*reqp = req;
@@ -1208,7 +856,7 @@ int xwi_engine_isend_data(struct xwi_engine *e, const struct xw_addr *dst, const
 
 static struct xwi_req_priv *send_find(struct peer *p, __u32 id)
 {
-	for (struct xl *l = p->sends.next; l != &p->sends; l = l->next) {
+	for (struct xl *l = p->ms.sends.next; l != &p->ms.sends; l = l->next) {
 		struct xwi_req_priv *s = xl_entry(l, struct xwi_req_priv, slink);
 
 		if (s->msg_id == id)
@@ -1231,8 +879,8 @@ static void rmsg_free(struct xwi_engine *e, struct rmsg *m)
 {
 	struct peer *p = m->peer;
 
-	if (p->last == m)
-		p->last = NULL;
+	if (p->ms.last == m)
+		p->ms.last = NULL;
 	xl_del(&m->alink);
 	xl_del(&m->plink);
 	xl_del(&m->ulink);
@@ -1257,19 +905,19 @@ static struct rmsg *rmsg_find(struct peer *p, __u32 id)
 {
 	struct xl *l;
 
-	if (p->last && p->last->msg_id == id)
-		return p->last;
-	for (l = p->active.prev; l != &p->active; l = l->prev) {
+	if (p->ms.last && p->ms.last->msg_id == id)
+		return p->ms.last;
+	for (l = p->ms.active.prev; l != &p->ms.active; l = l->prev) {
 		struct rmsg *m = xl_entry(l, struct rmsg, plink);
 
 		if (m->msg_id == id)
-			return p->last = m;
+			return p->ms.last = m;
 	}
-	for (l = p->held.next; l != &p->held; l = l->next) {
+	for (l = p->ms.held.next; l != &p->ms.held; l = l->next) {
 		struct rmsg *m = xl_entry(l, struct rmsg, plink);
 
 		if (m->msg_id == id)
-			return p->last = m;
+			return p->ms.last = m;
 	}
 	return NULL;
 }
@@ -1360,7 +1008,7 @@ static void pull_fill(struct xwi_engine *e, struct rmsg *m)
 		b->pull.nfrags = n;
 		b->pull.block_id = m->next_block++;
 		b->pull.match = m->match;
-		xl_add_tail(&b->pull.tx.link, &p->ctrlq);
+		xl_add_tail(&b->pull.tx.link, &p->ms.ctrlq);
 		m->inflight++;
 		peer_kick(e, p);
 	}
@@ -1408,7 +1056,7 @@ static void rmsg_complete(struct xwi_engine *e, struct rmsg *m)
 		c->msg_id = m->msg_id;
 		c->msg_len = m->msg_len;
 		c->match = m->match;
-		xl_add_tail(&c->tx.link, &p->ctrlq);
+		xl_add_tail(&c->tx.link, &p->ms.ctrlq);
 		peer_kick(e, p);
 	}
 	rmsg_free(e, m);
@@ -1451,7 +1099,7 @@ static void rmsg_attach(struct xwi_engine *e, struct rmsg *m, struct xw_request 
 		return;
 	}
 	if (xl_empty(&m->plink))
-		xl_add_tail(&m->plink, &m->peer->active);
+		xl_add_tail(&m->plink, &m->peer->ms.active);
 	if (m->rndv)
 		pull_fill(e, m);
 }
@@ -1515,7 +1163,7 @@ static void rmsg_place(struct xwi_engine *e, struct rmsg *m)
 		e->st.unexpected_msgs++;
 	}
 	if (m->rndv || m->nhave < m->nfrags)
-		xl_add_tail(&m->plink, &p->active);
+		xl_add_tail(&m->plink, &p->ms.active);
 	else if (m->state == R_DROPPED)
 		rmsg_free(e, m);
 }
@@ -1524,19 +1172,19 @@ static void rmsg_place(struct xwi_engine *e, struct rmsg *m)
 static void skip_finals(struct peer *p)
 {
 	for (;;) {
-		__u32 d = p->rx_next_id - p->skip_base - 1;
+		__u32 d = p->ms.rx_next_id - p->ms.skip_base - 1;
 
-		if (d >= 32 || !(p->skip_mask >> d & 1))
+		if (d >= 32 || !(p->ms.skip_mask >> d & 1))
 			return;
-		p->rx_next_id++;
+		p->ms.rx_next_id++;
 	}
 }
 
 static bool id_final(const struct peer *p, __u32 id)
 {
-	__u32 d = id - p->skip_base - 1;
+	__u32 d = id - p->ms.skip_base - 1;
 
-	return d < 32 && (p->skip_mask >> d & 1);
+	return d < 32 && (p->ms.skip_mask >> d & 1);
 }
 
 static void rmsg_eligible(struct xwi_engine *e, struct rmsg *m)
@@ -1544,13 +1192,13 @@ static void rmsg_eligible(struct xwi_engine *e, struct rmsg *m)
 	struct peer *p = m->peer;
 
 	for (;;) {
-		p->rx_next_id++;
+		p->ms.rx_next_id++;
 		skip_finals(p);
 		rmsg_place(e, m);
-		if (xl_empty(&p->held))
+		if (xl_empty(&p->ms.held))
 			return;
-		m = xl_entry(p->held.next, struct rmsg, plink);
-		if (m->msg_id != p->rx_next_id)
+		m = xl_entry(p->ms.held.next, struct rmsg, plink);
+		if (m->msg_id != p->ms.rx_next_id)
 			return;
 	}
 }
@@ -1604,7 +1252,7 @@ static int rmsg_new(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h
 		rmsg_place(e, m);
 		return 0;
 	}
-	if (id == p->rx_next_id) {
+	if (id == p->ms.rx_next_id) {
 		m->state = R_NEW;
 		rmsg_eligible(e, m);
 		return 0;
@@ -1618,9 +1266,9 @@ static int rmsg_new(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h
 			m->nodata = true;
 	}
 	{
-		struct xl *pos = &p->held;
+		struct xl *pos = &p->ms.held;
 
-		for (struct xl *l = p->held.next; l != &p->held; l = l->next) {
+		for (struct xl *l = p->ms.held.next; l != &p->ms.held; l = l->next) {
 			if (id_before(id, xl_entry(l, struct rmsg, plink)->msg_id)) {
 				pos = l;
 				break;
@@ -1712,7 +1360,7 @@ static void notify_again(struct xwi_engine *e, struct peer *p, const struct xw_h
 	c->msg_id = ntohl(h->msg_id);
 	c->msg_len = ntohl(h->msg_len);
 	c->match = be64toh(h->match);
-	xl_add_tail(&c->tx.link, &p->ctrlq);
+	xl_add_tail(&c->tx.link, &p->ms.ctrlq);
 	e->st.renotified++;
 	peer_kick(e, p);
 }
@@ -1774,7 +1422,7 @@ static int rx_data(struct xwi_engine *e, const struct xw_addr *src, const struct
 	__u64 match = be64toh(h->match);
 	struct peer *p = peer_find(e, src);
 	struct rmsg *m = p ? rmsg_find(p, id) : NULL;
-	__u32 next = p ? p->rx_next_id : 0;
+	__u32 next = p ? p->ms.rx_next_id : 0;
 	bool redo = false;
 	int err;
 
@@ -1785,7 +1433,7 @@ static int rx_data(struct xwi_engine *e, const struct xw_addr *src, const struct
 			return -EPROTO;
 		}
 	} else if (id_before(id, next)) {
-		if (p && p->nredo && h->type != XW_PKT_PULL_REPLY && redo_take(p, id)) {
+		if (p && p->ms.nredo && h->type != XW_PKT_PULL_REPLY && redo_take(p, id)) {
 			/* dropped incomplete by a reset, sent again */
 			e->st.redelivered++;
 			redo = true;
@@ -1812,13 +1460,13 @@ static int rx_data(struct xwi_engine *e, const struct xw_addr *src, const struct
 		 * a reset to a new one).  It can never complete: skipped. */
 		e->st.rx_frames[h->type]++;
 		e->st.abandoned++;
-		if (p && id == p->rx_next_id) {
-			p->rx_next_id++;
+		if (p && id == p->ms.rx_next_id) {
+			p->ms.rx_next_id++;
 			skip_finals(p);
-			if (!xl_empty(&p->held)) {
-				struct rmsg *hm = xl_entry(p->held.next, struct rmsg, plink);
+			if (!xl_empty(&p->ms.held)) {
+				struct rmsg *hm = xl_entry(p->ms.held.next, struct rmsg, plink);
 
-				if (hm->msg_id == p->rx_next_id)
+				if (hm->msg_id == p->ms.rx_next_id)
 					rmsg_eligible(e, hm);
 			}
 		}
@@ -1884,7 +1532,7 @@ static int rx_pull(struct xwi_engine *e, const struct xw_addr *src, const struct
 	j->n = nf;
 	j->next = idx;
 	xl_add_tail(&j->slink, &s->jobs);
-	xl_add_tail(&j->tx.link, &p->dataq);
+	xl_add_tail(&j->tx.link, &p->ms.dataq);
 	peer_kick(e, p);
 	return 0;
 }
@@ -1964,15 +1612,15 @@ static void incarnation_new(struct xwi_engine *e, struct peer *p)
 
 	while (!r[0])
 		rand_bytes(e, r, sizeof(r));
-	p->my_sid = r[0];
+	p->cn.my_sid = r[0];
 	/* 1 .. 2^32 - window - 2: no ack of 0 before the first real one */
-	p->isn = e->cfg.isn_fixed ? e->cfg.isn : 1 + r[1] % (0xFFFFFFFEu - e->cfg.window);
-	p->acked_once = false;
-	p->est_counted = false;
-	p->snd_una = p->snd_nxt = p->isn;
-	p->backoff = 0;
-	p->dupacks = 0;
-	p->in_recovery = false;
+	p->cn.isn = e->cfg.isn_fixed ? e->cfg.isn : 1 + r[1] % (0xFFFFFFFEu - e->cfg.window);
+	p->cn.acked_once = false;
+	p->cn.est_counted = false;
+	p->cn.snd_una = p->cn.snd_nxt = p->cn.isn;
+	p->cn.backoff = 0;
+	p->cn.dupacks = 0;
+	p->cn.in_recovery = false;
 }
 
 /*
@@ -1982,8 +1630,8 @@ static void incarnation_new(struct xwi_engine *e, struct peer *p)
  */
 static bool can_tx(const struct xwi_engine *e, const struct peer *p)
 {
-	return (p->cstate == C_EST || (p->cstate == C_SYN && p->conn_tries)) &&
-	       p->inflight < e->cfg.window;
+	return (p->cn.cstate == C_EST || (p->cn.cstate == C_SYN && p->cn.conn_tries)) &&
+	       p->cn.inflight < e->cfg.window;
 }
 
 static void conn_send(struct xwi_engine *e, struct peer *p, __u64 t);
@@ -1991,21 +1639,21 @@ static void conn_send(struct xwi_engine *e, struct peer *p, __u64 t);
 /* The handshake starts: CONNECT goes out now (or from progress). */
 static void conn_start(struct xwi_engine *e, struct peer *p)
 {
-	if (p->cstate != C_NONE)
+	if (p->cn.cstate != C_NONE)
 		return;
 	incarnation_new(e, p);
-	p->cstate = C_SYN;
-	p->conn_start = now(e);
-	p->conn_tries = 0;
-	p->unsol_due = 0;
-	p->probe = false;
-	conn_send(e, p, p->conn_start);
+	p->cn.cstate = C_SYN;
+	p->cn.conn_start = now(e);
+	p->cn.conn_tries = 0;
+	p->cn.unsol_due = 0;
+	p->cn.probe = false;
+	conn_send(e, p, p->cn.conn_start);
 }
 
 static bool sid_retired(const struct peer *p, __u32 sid)
 {
-	for (__u32 i = 0; i < p->nretired && i < XWI_RETIRED; i++)
-		if (p->retired[i] == sid)
+	for (__u32 i = 0; i < p->cn.nretired && i < XWI_RETIRED; i++)
+		if (p->cn.retired[i] == sid)
 			return true;
 	return false;
 }
@@ -2013,7 +1661,7 @@ static bool sid_retired(const struct peer *p, __u32 sid)
 static void rtxq_free(struct xl *q)
 {
 	while (!xl_empty(q)) {
-		struct rtxf *f = xl_entry(q->next, struct rtxf, link);
+		struct xwi_frame *f = xl_entry(q->next, struct xwi_frame, link);
 
 		xl_del(&f->link);
 		free(f);
@@ -2050,7 +1698,7 @@ static void send_rewind(struct xwi_engine *e, struct xwi_req_priv *s, bool keep_
 /* An internal send of the eager message @id rebuilt from its frames in
  * @p's retransmission queue (the request that posted it is complete). */
 static struct xwi_req_priv *eager_rebuild(struct xwi_engine *e, struct peer *p,
-					  const struct rtxf *f0)
+					  const struct xwi_frame *f0)
 {
 	__u32 len = ntohl(f0->h.msg_len), id = ntohl(f0->h.msg_id), got = 0;
 	unsigned char *copy = len ? malloc(len) : NULL;
@@ -2064,8 +1712,8 @@ static struct xwi_req_priv *eager_rebuild(struct xwi_engine *e, struct peer *p,
 		free(copy);
 		return NULL;
 	}
-	for (const struct xl *l = &f0->link; l != &p->rtxq; l = l->next) {
-		const struct rtxf *f = xl_entry(l, struct rtxf, link);
+	for (const struct xl *l = &f0->link; l != &p->cn.rtxq; l = l->next) {
+		const struct xwi_frame *f = xl_entry(l, struct xwi_frame, link);
 		__u32 off = ntohl(f->h.frag_off);
 
 		if (f->h.type == f0->h.type && ntohl(f->h.msg_id) == id && off < len &&
@@ -2109,8 +1757,8 @@ static void replay_unacked(struct xwi_engine *e, struct peer *p)
 	struct xl replay;
 
 	xl_init(&replay);
-	for (struct xl *l = p->rtxq.next; l != &p->rtxq; l = l->next) {
-		struct rtxf *f = xl_entry(l, struct rtxf, link);
+	for (struct xl *l = p->cn.rtxq.next; l != &p->cn.rtxq; l = l->next) {
+		struct xwi_frame *f = xl_entry(l, struct xwi_frame, link);
 		struct xwi_req_priv *s;
 		__u8 t = f->h.type;
 
@@ -2133,7 +1781,7 @@ static void replay_unacked(struct xwi_engine *e, struct peer *p)
 		xl_add_tail(&s->tx.link, &replay);
 		e->st.replayed++;
 	}
-	xl_splice_front(&replay, &p->dataq);
+	xl_splice_front(&replay, &p->ms.dataq);
 }
 
 /* The receive that took @m (if any) completes with @err; @m is left to
@@ -2161,13 +1809,13 @@ static void outstanding_ids(const struct xwi_engine *e, const struct peer *p,
 			    void (*fn)(__u32 id, void *arg), void *arg)
 {
 	const struct carry *c = carry_find((struct peer *)p);
-	const struct xl *qs[2] = { &p->rtxq, c ? &c->frames : NULL };
+	const struct xl *qs[2] = { &p->cn.rtxq, c ? &c->frames : NULL };
 
 	for (int k = 0; k < 2; k++) {
 		if (!qs[k])
 			continue;
 		for (const struct xl *l = qs[k]->next; l != qs[k]; l = l->next) {
-			const struct rtxf *f = xl_entry(l, struct rtxf, link);
+			const struct xwi_frame *f = xl_entry(l, struct xwi_frame, link);
 			__u8 t = f->h.type;
 
 			if (t == XW_PKT_SMALL || t == XW_PKT_MEDIUM || t == XW_PKT_RNDV ||
@@ -2213,13 +1861,13 @@ static void resume_mark(__u32 id, void *arg)
  */
 static __u32 resume_id(const struct xwi_engine *e, const struct peer *p, __u32 *finals)
 {
-	struct resume_scan rs = { .r = p->tx_next_id };
+	struct resume_scan rs = { .r = p->ms.tx_next_id };
 
 	outstanding_ids(e, p, resume_min, &rs);
 	outstanding_ids(e, p, resume_mark, &rs);
 	*finals = 0;
 	for (__u32 i = 0; i < 32; i++)
-		if (id_before(rs.r + 1 + i, p->tx_next_id) && !(rs.out >> i & 1))
+		if (id_before(rs.r + 1 + i, p->ms.tx_next_id) && !(rs.out >> i & 1))
 			*finals |= 1u << i;
 	return rs.r;
 }
@@ -2232,27 +1880,27 @@ static void redo_add(struct xwi_engine *e, struct peer *p, __u32 id)
 {
 	__u32 cap = e->cfg.window;
 
-	if (!id_before(id, p->rx_next_id))
+	if (!id_before(id, p->ms.rx_next_id))
 		return; /* not passed yet: taken anyway */
-	if (!p->redo) {
-		p->redo = zalloc(cap, sizeof(*p->redo));
-		if (!p->redo)
+	if (!p->ms.redo) {
+		p->ms.redo = zalloc(cap, sizeof(*p->ms.redo));
+		if (!p->ms.redo)
 			return; /* then a resend of it is ignored: lost, its
 				 * receive (if any) failed */
 	}
-	if (p->nredo == cap) {
-		memmove(p->redo, p->redo + 1, (cap - 1) * sizeof(*p->redo));
-		p->nredo--;
+	if (p->ms.nredo == cap) {
+		memmove(p->ms.redo, p->ms.redo + 1, (cap - 1) * sizeof(*p->ms.redo));
+		p->ms.nredo--;
 	}
-	p->redo[p->nredo++] = id;
+	p->ms.redo[p->ms.nredo++] = id;
 }
 
 static bool redo_take(struct peer *p, __u32 id)
 {
-	for (__u32 i = 0; i < p->nredo; i++)
-		if (p->redo[i] == id) {
-			memmove(p->redo + i, p->redo + i + 1, (p->nredo - i - 1) * sizeof(*p->redo));
-			p->nredo--;
+	for (__u32 i = 0; i < p->ms.nredo; i++)
+		if (p->ms.redo[i] == id) {
+			memmove(p->ms.redo + i, p->ms.redo + i + 1, (p->ms.nredo - i - 1) * sizeof(*p->ms.redo));
+			p->ms.nredo--;
 			return true;
 		}
 	return false;
@@ -2263,10 +1911,10 @@ static void redo_trim(struct peer *p, __u32 id)
 {
 	__u32 k = 0;
 
-	for (__u32 i = 0; i < p->nredo; i++)
-		if (!id_before(p->redo[i], id))
-			p->redo[k++] = p->redo[i];
-	p->nredo = k;
+	for (__u32 i = 0; i < p->ms.nredo; i++)
+		if (!id_before(p->ms.redo[i], id))
+			p->ms.redo[k++] = p->ms.redo[i];
+	p->ms.nredo = k;
 }
 
 /* Count the eager messages of @p's frames in @q whose sends already
@@ -2277,7 +1925,7 @@ static void frames_lost(struct xwi_engine *e, struct peer *p, struct xl *q)
 	bool have = false;
 
 	for (struct xl *l = q->next; l != q; l = l->next) {
-		struct rtxf *f = xl_entry(l, struct rtxf, link);
+		struct xwi_frame *f = xl_entry(l, struct xwi_frame, link);
 		__u32 id = ntohl(f->h.msg_id);
 
 		if (f->h.type != XW_PKT_SMALL && f->h.type != XW_PKT_MEDIUM)
@@ -2294,7 +1942,7 @@ static void frames_lost(struct xwi_engine *e, struct peer *p, struct xl *q)
 /* @p's carry item (frames carried by a reconnect, not sent yet), if any. */
 static struct carry *carry_find(struct peer *p)
 {
-	for (struct xl *l = p->dataq.next; l != &p->dataq; l = l->next) {
+	for (struct xl *l = p->ms.dataq.next; l != &p->ms.dataq; l = l->next) {
 		struct txitem *it = xl_entry(l, struct txitem, link);
 
 		if (it->kind == TX_CARRY)
@@ -2316,7 +1964,7 @@ static void carry_unsend(struct peer *p)
 		struct xl *l = c->frames.next;
 
 		xl_del(l);
-		xl_add_tail(l, &p->rtxq);
+		xl_add_tail(l, &p->cn.rtxq);
 	}
 	xl_del(&c->tx.link);
 	free(c);
@@ -2350,8 +1998,8 @@ static void carry_over(struct xwi_engine *e, struct peer *p)
 
 	xl_init(&front);
 	xl_init(&moved);
-	for (struct xl *l = p->rtxq.next, *n; l != &p->rtxq; l = n) {
-		struct rtxf *f = xl_entry(l, struct rtxf, link);
+	for (struct xl *l = p->cn.rtxq.next, *n; l != &p->cn.rtxq; l = n) {
+		struct xwi_frame *f = xl_entry(l, struct xwi_frame, link);
 
 		n = l->next;
 		if (f->h.type != XW_PKT_SMALL && f->h.type != XW_PKT_MEDIUM)
@@ -2392,7 +2040,7 @@ static void carry_over(struct xwi_engine *e, struct peer *p)
 	}
 	/* @front goes ahead of everything queued (an eager send that was
 	 * half out stays right behind: its first frames are carried) */
-	xl_splice_front(&front, &p->dataq);
+	xl_splice_front(&front, &p->ms.dataq);
 }
 
 /*
@@ -2415,7 +2063,7 @@ static void orphans_drop(struct xwi_engine *e, struct peer *p)
 		e->st.abandoned++;
 		rmsg_free(e, m);
 	}
-	p->orphan_since = 0;
+	p->ms.orphan_since = 0;
 }
 
 /* Memory is needed: drop the partial messages of peers given up or silent
@@ -2432,8 +2080,8 @@ static bool orphans_reclaim(struct xwi_engine *e)
 		n = l->next;
 		if (m->req || m->rndv || m->nhave == m->nfrags)
 			continue;
-		if ((p->orphan_since && !p->rx_known) ||
-		    (p->rx_known && t - p->last_heard >= e->cfg.give_up_ns)) {
+		if ((p->ms.orphan_since && !p->cn.rx_known) ||
+		    (p->cn.rx_known && t - p->cn.last_heard >= e->cfg.give_up_ns)) {
 			e->st.abandoned++;
 			rmsg_free(e, m);
 		}
@@ -2483,8 +2131,8 @@ static void peer_reset(struct xwi_engine *e, struct peer *p, int err, enum reset
 		carry_over(e, p);
 	} else {
 		carry_unsend(p);
-		frames_lost(e, p, &p->rtxq);
-		p->orphan_since = now(e);
+		frames_lost(e, p, &p->cn.rtxq);
+		p->ms.orphan_since = now(e);
 	}
 
 	for (l = e->pending.next; l != &e->pending; l = n) {
@@ -2511,30 +2159,30 @@ static void peer_reset(struct xwi_engine *e, struct peer *p, int err, enum reset
 			redo_add(e, p, m->msg_id);
 		rmsg_free(e, m);
 	}
-	while (!xl_empty(&p->ctrlq)) {
-		struct ctrl *c = xl_entry(p->ctrlq.next, struct ctrl, tx.link);
+	while (!xl_empty(&p->ms.ctrlq)) {
+		struct ctrl *c = xl_entry(p->ms.ctrlq.next, struct ctrl, tx.link);
 
 		xl_del(&c->tx.link);
 		if (c->standalone)
 			free(c);
 	}
-	rtxq_free(&p->rtxq);
-	rtxq_free(&p->ooo);
-	p->inflight = p->nooo = 0;
+	rtxq_free(&p->cn.rtxq);
+	rtxq_free(&p->cn.ooo);
+	p->cn.inflight = p->cn.nooo = 0;
 	if (mode == RM_NEWPEER)
-		p->tx_next_id = p->rx_next_id = 0;
-	p->last = NULL;
-	if (p->rx_known) {
-		p->retired[p->nretired++ % XWI_RETIRED] = p->peer_sid;
-		p->rx_known = false;
+		p->ms.tx_next_id = p->ms.rx_next_id = 0;
+	p->ms.last = NULL;
+	if (p->cn.rx_known) {
+		p->cn.retired[p->cn.nretired++ % XWI_RETIRED] = p->cn.peer_sid;
+		p->cn.rx_known = false;
 		conn_event(e, p, 0);
 	}
-	p->cstate = C_NONE;
-	p->my_sid = p->peer_sid = 0;
-	p->ack_owed = 0;
-	p->ack_now = p->reply_owed = p->rtx_now = p->in_recovery = p->holes = false;
-	p->ack_due = p->rtx_due = p->conn_due = 0;
-	p->backoff = p->dupacks = 0;
+	p->cn.cstate = C_NONE;
+	p->cn.my_sid = p->cn.peer_sid = 0;
+	p->cn.ack_owed = 0;
+	p->cn.ack_now = p->cn.reply_owed = p->cn.rtx_now = p->cn.in_recovery = p->cn.holes = false;
+	p->cn.ack_due = p->cn.rtx_due = p->cn.conn_due = 0;
+	p->cn.backoff = p->cn.dupacks = 0;
 	peer_idle_check(p);
 }
 
@@ -2557,7 +2205,7 @@ static void stream_new(struct xwi_engine *e, struct peer *p)
 		rmsg_fail_req(e, m, -ECONNRESET);
 		rmsg_free(e, m);
 	}
-	p->nredo = 0;
+	p->ms.nredo = 0;
 }
 
 /*
@@ -2570,21 +2218,21 @@ static void stream_new(struct xwi_engine *e, struct peer *p)
 static void stream_sync(struct xwi_engine *e, struct peer *p, __u32 eid, __u32 resume,
 			__u32 finals)
 {
-	if (!eid || (p->peer_eid && p->peer_eid != eid)) {
+	if (!eid || (p->ms.peer_eid && p->ms.peer_eid != eid)) {
 		/* another endpoint: its stream to us starts at @resume */
-		for (__u32 i = 0; i < p->nold_eids && i < XWI_RETIRED; i++)
-			if (eid && p->old_eids[i] == eid)
+		for (__u32 i = 0; i < p->ms.nold_eids && i < XWI_RETIRED; i++)
+			if (eid && p->ms.old_eids[i] == eid)
 				e->st.eid_flaps++; /* late frames of a dead one */
-		if (p->peer_eid)
-			p->old_eids[p->nold_eids++ % XWI_RETIRED] = p->peer_eid;
+		if (p->ms.peer_eid)
+			p->ms.old_eids[p->ms.nold_eids++ % XWI_RETIRED] = p->ms.peer_eid;
 		stream_new(e, p);
-		p->rx_next_id = resume;
+		p->ms.rx_next_id = resume;
 	}
-	p->peer_eid = eid;
-	if (resume - p->rx_next_id >= XWI_ORDER_WINDOW && !id_before(resume, p->rx_next_id))
+	p->ms.peer_eid = eid;
+	if (resume - p->ms.rx_next_id >= XWI_ORDER_WINDOW && !id_before(resume, p->ms.rx_next_id))
 		return; /* bogus */
-	p->skip_base = resume;
-	p->skip_mask = finals;
+	p->ms.skip_base = resume;
+	p->ms.skip_mask = finals;
 	for (struct xl *l = e->rmsgs.next, *n; l != &e->rmsgs; l = n) {
 		struct rmsg *m = xl_entry(l, struct rmsg, alink);
 
@@ -2597,13 +2245,13 @@ static void stream_sync(struct xwi_engine *e, struct peer *p, __u32 eid, __u32 r
 		rmsg_free(e, m);
 	}
 	redo_trim(p, resume);
-	if (id_before(p->rx_next_id, resume))
-		p->rx_next_id = resume;
+	if (id_before(p->ms.rx_next_id, resume))
+		p->ms.rx_next_id = resume;
 	skip_finals(p);
-	if (!xl_empty(&p->held)) {
-		struct rmsg *m = xl_entry(p->held.next, struct rmsg, plink);
+	if (!xl_empty(&p->ms.held)) {
+		struct rmsg *m = xl_entry(p->ms.held.next, struct rmsg, plink);
 
-		if (m->msg_id == p->rx_next_id)
+		if (m->msg_id == p->ms.rx_next_id)
 			rmsg_eligible(e, m);
 	}
 }
@@ -2611,13 +2259,13 @@ static void stream_sync(struct xwi_engine *e, struct peer *p, __u32 eid, __u32 r
 /* The peer's incarnation (@sid, @isn) is the one we talk to now. */
 static void adopt(struct xwi_engine *e, struct peer *p, __u32 sid, __u32 isn)
 {
-	p->peer_sid = sid;
-	p->rcv_nxt = p->peer_isn = isn;
-	p->rx_known = true;
-	p->probe = false; /* a real handshake now: retried as any */
-	p->ack_owed = 0;
-	p->unsol_due = 0;
-	p->last_heard = now(e);
+	p->cn.peer_sid = sid;
+	p->cn.rcv_nxt = p->cn.peer_isn = isn;
+	p->cn.rx_known = true;
+	p->cn.probe = false; /* a real handshake now: retried as any */
+	p->cn.ack_owed = 0;
+	p->cn.unsol_due = 0;
+	p->cn.last_heard = now(e);
 	conn_event(e, p, sid);
 }
 
@@ -2625,10 +2273,10 @@ static void adopt(struct xwi_engine *e, struct peer *p, __u32 sid, __u32 isn)
  * (counted once per incarnation of ours in st.sessions). */
 static void establish(struct xwi_engine *e, struct peer *p)
 {
-	p->cstate = C_EST;
-	p->conn_due = 0;
-	if (!p->est_counted) {
-		p->est_counted = true;
+	p->cn.cstate = C_EST;
+	p->cn.conn_due = 0;
+	if (!p->cn.est_counted) {
+		p->cn.est_counted = true;
 		e->st.sessions++;
 	}
 }
@@ -2638,7 +2286,7 @@ static void establish(struct xwi_engine *e, struct peer *p)
  * ack? */
 static bool ack_knows_us(const struct peer *p, __u32 ack)
 {
-	return (ack || p->acked_once) && !seq_before(ack, p->isn) && !seq_before(p->snd_nxt, ack);
+	return (ack || p->cn.acked_once) && !seq_before(ack, p->cn.isn) && !seq_before(p->cn.snd_nxt, ack);
 }
 
 /*
@@ -2652,14 +2300,14 @@ static bool ack_knows_us(const struct peer *p, __u32 ack)
  */
 static bool peer_sess_empty(const struct peer *p)
 {
-	return p->rx_known && p->rcv_nxt == p->peer_isn && !p->nooo && p->snd_una == p->isn &&
-	       !p->acked_once;
+	return p->cn.rx_known && p->cn.rcv_nxt == p->cn.peer_isn && !p->cn.nooo && p->cn.snd_una == p->cn.isn &&
+	       !p->cn.acked_once;
 }
 
 /* Replace the peer's empty session (see peer_sess_empty) by (@sid, @isn). */
 static void readopt(struct xwi_engine *e, struct peer *p, __u32 sid, __u32 isn)
 {
-	p->retired[p->nretired++ % XWI_RETIRED] = p->peer_sid;
+	p->cn.retired[p->cn.nretired++ % XWI_RETIRED] = p->cn.peer_sid;
 	e->st.sessions_replaced++;
 	adopt(e, p, sid, isn);
 }
@@ -2670,43 +2318,43 @@ static void conn_retry(struct xwi_engine *e, struct peer *p)
 {
 	__u64 t = now(e);
 
-	if (p->cstate == C_SYN && p->conn_due)
+	if (p->cn.cstate == C_SYN && p->cn.conn_due)
 		return;
-	p->cstate = C_SYN;
-	p->conn_start = t;
-	if (!p->conn_tries)
-		p->conn_tries = 1;
-	p->conn_due = t + rto_cur(e, p);
+	p->cn.cstate = C_SYN;
+	p->cn.conn_start = t;
+	if (!p->cn.conn_tries)
+		p->cn.conn_tries = 1;
+	p->cn.conn_due = t + rto_cur(e, p);
 }
 
 static void rtt_sample(struct xwi_engine *e, struct peer *p, __u64 r)
 {
 	__u64 rto;
 
-	if (!p->srtt) {
-		p->srtt = r;
-		p->rttvar = r / 2;
+	if (!p->cn.srtt) {
+		p->cn.srtt = r;
+		p->cn.rttvar = r / 2;
 	} else {
-		__u64 d = p->srtt > r ? p->srtt - r : r - p->srtt;
+		__u64 d = p->cn.srtt > r ? p->cn.srtt - r : r - p->cn.srtt;
 
-		p->rttvar = (3 * p->rttvar + d) / 4;
-		p->srtt = (7 * p->srtt + r) / 8;
+		p->cn.rttvar = (3 * p->cn.rttvar + d) / 4;
+		p->cn.srtt = (7 * p->cn.srtt + r) / 8;
 	}
 	/* the variance term is at least rto_min (as Linux does): a peer
 	 * whose answers take a few ms with some jitter is not resent to */
-	rto = p->srtt + (4 * p->rttvar > e->cfg.rto_min_ns ? 4 * p->rttvar : e->cfg.rto_min_ns) +
+	rto = p->cn.srtt + (4 * p->cn.rttvar > e->cfg.rto_min_ns ? 4 * p->cn.rttvar : e->cfg.rto_min_ns) +
 	      e->cfg.ack_delay_ns;
 	if (rto < e->cfg.rto_min_ns)
 		rto = e->cfg.rto_min_ns;
 	if (rto > e->cfg.rto_max_ns)
 		rto = e->cfg.rto_max_ns;
-	p->rto = rto;
+	p->cn.rto = rto;
 }
 
 /* Send @f (unacknowledged) again: 1, or -EAGAIN. */
-static int rtx_frame(struct xwi_engine *e, struct peer *p, struct rtxf *f)
+static int rtx_frame(struct xwi_engine *e, struct peer *p, struct xwi_frame *f)
 {
-	f->h.ack = htonl(p->rx_known ? p->rcv_nxt : 0);
+	f->h.ack = htonl(p->cn.rx_known ? p->cn.rcv_nxt : 0);
 	/* No LAT (a resent frame is an RTO late already; the coalescing
 	 * timeout wakes the receiver) and no MORE. */
 	f->h.flags &= (__u8)~(XW_F_MORE | XW_F_LAT);
@@ -2726,11 +2374,11 @@ static int rtx_frame(struct xwi_engine *e, struct peer *p, struct rtxf *f)
  * last timeout (a timeout clears that). */
 static int rtx_head(struct xwi_engine *e, struct peer *p)
 {
-	struct rtxf *f;
+	struct xwi_frame *f;
 
-	if (xl_empty(&p->rtxq))
+	if (xl_empty(&p->cn.rtxq))
 		return 0;
-	f = xl_entry(p->rtxq.next, struct rtxf, link);
+	f = xl_entry(p->cn.rtxq.next, struct xwi_frame, link);
 	if (f->sack & RF_HOLED)
 		return 0;
 	return rtx_frame(e, p, f);
@@ -2752,8 +2400,8 @@ static __u64 sack_bits(const struct peer *p)
 {
 	__u64 b = 0;
 
-	for (const struct xl *l = p->ooo.next; l != &p->ooo; l = l->next) {
-		__u32 d = xl_entry(l, struct rtxf, link)->seq - p->rcv_nxt - 1;
+	for (const struct xl *l = p->cn.ooo.next; l != &p->cn.ooo; l = l->next) {
+		__u32 d = xl_entry(l, struct xwi_frame, link)->seq - p->cn.rcv_nxt - 1;
 
 		if (d < 64)
 			b |= 1ULL << d;
@@ -2766,24 +2414,24 @@ static void rx_sack(struct xwi_engine *e, struct peer *p, __u32 ack, __u64 bits)
 	__u64 t = now(e);
 	__u32 above = 0, after = 0;
 
-	if (!bits || ack != p->snd_una || xl_empty(&p->rtxq))
+	if (!bits || ack != p->cn.snd_una || xl_empty(&p->cn.rtxq))
 		return;
-	for (struct xl *l = p->rtxq.next; l != &p->rtxq; l = l->next) {
-		struct rtxf *f = xl_entry(l, struct rtxf, link);
+	for (struct xl *l = p->cn.rtxq.next; l != &p->cn.rtxq; l = l->next) {
+		struct xwi_frame *f = xl_entry(l, struct xwi_frame, link);
 		__u32 d = f->seq - ack - 1;
 
 		if (d < 64 && (bits >> d & 1))
 			f->sack |= RF_SACKED;
 	}
-	for (struct xl *l = p->rtxq.prev; l != &p->rtxq; l = l->prev) {
-		struct rtxf *f = xl_entry(l, struct rtxf, link);
+	for (struct xl *l = p->cn.rtxq.prev; l != &p->cn.rtxq; l = l->prev) {
+		struct xwi_frame *f = xl_entry(l, struct xwi_frame, link);
 
 		if (f->sack & RF_SACKED)
 			above++;
 		else if ((above >= 3 || (above && above == after)) && !(f->sack & RF_RESEND) &&
-			 (!(f->sack & RF_HOLED) || t - f->t_sent >= p->rto)) {
+			 (!(f->sack & RF_HOLED) || t - f->t_sent >= p->cn.rto)) {
 			f->sack |= RF_RESEND | RF_HOLED;
-			p->holes = true;
+			p->cn.holes = true;
 		}
 		after++;
 	}
@@ -2794,8 +2442,8 @@ static int rtx_holes(struct xwi_engine *e, struct peer *p)
 {
 	int n = 0;
 
-	for (struct xl *l = p->rtxq.next; l != &p->rtxq; l = l->next) {
-		struct rtxf *f = xl_entry(l, struct rtxf, link);
+	for (struct xl *l = p->cn.rtxq.next; l != &p->cn.rtxq; l = l->next) {
+		struct xwi_frame *f = xl_entry(l, struct xwi_frame, link);
 
 		if (!(f->sack & RF_RESEND))
 			continue;
@@ -2805,7 +2453,7 @@ static int rtx_holes(struct xwi_engine *e, struct peer *p)
 		e->st.sack_rtx++;
 		n++;
 	}
-	p->holes = false;
+	p->cn.holes = false;
 	return n;
 }
 
@@ -2819,31 +2467,31 @@ static void rx_ack(struct xwi_engine *e, struct peer *p, __u32 ack, bool pure)
 	 * peer has acked something; our ISN is chosen so that no real ack
 	 * before that can be 0 (at most `window` frames, no wrap).
 	 */
-	if (p->cstate == C_NONE || (!ack && !p->acked_once))
+	if (p->cn.cstate == C_NONE || (!ack && !p->cn.acked_once))
 		return;
-	if (seq_before(p->snd_nxt, ack)) {
+	if (seq_before(p->cn.snd_nxt, ack)) {
 		e->st.bad_acks++;
 		return;
 	}
-	if (p->cstate == C_SYN && p->rx_known && ack_knows_us(p, ack)) {
+	if (p->cn.cstate == C_SYN && p->cn.rx_known && ack_knows_us(p, ack)) {
 		establish(e, p); /* the peer acks our frames: it knows us */
 		peer_kick(e, p);
 	}
-	if (seq_before(ack, p->snd_una))
+	if (seq_before(ack, p->cn.snd_una))
 		return; /* old */
-	if (ack == p->snd_una) {
-		if (pure && p->inflight)
-			p->last_dupack = now(e); /* alive, refusing (or lost data) */
-		if (pure && p->inflight && ++p->dupacks == 3) {
+	if (ack == p->cn.snd_una) {
+		if (pure && p->cn.inflight)
+			p->cn.last_dupack = now(e); /* alive, refusing (or lost data) */
+		if (pure && p->cn.inflight && ++p->cn.dupacks == 3) {
 			e->st.fast_rtx++;
-			p->rtx_now = true;
+			p->cn.rtx_now = true;
 		}
 		return;
 	}
 	t = now(e);
-	p->acked_once = true;
-	while (!xl_empty(&p->rtxq)) {
-		struct rtxf *f = xl_entry(p->rtxq.next, struct rtxf, link);
+	p->cn.acked_once = true;
+	while (!xl_empty(&p->cn.rtxq)) {
+		struct xwi_frame *f = xl_entry(p->cn.rtxq.next, struct xwi_frame, link);
 
 		if (!seq_before(f->seq, ack))
 			break;
@@ -2853,23 +2501,23 @@ static void rx_ack(struct xwi_engine *e, struct peer *p, __u32 ack, bool pure)
 		}
 		xl_del(&f->link);
 		free(f);
-		p->inflight--;
+		p->cn.inflight--;
 	}
-	p->snd_una = ack;
-	p->dupacks = 0;
-	p->last_progress = t;
+	p->cn.snd_una = ack;
+	p->cn.dupacks = 0;
+	p->cn.last_progress = t;
 	if (have_sample) {
 		/* Karn: the backed-off RTO stays until a frame sent once is
 		 * acked (a peer that computes before acking is learnt) */
-		p->backoff = 0;
+		p->cn.backoff = 0;
 		rtt_sample(e, p, sample);
 	}
-	p->rtx_due = p->inflight ? t + rto_cur(e, p) : 0;
-	if (p->in_recovery) {
-		if (p->inflight && seq_before(ack, p->recover))
-			p->rtx_now = true; /* partial ack: the next hole */
+	p->cn.rtx_due = p->cn.inflight ? t + rto_cur(e, p) : 0;
+	if (p->cn.in_recovery) {
+		if (p->cn.inflight && seq_before(ack, p->cn.recover))
+			p->cn.rtx_now = true; /* partial ack: the next hole */
 		else
-			p->in_recovery = false;
+			p->cn.in_recovery = false;
 	}
 	peer_kick(e, p);
 }
@@ -2890,13 +2538,13 @@ static int rx_connect(struct xwi_engine *e, const struct xw_addr *src, const str
 		return 0;
 	}
 	e->st.rx_frames[XW_PKT_CONNECT]++;
-	if (p->rx_known && sid == p->peer_sid) {
+	if (p->cn.rx_known && sid == p->cn.peer_sid) {
 		__u64 t = now(e);
 
 		e->st.handshake_dups++;
-		if (t - p->last_reply >= e->cfg.rto_min_ns / 2)
-			p->reply_owed = true;
-		if (p->cstate == C_SYN && ack_knows_us(p, ack)) {
+		if (t - p->cn.last_reply >= e->cfg.rto_min_ns / 2)
+			p->cn.reply_owed = true;
+		if (p->cn.cstate == C_SYN && ack_knows_us(p, ack)) {
 			establish(e, p);
 			peer_kick(e, p);
 		}
@@ -2904,31 +2552,31 @@ static int rx_connect(struct xwi_engine *e, const struct xw_addr *src, const str
 	}
 	if (sid_retired(p, sid)) {
 		e->st.session_rejects++;
-		if (p->rx_known)
-			conn_event(e, p, p->peer_sid); /* the XDP program dropped it */
+		if (p->cn.rx_known)
+			conn_event(e, p, p->cn.peer_sid); /* the XDP program dropped it */
 		return 0;
 	}
-	if (p->rx_known && peer_sess_empty(p)) {
+	if (p->cn.rx_known && peer_sess_empty(p)) {
 		/* The peer's session we knew never carried anything: it
 		 * forgot it (an introduction of its own that it gave up
 		 * while our handshake crossed it).  No reset: the new one
 		 * replaces it, and ours must now be made known to it. */
 		readopt(e, p, sid, isn);
 	} else {
-		if (p->rx_known && peer_eid && peer_eid == p->peer_eid) {
+		if (p->cn.rx_known && peer_eid && peer_eid == p->ms.peer_eid) {
 			/* the same endpoint, a new session (it gave us up,
 			 * or forgot a session): the streams go on */
 			e->st.reconnects++;
 			peer_reset(e, p, -ECONNRESET, RM_RECONNECT);
-		} else if (p->rx_known) {
+		} else if (p->cn.rx_known) {
 			e->st.peer_restarts++;
 			peer_reset(e, p, -ECONNRESET, RM_NEWPEER);
 		}
 		adopt(e, p, sid, isn);
 	}
 	stream_sync(e, p, peer_eid, resume, ntohl(h->msg_len));
-	p->reply_owed = true;
-	if (p->cstate == C_NONE) {
+	p->cn.reply_owed = true;
+	if (p->cn.cstate == C_NONE) {
 		/* Answering: the peer retries its CONNECT until our reply
 		 * arrives, so we are established (and may send) now. */
 		incarnation_new(e, p);
@@ -2952,7 +2600,7 @@ static int rx_connect_reply(struct xwi_engine *e, const struct xw_addr *src,
 	__u32 sid = ntohl(h->session), isn = ntohl(h->seq), echo = ntohl(h->msg_id);
 	struct peer *p = peer_find(e, src);
 
-	if (!p || p->cstate == C_NONE || echo != p->my_sid || !sid) {
+	if (!p || p->cn.cstate == C_NONE || echo != p->cn.my_sid || !sid) {
 		e->st.session_rejects++;
 		return 0;
 	}
@@ -2961,27 +2609,27 @@ static int rx_connect_reply(struct xwi_engine *e, const struct xw_addr *src,
 		e->st.session_rejects++;
 		return 0;
 	}
-	if (p->rx_known && sid == p->peer_sid) {
+	if (p->cn.rx_known && sid == p->cn.peer_sid) {
 		/* the answer to a probe, or to our CONNECT retried after
 		 * crossing handshakes: it echoes our session, so the peer
 		 * knows us */
 		e->st.handshake_dups++;
-		p->last_heard = now(e);
-		if (p->cstate == C_SYN)
+		p->cn.last_heard = now(e);
+		if (p->cn.cstate == C_SYN)
 			establish(e, p);
 		rx_ack(e, p, ntohl(h->ack), false);
 		peer_kick(e, p);
 		return 0;
 	}
-	if (p->rx_known && !peer_sess_empty(p)) {
+	if (p->cn.rx_known && !peer_sess_empty(p)) {
 		e->st.session_rejects++;
 		return 0;
 	}
-	if (p->rx_known) {
+	if (p->cn.rx_known) {
 		readopt(e, p, sid, isn); /* see rx_connect */
 	} else {
-		if (p->cstate == C_SYN && p->conn_tries == 1)
-			rtt_sample(e, p, now(e) - p->conn_start);
+		if (p->cn.cstate == C_SYN && p->cn.conn_tries == 1)
+			rtt_sample(e, p, now(e) - p->cn.conn_start);
 		adopt(e, p, sid, isn);
 	}
 	stream_sync(e, p, (__u32)(be64toh(h->match) >> 32), (__u32)be64toh(h->match),
@@ -2996,11 +2644,11 @@ static int rx_connect_reply(struct xwi_engine *e, const struct xw_addr *src,
 static void ooo_hold(struct xwi_engine *e, struct peer *p, __u32 seq, const struct xw_hdr *h,
 		     const void *payload, size_t len)
 {
-	struct xl *pos = &p->ooo;
-	struct rtxf *f;
+	struct xl *pos = &p->cn.ooo;
+	struct xwi_frame *f;
 
-	for (struct xl *l = p->ooo.next; l != &p->ooo; l = l->next) {
-		struct rtxf *g = xl_entry(l, struct rtxf, link);
+	for (struct xl *l = p->cn.ooo.next; l != &p->cn.ooo; l = l->next) {
+		struct xwi_frame *g = xl_entry(l, struct xwi_frame, link);
 
 		if (g->seq == seq) {
 			e->st.rx_dup_frames++;
@@ -3011,7 +2659,7 @@ static void ooo_hold(struct xwi_engine *e, struct peer *p, __u32 seq, const stru
 			break;
 		}
 	}
-	if (p->nooo >= e->cfg.ooo_max || seq - p->rcv_nxt >= 4 * e->cfg.window ||
+	if (p->cn.nooo >= e->cfg.ooo_max || seq - p->cn.rcv_nxt >= 4 * e->cfg.window ||
 	    !(f = malloc(sizeof(*f) + len))) {
 		e->st.rx_ooo_dropped++;
 		return;
@@ -3025,7 +2673,7 @@ static void ooo_hold(struct xwi_engine *e, struct peer *p, __u32 seq, const stru
 	if (len)
 		memcpy(f->pl, payload, len);
 	xl_add_before(&f->link, pos);
-	p->nooo++;
+	p->cn.nooo++;
 	e->st.rx_ooo++;
 }
 
@@ -3043,7 +2691,7 @@ static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 	if (h->type == XW_PKT_CONNECT_REPLY)
 		return rx_connect_reply(e, src, h);
 	p = peer_find(e, src);
-	if (!p || !p->rx_known) {
+	if (!p || !p->cn.rx_known) {
 		__u64 t = now(e);
 
 		e->st.no_session++;
@@ -3053,15 +2701,15 @@ static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 			return 0;
 		if (!p && !(p = peer_get(e, src)))
 			return 0;
-		if (p->cstate == C_NONE && !p->unsol_due)
-			p->unsol_due = t + 2 * e->cfg.rto_init_ns;
+		if (p->cn.cstate == C_NONE && !p->cn.unsol_due)
+			p->cn.unsol_due = t + 2 * e->cfg.rto_init_ns;
 		return 0;
 	}
-	if (sid != p->peer_sid) {
+	if (sid != p->cn.peer_sid) {
 		e->st.session_rejects++;
 		return 0;
 	}
-	p->last_heard = now(e);
+	p->cn.last_heard = now(e);
 	rx_ack(e, p, ntohl(h->ack), h->type == XW_PKT_ACK);
 	if (h->type == XW_PKT_ACK && e->cfg.sack)
 		rx_sack(e, p, ntohl(h->ack), be64toh(h->match));
@@ -3076,27 +2724,27 @@ static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 		peer_kick(e, p);
 		return 0;
 	}
-	if (seq != p->rcv_nxt) {
-		if (seq_before(seq, p->rcv_nxt))
+	if (seq != p->cn.rcv_nxt) {
+		if (seq_before(seq, p->cn.rcv_nxt))
 			e->st.rx_dup_frames++;
 		else
 			ooo_hold(e, p, seq, h, payload, plen);
-		p->ack_now = true;
+		p->cn.ack_now = true;
 		return 0;
 	}
 	rc = deliver_seq(e, p, h, payload);
 	if (rc == -ENOBUFS || rc == -ENOMEM) {
 		e->st.rx_nobufs++;
-		p->ack_now = true;
+		p->cn.ack_now = true;
 		return 0;
 	}
-	p->rcv_nxt++;
-	p->ack_owed++;
-	while (!xl_empty(&p->ooo)) {
-		struct rtxf *f = xl_entry(p->ooo.next, struct rtxf, link);
+	p->cn.rcv_nxt++;
+	p->cn.ack_owed++;
+	while (!xl_empty(&p->cn.ooo)) {
+		struct xwi_frame *f = xl_entry(p->cn.ooo.next, struct xwi_frame, link);
 		int r2;
 
-		if (f->seq != p->rcv_nxt)
+		if (f->seq != p->cn.rcv_nxt)
 			break;
 		r2 = deliver_seq(e, p, &f->h, f->pl);
 		if (r2 == -ENOBUFS || r2 == -ENOMEM) {
@@ -3105,32 +2753,32 @@ static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 		}
 		xl_del(&f->link);
 		free(f);
-		p->nooo--;
-		p->rcv_nxt++;
-		p->ack_owed++;
+		p->cn.nooo--;
+		p->cn.rcv_nxt++;
+		p->cn.ack_owed++;
 		filled = true;
 	}
-	if (filled || p->ack_owed >= e->cfg.ack_every)
-		p->ack_now = true;
-	else if (!p->ack_due)
-		p->ack_due = now(e) + e->cfg.ack_delay_ns;
+	if (filled || p->cn.ack_owed >= e->cfg.ack_every)
+		p->cn.ack_now = true;
+	else if (!p->cn.ack_due)
+		p->cn.ack_due = now(e) + e->cfg.ack_delay_ns;
 	return rc;
 }
 
 static void conn_send(struct xwi_engine *e, struct peer *p, __u64 t)
 {
-	__u64 r = p->rto;
+	__u64 r = p->cn.rto;
 
-	if (emit_ctl(e, p, XW_PKT_CONNECT, p->isn, 0)) {
-		p->conn_due = t + e->cfg.rto_min_ns;
+	if (emit_ctl(e, p, XW_PKT_CONNECT, p->cn.isn, 0)) {
+		p->cn.conn_due = t + e->cfg.rto_min_ns;
 		return;
 	}
-	if (p->conn_tries)
+	if (p->cn.conn_tries)
 		e->st.rtx_frames[XW_PKT_CONNECT]++;
-	for (__u32 i = 0; i < p->conn_tries && r < e->cfg.rto_max_ns; i++)
+	for (__u32 i = 0; i < p->cn.conn_tries && r < e->cfg.rto_max_ns; i++)
 		r *= 2;
-	p->conn_tries++;
-	p->conn_due = t + (r < e->cfg.rto_max_ns ? r : e->cfg.rto_max_ns);
+	p->cn.conn_tries++;
+	p->cn.conn_due = t + (r < e->cfg.rto_max_ns ? r : e->cfg.rto_max_ns);
 }
 
 /*
@@ -3140,7 +2788,7 @@ static void conn_send(struct xwi_engine *e, struct peer *p, __u64 t)
  */
 static bool awaiting_data(const struct peer *p)
 {
-	for (const struct xl *l = p->active.next; l != &p->active; l = l->next) {
+	for (const struct xl *l = p->ms.active.next; l != &p->ms.active; l = l->next) {
 		const struct rmsg *m = xl_entry(l, struct rmsg, plink);
 
 		if (m->state == R_MATCHED && m->rndv && m->inflight)
@@ -3164,25 +2812,25 @@ static int rel_timers(struct xwi_engine *e)
 		struct peer *p = xl_entry(l, struct peer, link);
 
 		next = l->next; /* p may be forgotten */
-		if (p->orphan_since && (p->rx_known || t - p->orphan_since >= e->cfg.give_up_ns)) {
-			if (p->rx_known)
-				p->orphan_since = 0; /* it came back: they are its again */
+		if (p->ms.orphan_since && (p->cn.rx_known || t - p->ms.orphan_since >= e->cfg.give_up_ns)) {
+			if (p->cn.rx_known)
+				p->ms.orphan_since = 0; /* it came back: they are its again */
 			else
 				orphans_drop(e, p);
 		}
-		if (p->unsol_due && t >= p->unsol_due) {
+		if (p->cn.unsol_due && t >= p->cn.unsol_due) {
 			/* frames of a session we do not know kept coming and
 			 * no CONNECT: we were reopened (or forgot the peer) */
-			p->unsol_due = 0;
-			if (p->cstate == C_NONE) {
+			p->cn.unsol_due = 0;
+			if (p->cn.cstate == C_NONE) {
 				conn_start(e, p);
-				p->probe = true;
+				p->cn.probe = true;
 				n++;
 				peer_kick(e, p);
 			}
 		}
-		if (p->cstate == C_SYN && p->conn_due && t >= p->conn_due) {
-			if (p->probe && !p->rx_known && peer_idle(e, p)) {
+		if (p->cn.cstate == C_SYN && p->cn.conn_due && t >= p->cn.conn_due) {
+			if (p->cn.probe && !p->cn.rx_known && peer_idle(e, p)) {
 				/* An introduction is not retried: one CONNECT
 				 * per frame of the unknown session at most (no
 				 * amplification); the peer's own retransmission
@@ -3190,54 +2838,54 @@ static int rel_timers(struct xwi_engine *e)
 				 * (its CONNECT may be on the way: our session
 				 * must stay the one we introduced), then
 				 * forgotten. */
-				__u64 life = p->conn_start + 4 * e->cfg.rto_max_ns;
+				__u64 life = p->cn.conn_start + 4 * e->cfg.rto_max_ns;
 
 				if (t >= life) {
 					peer_forget(e, p);
 					continue;
 				}
-				p->conn_due = life;
+				p->cn.conn_due = life;
 				continue;
 			}
-			if (t - p->conn_start >= e->cfg.give_up_ns) {
+			if (t - p->cn.conn_start >= e->cfg.give_up_ns) {
 				give_up(e, p);
 				continue;
 			}
 			conn_send(e, p, t);
 			n++;
 		}
-		if (p->reply_owed && p->cstate != C_NONE && p->rx_known) {
-			if (!emit_ctl(e, p, XW_PKT_CONNECT_REPLY, p->isn, p->peer_sid)) {
-				if (p->last_reply)
+		if (p->cn.reply_owed && p->cn.cstate != C_NONE && p->cn.rx_known) {
+			if (!emit_ctl(e, p, XW_PKT_CONNECT_REPLY, p->cn.isn, p->cn.peer_sid)) {
+				if (p->cn.last_reply)
 					e->st.rtx_frames[XW_PKT_CONNECT_REPLY]++;
-				p->reply_owed = false;
-				p->last_reply = t ? t : 1;
+				p->cn.reply_owed = false;
+				p->cn.last_reply = t ? t : 1;
 				n++;
 			}
 		}
-		if (!p->inflight) {
-			p->rtx_now = p->holes = false; /* nothing left to resend (acked or reset) */
-			if (p->rx_known && p->cstate == C_EST && !xl_empty(&p->sends)) {
+		if (!p->cn.inflight) {
+			p->cn.rtx_now = p->cn.holes = false; /* nothing left to resend (acked or reset) */
+			if (p->cn.rx_known && p->cn.cstate == C_EST && !xl_empty(&p->ms.sends)) {
 				/* Large sends wait for the peer's PULLs (a late
 				 * receiver may post its receive any time): a
 				 * silent peer is probed with a duplicate CONNECT,
 				 * which an alive peer answers; one that stays
 				 * silent for give_up_ns is given up. */
-				__u64 quiet = t - p->last_heard;
+				__u64 quiet = t - p->cn.last_heard;
 
 				if (quiet >= e->cfg.give_up_ns) {
 					give_up(e, p);
 					continue;
 				}
 				if (quiet >= e->cfg.give_up_ns / 4 &&
-				    t - p->last_probe >= e->cfg.give_up_ns / 8 &&
-				    !emit_ctl(e, p, XW_PKT_CONNECT, p->isn, 0)) {
-					p->last_probe = t;
+				    t - p->cn.last_probe >= e->cfg.give_up_ns / 8 &&
+				    !emit_ctl(e, p, XW_PKT_CONNECT, p->cn.isn, 0)) {
+					p->cn.last_probe = t;
 					e->st.probes++;
 					n++;
 				}
 			}
-			if (p->rx_known && t - p->last_heard >= e->cfg.give_up_ns &&
+			if (p->cn.rx_known && t - p->cn.last_heard >= e->cfg.give_up_ns &&
 			    awaiting_data(p))
 				give_up(e, p);
 			continue;
@@ -3248,32 +2896,32 @@ static int rel_timers(struct xwi_engine *e)
 		 * what it had, as TCP probes a zero window).  Other frames of
 		 * the peer do not count: a peer that talks but ignores our
 		 * frames (a session mix-up) must be given up and reset. */
-		if (t - p->last_progress >= e->cfg.give_up_ns &&
-		    t - p->last_dupack >= e->cfg.give_up_ns) {
+		if (t - p->cn.last_progress >= e->cfg.give_up_ns &&
+		    t - p->cn.last_dupack >= e->cfg.give_up_ns) {
 			give_up(e, p);
 			continue;
 		}
-		if (p->rtx_due && t >= p->rtx_due) {
+		if (p->cn.rtx_due && t >= p->cn.rtx_due) {
 			/* a new round: holes may be resent again */
-			for (struct xl *q = p->rtxq.next; q != &p->rtxq; q = q->next)
-				xl_entry(q, struct rtxf, link)->sack &= (__u8)~RF_HOLED;
+			for (struct xl *q = p->cn.rtxq.next; q != &p->cn.rtxq; q = q->next)
+				xl_entry(q, struct xwi_frame, link)->sack &= (__u8)~RF_HOLED;
 			e->st.rtx_timeouts++;
-			p->backoff++;
-			p->in_recovery = true;
-			p->recover = p->snd_nxt;
-			p->dupacks = 0;
-			p->rtx_now = true;
-			p->rtx_due = t + rto_cur(e, p);
+			p->cn.backoff++;
+			p->cn.in_recovery = true;
+			p->cn.recover = p->cn.snd_nxt;
+			p->cn.dupacks = 0;
+			p->cn.rtx_now = true;
+			p->cn.rtx_due = t + rto_cur(e, p);
 		}
-		if (p->rtx_now) {
+		if (p->cn.rtx_now) {
 			int r = rtx_head(e, p);
 
 			if (r >= 0) {
-				p->rtx_now = false;
+				p->cn.rtx_now = false;
 				n += r;
 			}
 		}
-		if (p->holes)
+		if (p->cn.holes)
 			n += rtx_holes(e, p);
 	}
 	return n;
@@ -3287,10 +2935,10 @@ static int rel_acks(struct xwi_engine *e)
 	for (struct xl *l = e->peers.next; l != &e->peers; l = l->next) {
 		struct peer *p = xl_entry(l, struct peer, link);
 
-		if (!p->rx_known || p->cstate == C_NONE)
+		if (!p->cn.rx_known || p->cn.cstate == C_NONE)
 			continue;
-		if (p->ack_now || (p->ack_due && t >= p->ack_due)) {
-			if (!emit_ctl(e, p, XW_PKT_ACK, p->snd_nxt, 0))
+		if (p->cn.ack_now || (p->cn.ack_due && t >= p->cn.ack_due)) {
+			if (!emit_ctl(e, p, XW_PKT_ACK, p->cn.snd_nxt, 0))
 				n++;
 		}
 	}
@@ -3302,7 +2950,7 @@ static bool rel_pending(const struct xwi_engine *e)
 	for (const struct xl *l = e->peers.next; l != &e->peers; l = l->next) {
 		const struct peer *p = xl_entry(l, struct peer, link);
 
-		if (p->reply_owed || p->rtx_now || p->ack_now || p->holes)
+		if (p->cn.reply_owed || p->cn.rtx_now || p->cn.ack_now || p->cn.holes)
 			return true;
 	}
 	return false;
@@ -3318,37 +2966,37 @@ __u64 xwi_engine_next_deadline(const struct xwi_engine *e)
 		const struct peer *p = xl_entry(l, struct peer, link);
 		__u64 c = UINT64_MAX;
 
-		if (p->reply_owed || (p->rtx_now && p->inflight) || p->ack_now ||
-		    (p->holes && p->inflight))
+		if (p->cn.reply_owed || (p->cn.rtx_now && p->cn.inflight) || p->cn.ack_now ||
+		    (p->cn.holes && p->cn.inflight))
 			return 0;
-		if (p->cstate == C_SYN && p->conn_due)
-			c = p->conn_due;
-		if (p->orphan_since && p->orphan_since + e->cfg.give_up_ns < c)
-			c = p->orphan_since + e->cfg.give_up_ns;
-		if (p->unsol_due && p->unsol_due < c)
-			c = p->unsol_due;
-		if (p->ack_due && p->ack_due < c)
-			c = p->ack_due;
-		if (p->inflight) {
-			__u64 last = p->last_progress > p->last_dupack ? p->last_progress
-								       : p->last_dupack;
+		if (p->cn.cstate == C_SYN && p->cn.conn_due)
+			c = p->cn.conn_due;
+		if (p->ms.orphan_since && p->ms.orphan_since + e->cfg.give_up_ns < c)
+			c = p->ms.orphan_since + e->cfg.give_up_ns;
+		if (p->cn.unsol_due && p->cn.unsol_due < c)
+			c = p->cn.unsol_due;
+		if (p->cn.ack_due && p->cn.ack_due < c)
+			c = p->cn.ack_due;
+		if (p->cn.inflight) {
+			__u64 last = p->cn.last_progress > p->cn.last_dupack ? p->cn.last_progress
+								       : p->cn.last_dupack;
 
-			if (p->rtx_due && p->rtx_due < c)
-				c = p->rtx_due;
+			if (p->cn.rtx_due && p->cn.rtx_due < c)
+				c = p->cn.rtx_due;
 			if (last + e->cfg.give_up_ns < c)
 				c = last + e->cfg.give_up_ns;
 		} else {
-			if (p->rx_known && p->last_heard + e->cfg.give_up_ns < c &&
+			if (p->cn.rx_known && p->cn.last_heard + e->cfg.give_up_ns < c &&
 			    awaiting_data(p))
-				c = p->last_heard + e->cfg.give_up_ns;
-			if (p->rx_known && p->cstate == C_EST && !xl_empty(&p->sends)) {
+				c = p->cn.last_heard + e->cfg.give_up_ns;
+			if (p->cn.rx_known && p->cn.cstate == C_EST && !xl_empty(&p->ms.sends)) {
 				/* the probe of a silent peer, then the give-up */
-				__u64 probe = p->last_heard + e->cfg.give_up_ns / 4;
+				__u64 probe = p->cn.last_heard + e->cfg.give_up_ns / 4;
 
-				if (probe < p->last_probe + e->cfg.give_up_ns / 8)
-					probe = p->last_probe + e->cfg.give_up_ns / 8;
-				if (probe > p->last_heard + e->cfg.give_up_ns)
-					probe = p->last_heard + e->cfg.give_up_ns;
+				if (probe < p->cn.last_probe + e->cfg.give_up_ns / 8)
+					probe = p->cn.last_probe + e->cfg.give_up_ns / 8;
+				if (probe > p->cn.last_heard + e->cfg.give_up_ns)
+					probe = p->cn.last_heard + e->cfg.give_up_ns;
 				if (probe < c)
 					c = probe;
 			}
@@ -3366,13 +3014,13 @@ void xwi_engine_shutdown(struct xwi_engine *e, bool send_close)
 	for (struct xl *l = e->peers.next; l != &e->peers; l = l->next) {
 		struct peer *p = xl_entry(l, struct peer, link);
 
-		if (send_close && p->cstate != C_NONE && p->rx_known)
-			emit_ctl(e, p, XW_PKT_CLOSE, p->snd_nxt, 0);
-		if (p->rx_known) {
-			p->rx_known = false;
+		if (send_close && p->cn.cstate != C_NONE && p->cn.rx_known)
+			emit_ctl(e, p, XW_PKT_CLOSE, p->cn.snd_nxt, 0);
+		if (p->cn.rx_known) {
+			p->cn.rx_known = false;
 			conn_event(e, p, 0);
 		}
-		p->cstate = C_NONE;
+		p->cn.cstate = C_NONE;
 	}
 }
 
@@ -3604,8 +3252,8 @@ void xwi_engine_free(struct xwi_engine *e)
 		struct peer *p = xl_entry(l, struct peer, link);
 
 		carry_free(p);
-		while (!xl_empty(&p->ctrlq)) {
-			struct ctrl *c = xl_entry(p->ctrlq.next, struct ctrl, tx.link);
+		while (!xl_empty(&p->ms.ctrlq)) {
+			struct ctrl *c = xl_entry(p->ms.ctrlq.next, struct ctrl, tx.link);
 
 			xl_del(&c->tx.link);
 			if (c->standalone)
@@ -3627,9 +3275,9 @@ void xwi_engine_free(struct xwi_engine *e)
 		struct peer *p = xl_entry(l, struct peer, link);
 
 		n = l->next;
-		rtxq_free(&p->rtxq);
-		rtxq_free(&p->ooo);
-		free(p->redo);
+		rtxq_free(&p->cn.rtxq);
+		rtxq_free(&p->cn.ooo);
+		free(p->ms.redo);
 		free(p);
 	}
 	free(e);
