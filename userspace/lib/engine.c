@@ -21,6 +21,8 @@
 #include <sys/random.h>
 
 #include "engine_int.h"
+#include "match.h"
+#include "msg.h"
 
 static int deliver_seq(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h,
 		       const void *payload);
@@ -90,8 +92,7 @@ struct xwi_engine *xwi_engine_new(const struct xwi_engine_cfg *cfg,
 	e->ctx = ctx;
 	xl_init(&e->peers);
 	xl_init(&e->txrr);
-	xl_init(&e->posted);
-	xl_init(&e->unexp);
+	xwi_match_init(e);
 	xl_init(&e->pending);
 	xl_init(&e->rmsgs);
 	while (!e->eid)
@@ -110,14 +111,6 @@ void xwi_engine_stats(const struct xwi_engine *e, struct xwi_engine_stats *out)
 		*out = e->st;
 		out->peers = e->npeers;
 	}
-}
-
-bool xwi_engine_has_unexpected(const struct xwi_engine *e)
-{
-	for (const struct xl *l = e->unexp.next; l != &e->unexp; l = l->next)
-		if (!xl_entry(l, const struct rmsg, ulink)->claim)
-			return true;
-	return false;
 }
 
 /* ---- peers ------------------------------------------------------------- */
@@ -275,7 +268,7 @@ static bool peer_has_other(const struct peer *p, const struct txitem *it)
 
 /* ---- requests ---------------------------------------------------------- */
 
-static struct xw_request *req_new(struct xwi_engine *e, enum xwi_req_kind kind)
+struct xw_request *xwi_req_new(struct xwi_engine *e, enum xwi_req_kind kind)
 {
 	struct reqbox *b = zalloc(1, sizeof(*b));
 
@@ -690,7 +683,7 @@ static int peer_tx_one(struct xwi_engine *e, struct peer *p)
 	}
 }
 
-static int tx_run(struct xwi_engine *e, int budget)
+int xwi_tx_run(struct xwi_engine *e, int budget)
 {
 	int n = 0;
 
@@ -722,7 +715,7 @@ int xwi_engine_progress(struct xwi_engine *e, int budget)
 		return 0;
 	if (e->cfg.reliable)
 		n += rel_timers(e);
-	n += tx_run(e, budget);
+	n += xwi_tx_run(e, budget);
 	if (e->cfg.reliable)
 		n += rel_acks(e);
 	return n;
@@ -785,7 +778,7 @@ int xwi_engine_isend_data(struct xwi_engine *e, const struct xw_addr *dst, const
 		}
 	}
 	p = peer_get(e, dst);
-	req = p ? req_new(e, XWI_REQ_SEND) : NULL;
+	req = p ? xwi_req_new(e, XWI_REQ_SEND) : NULL;
 	if (!req) {
 		free(copy);
 		free(done);
@@ -814,7 +807,7 @@ int xwi_engine_isend_data(struct xwi_engine *e, const struct xw_addr *dst, const
 	e->backlog++;
 	peer_kick(e, p);
 	*reqp = req;
-	tx_run(e, INT_MAX);
+	xwi_tx_run(e, INT_MAX);
 	if (copy) {
 		if (req->state == XWI_REQ_PENDING) {
 			/* all of it, the frames already out too: a connection
@@ -883,7 +876,7 @@ static void rmsg_free(struct xwi_engine *e, struct rmsg *m)
 		p->ms.last = NULL;
 	xl_del(&m->alink);
 	xl_del(&m->plink);
-	xl_del(&m->ulink);
+	xwi_match_forget(m);
 	if (m->blocks) {
 		for (__u32 i = 0; i < e->cfg.pull_inflight; i++)
 			ctrl_unqueue(p, &m->blocks[i].pull);
@@ -1063,7 +1056,7 @@ static void rmsg_complete(struct xwi_engine *e, struct rmsg *m)
 }
 
 /* Receive @req takes message @m (eligible; held data copied over). */
-static void rmsg_attach(struct xwi_engine *e, struct rmsg *m, struct xw_request *req)
+void xwi_msg_attach(struct xwi_engine *e, struct rmsg *m, struct xw_request *req)
 {
 	struct xwi_req_priv *r = req->priv;
 	__u32 P = e->cfg.frag_payload;
@@ -1071,7 +1064,7 @@ static void rmsg_attach(struct xwi_engine *e, struct rmsg *m, struct xw_request 
 
 	r->m = m;
 	m->req = req;
-	xl_del(&m->ulink);
+	xwi_match_forget(m);
 	m->state = R_MATCHED;
 	if (m->rndv)
 		m->need_end = (__u32)(want ? (want + P - 1) / P : 0);
@@ -1104,39 +1097,6 @@ static void rmsg_attach(struct xwi_engine *e, struct rmsg *m, struct xw_request 
 		pull_fill(e, m);
 }
 
-/* Does a receive for (@match, @mask, @src: NULL any sender) take a message
- * with match @m from @from? */
-static bool recv_matches(__u64 match, __u64 mask, const struct xw_addr *src, __u64 m,
-			 const struct xw_addr *from)
-{
-	return (m & mask) == (match & mask) && (!src || xw_addr_equal(src, from));
-}
-
-static bool posted_would_match(const struct xwi_engine *e, __u64 match, const struct xw_addr *from)
-{
-	for (const struct xl *l = e->posted.next; l != &e->posted; l = l->next) {
-		const struct xwi_req_priv *r = xl_entry(l, struct xwi_req_priv, qlink);
-
-		if (recv_matches(r->rmatch, r->mask, r->has_src ? &r->src : NULL, match, from))
-			return true;
-	}
-	return false;
-}
-
-static struct xw_request *posted_match(struct xwi_engine *e, __u64 match,
-				       const struct xw_addr *from)
-{
-	for (struct xl *l = e->posted.next; l != &e->posted; l = l->next) {
-		struct xwi_req_priv *r = xl_entry(l, struct xwi_req_priv, qlink);
-
-		if (recv_matches(r->rmatch, r->mask, r->has_src ? &r->src : NULL, match, from)) {
-			xl_del(&r->qlink);
-			return r->req;
-		}
-	}
-	return NULL;
-}
-
 /*
  * @m's turn has come (its id is the peer's next): match it or make it
  * unexpected (or dropped), then release the held messages that follow.
@@ -1150,8 +1110,8 @@ static void rmsg_place(struct xwi_engine *e, struct rmsg *m)
 	xl_del(&m->plink);
 	if (!m->rndv && m->nodata) {
 		m->state = R_DROPPED;
-	} else if ((req = posted_match(e, m->match, &p->addr))) {
-		rmsg_attach(e, m, req);
+	} else if ((req = xwi_match_posted(e, m->match, &p->addr))) {
+		xwi_msg_attach(e, m, req);
 		return;
 	} else if (!m->rndv && m->state == R_NEW && !rmsg_reserve(e, m)) {
 		m->state = R_DROPPED;
@@ -1159,8 +1119,7 @@ static void rmsg_place(struct xwi_engine *e, struct rmsg *m)
 		if (m->rndv && m->state == R_NEW && !rmsg_reserve(e, m))
 			m->push_dropped = true;
 		m->state = R_UNEXP;
-		xl_add_tail(&m->ulink, &e->unexp);
-		e->st.unexpected_msgs++;
+		xwi_match_unexpected(e, m);
 	}
 	if (m->rndv || m->nhave < m->nfrags)
 		xl_add_tail(&m->plink, &p->ms.active);
@@ -1473,7 +1432,7 @@ static int rx_data(struct xwi_engine *e, const struct xw_addr *src, const struct
 		return 0;
 	}
 	if (!m && e->cfg.reliable && !rndv && id == next && mlen &&
-	    e->st.unexpected_bytes + mlen > e->cfg.unexpected_max && !posted_would_match(e, match, src) &&
+	    e->st.unexpected_bytes + mlen > e->cfg.unexpected_max && !xwi_match_would(e, match, src) &&
 	    (!orphans_reclaim(e) || e->st.unexpected_bytes + mlen > e->cfg.unexpected_max))
 		return -ENOBUFS; /* not acknowledged: the sender resends it later */
 	if (!m) {
@@ -1707,7 +1666,7 @@ static struct xwi_req_priv *eager_rebuild(struct xwi_engine *e, struct peer *p,
 
 	if (len && !copy)
 		return NULL;
-	req = req_new(e, XWI_REQ_SEND);
+	req = xwi_req_new(e, XWI_REQ_SEND);
 	if (!req) {
 		free(copy);
 		return NULL;
@@ -3069,120 +3028,6 @@ int xwi_engine_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 	}
 }
 
-/* ---- receiving --------------------------------------------------------- */
-
-int xwi_engine_irecv(struct xwi_engine *e, void *buf, size_t len, __u64 match, __u64 mask,
-		     struct xw_request **reqp)
-{
-	return xwi_engine_irecv_from(e, buf, len, match, mask, NULL, reqp);
-}
-
-/* The oldest unclaimed unexpected message a receive (@match, @mask, @src)
- * would take, or NULL. */
-static struct rmsg *unexp_find(struct xwi_engine *e, __u64 match, __u64 mask,
-			       const struct xw_addr *src)
-{
-	for (struct xl *l = e->unexp.next; l != &e->unexp; l = l->next) {
-		struct rmsg *m = xl_entry(l, struct rmsg, ulink);
-
-		if (!m->claim && recv_matches(match, mask, src, m->match, &m->peer->addr))
-			return m;
-	}
-	return NULL;
-}
-
-static struct xw_request *recv_new(struct xwi_engine *e, void *buf, size_t len)
-{
-	struct xw_request *req = req_new(e, XWI_REQ_RECV);
-
-	if (req) {
-		req->priv->buf = buf;
-		req->priv->buflen = len;
-	}
-	return req;
-}
-
-int xwi_engine_irecv_from(struct xwi_engine *e, void *buf, size_t len, __u64 match, __u64 mask,
-			  const struct xw_addr *src, struct xw_request **reqp)
-{
-	struct xwi_req_priv *r;
-	struct xw_request *req;
-	struct rmsg *m;
-
-	if (!e || !reqp || (!buf && len))
-		return -EINVAL;
-	req = recv_new(e, buf, len);
-	if (!req)
-		return -ENOMEM;
-	r = req->priv;
-	r->rmatch = match;
-	r->mask = mask;
-	if (src) {
-		r->has_src = true;
-		r->src = *src;
-	}
-	*reqp = req;
-	m = unexp_find(e, match, mask, src);
-	if (m) {
-		rmsg_attach(e, m, req);
-		tx_run(e, INT_MAX);
-		return 0;
-	}
-	xl_add_tail(&r->qlink, &e->posted);
-	return 0;
-}
-
-int xwi_engine_peek(struct xwi_engine *e, __u64 match, __u64 mask, const struct xw_addr *src,
-		    bool claim, struct xw_status *st, __u64 *claim_id)
-{
-	struct rmsg *m;
-
-	if (!e || (claim && !claim_id))
-		return -EINVAL;
-	m = unexp_find(e, match, mask, src);
-	if (!m)
-		return -ENOMSG;
-	if (st) {
-		memset(st, 0, sizeof(*st));
-		st->len = m->msg_len;
-		st->msg_len = m->msg_len;
-		st->match = m->match;
-		st->src = m->peer->addr;
-		st->has_data = m->has_data;
-		st->data = m->mdata;
-	}
-	if (claim) {
-		m->claim = ++e->next_claim;
-		*claim_id = m->claim;
-	}
-	return 0;
-}
-
-int xwi_engine_irecv_claimed(struct xwi_engine *e, __u64 claim_id, void *buf, size_t len,
-			     struct xw_request **reqp)
-{
-	struct xw_request *req;
-
-	if (!e || !reqp || !claim_id || (!buf && len))
-		return -EINVAL;
-	for (struct xl *l = e->unexp.next; l != &e->unexp; l = l->next) {
-		struct rmsg *m = xl_entry(l, struct rmsg, ulink);
-
-		if (m->claim != claim_id)
-			continue;
-		req = recv_new(e, buf, len);
-		if (!req)
-			return -ENOMEM;
-		req->priv->rmatch = m->match;
-		req->priv->mask = ~0ULL;
-		*reqp = req;
-		rmsg_attach(e, m, req);
-		tx_run(e, INT_MAX);
-		return 0;
-	}
-	return -ENOENT; /* never claimed, already taken, or its peer was reset */
-}
-
 /* ---- cancel, teardown --------------------------------------------------- */
 
 int xwi_engine_cancel(struct xwi_engine *e, struct xw_request *req)
@@ -3197,7 +3042,7 @@ int xwi_engine_cancel(struct xwi_engine *e, struct xw_request *req)
 	if (req->kind == XWI_REQ_RECV) {
 		if (r->m)
 			return -EBUSY;
-		xl_del(&r->qlink);
+		xwi_match_unpost(r);
 		memset(&req->status, 0, sizeof(req->status));
 		req->status.error = -ECANCELED;
 		req_done(e, req);
@@ -3232,7 +3077,7 @@ int xwi_engine_abort(struct xwi_engine *e, struct xw_request *req, int err)
 		rmsg_free(e, m);
 		r->m = NULL;
 	} else {
-		xl_del(&r->qlink);
+		xwi_match_unpost(r);
 	}
 	memset(&req->status, 0, sizeof(req->status));
 	req->status.error = err;
