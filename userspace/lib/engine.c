@@ -21,14 +21,10 @@
 #include <sys/random.h>
 
 #include "engine_int.h"
+#include "conn.h"
 #include "match.h"
 #include "msg.h"
 
-static int deliver_seq(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h,
-		       const void *payload);
-static bool can_tx(const struct xwi_engine *e, const struct peer *p);
-static void conn_start(struct xwi_engine *e, struct peer *p);
-static void peer_kick(struct xwi_engine *e, struct peer *p);
 static bool orphans_reclaim(struct xwi_engine *e);
 static void redo_add(struct xwi_engine *e, struct peer *p, __u32 id);
 static bool redo_take(struct peer *p, __u32 id);
@@ -65,8 +61,6 @@ void xwi_engine_cfg_default(struct xwi_engine_cfg *cfg, __u16 ep, __u32 frag_pay
 	cfg->sack = true;
 }
 
-static void rand_bytes(struct xwi_engine *e, void *buf, size_t len);
-
 struct xwi_engine *xwi_engine_new(const struct xwi_engine_cfg *cfg,
 				  const struct xwi_engine_ops *ops, void *ctx)
 {
@@ -96,7 +90,7 @@ struct xwi_engine *xwi_engine_new(const struct xwi_engine_cfg *cfg,
 	xl_init(&e->pending);
 	xl_init(&e->rmsgs);
 	while (!e->eid)
-		rand_bytes(e, &e->eid, sizeof(e->eid));
+		xwi_rand_bytes(e, &e->eid, sizeof(e->eid));
 	return e;
 }
 
@@ -115,25 +109,6 @@ void xwi_engine_stats(const struct xwi_engine *e, struct xwi_engine_stats *out)
 
 /* ---- peers ------------------------------------------------------------- */
 
-static struct peer *peer_find(struct xwi_engine *e, const struct xw_addr *a)
-{
-	struct xl *l;
-
-	if (e->last_peer && xw_addr_equal(&e->last_peer->addr, a))
-		return e->last_peer;
-	for (l = e->peers.next; l != &e->peers; l = l->next) {
-		struct peer *p = xl_entry(l, struct peer, link);
-
-		if (xw_addr_equal(&p->addr, a)) {
-			e->last_peer = p;
-			return p;
-		}
-	}
-	return NULL;
-}
-
-static void conn_event(struct xwi_engine *e, struct peer *p, __u32 sid);
-
 /*
  * A peer we exchanged nothing with: no sequenced frame either way, no
  * message, no ack of ours, nothing queued - either half-open (it sent a
@@ -143,40 +118,30 @@ static void conn_event(struct xwi_engine *e, struct peer *p, __u32 sid);
  * right after the handshake.  No message of it may be left either: a
  * connection reset keeps the complete ones in the unexpected queue.
  */
-static bool peer_idle(const struct xwi_engine *e, const struct peer *p)
+bool xwi_peer_idle(const struct xwi_engine *e, const struct peer *p)
 {
-	if (p->cn.acked_once || (p->cn.rx_known && p->cn.rcv_nxt != p->cn.peer_isn) ||
-	    p->cn.snd_nxt != p->cn.isn || p->cn.inflight || p->cn.nooo || p->ms.tx_next_id ||
-	    p->ms.rx_next_id || !xl_empty(&p->ms.rr) || !xl_empty(&p->ms.ctrlq) ||
-	    !xl_empty(&p->ms.dataq) || !xl_empty(&p->ms.sends) || !xl_empty(&p->ms.active) ||
-	    !xl_empty(&p->ms.held) || !xl_empty(&p->cn.rtxq) || !xl_empty(&p->cn.ooo))
-		return false;
-	for (const struct xl *l = e->rmsgs.next; l != &e->rmsgs; l = l->next)
-		if (xl_entry(l, struct rmsg, alink)->peer == p)
-			return false;
-	return true;
+	return xwi_conn_idle(p) && xwi_msg_idle(e, p);
 }
 
-static void peer_forget(struct xwi_engine *e, struct peer *p)
+void xwi_peer_forget(struct xwi_engine *e, struct peer *p)
 {
-	if (p->cn.rx_known)
-		conn_event(e, p, 0);
+	xwi_conn_forget(e, p);
 	xl_del(&p->link);
 	if (e->last_peer == p)
 		e->last_peer = NULL;
 	e->npeers--;
-	free(p->ms.redo);
+	xwi_msg_peer_fini(p);
 	free(p);
 }
 
 /*
- * The peer table is full: forget the idle peer (see peer_idle) heard from
- * least recently, if it has been silent for 4 rto_max (1 s) at least: a
- * real peer sends its data well within that after its handshake, so it is
- * never evicted before it is established.  A flood of forged frames from
- * made-up addresses thus cannot lock real peers out for long (new peers
- * are refused while every idle peer is younger, and their handshake is
- * retried); established peers are never evicted.
+ * The peer table is full: forget the idle peer (see xwi_peer_idle) heard
+ * from least recently, if it has been silent for 4 rto_max (1 s) at least:
+ * a real peer sends its data well within that after its handshake, so it
+ * is never evicted before it is established.  A flood of forged frames
+ * from made-up addresses thus cannot lock real peers out for long (new
+ * peers are refused while every idle peer is younger, and their handshake
+ * is retried); established peers are never evicted.
  */
 static bool peer_evict(struct xwi_engine *e)
 {
@@ -186,20 +151,20 @@ static bool peer_evict(struct xwi_engine *e)
 	for (struct xl *l = e->peers.next; l != &e->peers; l = l->next) {
 		struct peer *p = xl_entry(l, struct peer, link);
 
-		if (peer_idle(e, p) && t - p->cn.last_heard >= young &&
-		    (!victim || p->cn.last_heard < victim->cn.last_heard))
+		if (xwi_peer_idle(e, p) && t - xwi_conn_heard(p) >= young &&
+		    (!victim || xwi_conn_heard(p) < xwi_conn_heard(victim)))
 			victim = p;
 	}
 	if (!victim)
 		return false;
 	e->st.peers_evicted++;
-	peer_forget(e, victim);
+	xwi_peer_forget(e, victim);
 	return true;
 }
 
-static struct peer *peer_get(struct xwi_engine *e, const struct xw_addr *a)
+struct peer *xwi_peer_get(struct xwi_engine *e, const struct xw_addr *a)
 {
-	struct peer *p = peer_find(e, a);
+	struct peer *p = xwi_peer_find(e, a);
 
 	if (p)
 		return p;
@@ -210,43 +175,17 @@ static struct peer *peer_get(struct xwi_engine *e, const struct xw_addr *a)
 		return NULL;
 	e->npeers++;
 	p->addr = *a;
-	p->cn.rto = e->cfg.rto_init_ns;
-	xl_init(&p->cn.rtxq);
-	xl_init(&p->cn.ooo);
-	xl_init(&p->ms.rr);
-	xl_init(&p->ms.ctrlq);
-	xl_init(&p->ms.dataq);
-	xl_init(&p->ms.sends);
-	xl_init(&p->ms.active);
-	xl_init(&p->ms.held);
+	xwi_conn_init(e, p);
+	xwi_msg_peer_init(p);
 	xl_add_tail(&p->link, &e->peers);
 	e->last_peer = p;
 	return p;
 }
 
-static bool peer_has_work(const struct peer *p)
-{
-	return !xl_empty(&p->ms.ctrlq) || !xl_empty(&p->ms.dataq);
-}
-
-/* Put @p in the round-robin when it has frames to emit. */
-static void peer_kick(struct xwi_engine *e, struct peer *p)
-{
-	if (!xl_empty(&p->ms.rr) || !peer_has_work(p))
-		return;
-	if (e->cfg.reliable) {
-		if (p->cn.cstate == C_NONE)
-			conn_start(e, p);
-		if (!can_tx(e, p))
-			return; /* kicked again when the CONNECT is out / acked */
-	}
-	xl_add_tail(&p->ms.rr, &e->txrr);
-}
-
 /* Take @p out of the round-robin when its queues became empty. */
-static void peer_idle_check(struct peer *p)
+static void xwi_tx_idle_check(struct peer *p)
 {
-	if (!peer_has_work(p) && !xl_empty(&p->ms.rr))
+	if (!xwi_msg_has_work(p) && !xl_empty(&p->ms.rr))
 		xl_del(&p->ms.rr);
 }
 
@@ -324,7 +263,7 @@ static void send_complete(struct xwi_engine *e, struct xwi_req_priv *s, int err)
 	while (!xl_empty(&s->jobs))
 		job_free(xl_entry(s->jobs.next, struct job, slink));
 	xl_del(&s->slink);
-	peer_idle_check(p);
+	xwi_tx_idle_check(p);
 	free(s->copy);
 	s->copy = NULL;
 	s->data = NULL;
@@ -360,16 +299,6 @@ int xwi_request_free(struct xw_request *req)
 
 /* ---- transmit ---------------------------------------------------------- */
 
-static void hdr_init(const struct xwi_engine *e, struct xw_hdr *h, const struct peer *p,
-		     __u8 type)
-{
-	memset(h, 0, sizeof(*h));
-	h->version = XW_VERSION;
-	h->type = type;
-	h->dst_ep = htons(p->addr.ep);
-	h->src_ep = htons(e->cfg.ep);
-}
-
 /* The message's data, on each of its data frames. */
 static void hdr_data(struct xw_hdr *h, const struct xwi_req_priv *s)
 {
@@ -378,123 +307,6 @@ static void hdr_data(struct xw_hdr *h, const struct xwi_req_priv *s)
 	h->flags |= XW_F_DATA;
 	h->data_hi = (__u8)(s->mdata >> 16);
 	h->data_lo = htons((__u16)s->mdata);
-}
-
-/* csum of a complete header (network order) and its payload. */
-static void hdr_seal(const struct xwi_engine *e, struct xw_hdr *h, const void *payload, size_t len)
-{
-	h->csum = 0;
-	if (e->cfg.crc)
-		h->csum = htonl(xwi_crc32c(xwi_crc32c(0, h, sizeof(*h)), payload, len));
-}
-
-/* The test hook: is this the first transmission of the chosen type? */
-static bool hook_drop(struct xwi_engine *e, __u8 type)
-{
-	if (!e->cfg.drop_first_type || e->hook_done || type != e->cfg.drop_first_type)
-		return false;
-	e->hook_done = true;
-	e->st.hook_drops++;
-	return true;
-}
-
-static __u64 rto_cur(const struct xwi_engine *e, const struct peer *p)
-{
-	__u64 r = p->cn.rto;
-
-	for (__u32 i = 0; i < p->cn.backoff && r < e->cfg.rto_max_ns; i++)
-		r *= 2;
-	return r < e->cfg.rto_max_ns ? r : e->cfg.rto_max_ns;
-}
-
-static __u32 resume_id(const struct xwi_engine *e, const struct peer *p, __u32 *finals);
-static __u64 sack_bits(const struct peer *p);
-
-/* A frame carrying our current ack went out: no ACK owed any more - except
- * the one with the selective acks while we hold frames out of order (only
- * a pure ACK carries them, @sacks). */
-static void ack_sent(const struct xwi_engine *e, struct peer *p, bool sacks)
-{
-	p->cn.ack_owed = 0;
-	p->cn.ack_due = 0;
-	if (sacks || !e->cfg.sack || !p->cn.nooo)
-		p->cn.ack_now = false;
-}
-
-/* An unsequenced frame (ACK, CONNECT*, CLOSE) of @p's connection.  CONNECT
- * and CONNECT_REPLY carry, in match, our endpoint's incarnation (high 32
- * bits) and where our message stream to the peer resumes (low 32), and in
- * msg_len the final ids just after it (see resume_id). */
-static int emit_ctl(struct xwi_engine *e, struct peer *p, __u8 type, __u32 seq, __u32 msg_id)
-{
-	struct xw_hdr h;
-	__u32 finals;
-
-	hdr_init(e, &h, p, type);
-	if (type == XW_PKT_CONNECT || type == XW_PKT_CONNECT_REPLY) {
-		h.match = htobe64((__u64)e->eid << 32 | resume_id(e, p, &finals));
-		h.msg_len = htonl(finals);
-	} else if (type == XW_PKT_ACK && e->cfg.sack && p->cn.rx_known) {
-		h.match = htobe64(sack_bits(p));
-	}
-	h.session = htonl(p->cn.my_sid);
-	h.seq = htonl(seq);
-	h.ack = htonl(p->cn.rx_known ? p->cn.rcv_nxt : 0);
-	h.msg_id = htonl(msg_id);
-	hdr_seal(e, &h, NULL, 0);
-	if (!hook_drop(e, type) && e->ops.send(e->ctx, &p->addr, &h, NULL, 0))
-		return -EAGAIN;
-	e->st.tx_frames[type]++;
-	if (p->cn.rx_known)
-		ack_sent(e, p, type == XW_PKT_ACK);
-	return 0;
-}
-
-static int emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const void *payload,
-		size_t len)
-{
-	struct xwi_frame *f;
-	__u64 t;
-
-	h->payload_len = htons((__u16)len);
-	if (!e->cfg.reliable) {
-		hdr_seal(e, h, payload, len);
-		if (e->ops.send(e->ctx, &p->addr, h, payload, len))
-			return -EAGAIN;
-		e->st.tx_frames[h->type]++;
-		return 0;
-	}
-	if (!can_tx(e, p))
-		return -EAGAIN;
-	h->session = htonl(p->cn.my_sid);
-	h->seq = htonl(p->cn.snd_nxt);
-	h->ack = htonl(p->cn.rx_known ? p->cn.rcv_nxt : 0);
-	hdr_seal(e, h, payload, len);
-	f = malloc(sizeof(*f) + len);
-	if (!f)
-		return -EAGAIN;
-	if (!hook_drop(e, h->type) && e->ops.send(e->ctx, &p->addr, h, payload, len)) {
-		free(f);
-		return -EAGAIN;
-	}
-	t = now(e);
-	f->seq = p->cn.snd_nxt++;
-	f->tries = 1;
-	f->sack = 0;
-	f->t_sent = t;
-	f->len = len;
-	f->h = *h;
-	if (len)
-		memcpy(f->pl, payload, len);
-	xl_add_tail(&f->link, &p->cn.rtxq);
-	if (!p->cn.inflight++) {
-		p->cn.last_progress = t;
-		p->cn.rtx_due = t + rto_cur(e, p);
-	}
-	if (p->cn.rx_known)
-		ack_sent(e, p, false);
-	e->st.tx_frames[h->type]++;
-	return 0;
 }
 
 /* Emit the next initial frame of send @s. */
@@ -545,7 +357,7 @@ static int tx_send(struct xwi_engine *e, struct peer *p, struct xwi_req_priv *s,
 	h.msg_len = htonl(s->len);
 	h.frag_count = htonl(s->nfrags);
 	h.match = htobe64(s->match);
-	err = emit(e, p, &h, fsz ? s->data + (size_t)i * P : NULL, fsz);
+	err = xwi_conn_emit(e, p, &h, fsz ? s->data + (size_t)i * P : NULL, fsz);
 	if (err)
 		return err;
 	if (!s->started) {
@@ -593,7 +405,7 @@ static int tx_job(struct xwi_engine *e, struct peer *p, struct job *j, bool othe
 	h.frag_off = htonl(i * P);
 	h.frag_count = htonl(s->nfrags);
 	h.match = htobe64(s->match);
-	err = emit(e, p, &h, fsz ? s->data + (size_t)i * P : NULL, fsz);
+	err = xwi_conn_emit(e, p, &h, fsz ? s->data + (size_t)i * P : NULL, fsz);
 	if (err)
 		return err;
 	j->next++;
@@ -626,12 +438,12 @@ static int tx_ctrl(struct xwi_engine *e, struct peer *p, struct ctrl *c, bool ot
 		pr.block_id = htonl(c->block_id);
 		pr.nfrags = htonl(c->nfrags);
 		h.flags = flags;
-		err = emit(e, p, &h, &pr, sizeof(pr));
+		err = xwi_conn_emit(e, p, &h, &pr, sizeof(pr));
 	} else {
 		if (e->cfg.marks & XWI_MARK_NOTIFY)
 			flags |= XW_F_LAT;
 		h.flags = flags;
-		err = emit(e, p, &h, NULL, 0);
+		err = xwi_conn_emit(e, p, &h, NULL, 0);
 	}
 	if (err)
 		return err;
@@ -650,7 +462,7 @@ static int tx_carry(struct xwi_engine *e, struct peer *p, struct carry *c)
 	int err;
 
 	h.flags &= (__u8)~(XW_F_MORE | XW_F_LAT);
-	err = emit(e, p, &h, f->len ? f->pl : NULL, f->len);
+	err = xwi_conn_emit(e, p, &h, f->len ? f->pl : NULL, f->len);
 	if (err)
 		return err;
 	e->st.rtx_frames[h.type]++;
@@ -690,7 +502,7 @@ int xwi_tx_run(struct xwi_engine *e, int budget)
 	while (n < budget && !xl_empty(&e->txrr)) {
 		struct peer *p = xl_entry(e->txrr.next, struct peer, ms.rr);
 
-		if (e->cfg.reliable && !can_tx(e, p)) {
+		if (e->cfg.reliable && !xwi_conn_can_tx(e, p)) {
 			xl_del(&p->ms.rr); /* kicked again when it can send */
 			continue;
 		}
@@ -698,14 +510,10 @@ int xwi_tx_run(struct xwi_engine *e, int budget)
 			break;
 		n++;
 		xl_del(&p->ms.rr);
-		peer_kick(e, p);
+		xwi_msg_kick(e, p);
 	}
 	return n;
 }
-
-static int rel_timers(struct xwi_engine *e);
-static int rel_acks(struct xwi_engine *e);
-static bool rel_pending(const struct xwi_engine *e);
 
 int xwi_engine_progress(struct xwi_engine *e, int budget)
 {
@@ -713,17 +521,19 @@ int xwi_engine_progress(struct xwi_engine *e, int budget)
 
 	if (!e || budget <= 0)
 		return 0;
-	if (e->cfg.reliable)
-		n += rel_timers(e);
+	if (e->cfg.reliable) {
+		xwi_msg_timers(e);
+		n += xwi_conn_timers(e);
+	}
 	n += xwi_tx_run(e, budget);
 	if (e->cfg.reliable)
-		n += rel_acks(e);
+		n += xwi_conn_acks(e);
 	return n;
 }
 
 bool xwi_engine_tx_pending(const struct xwi_engine *e)
 {
-	return e && (!xl_empty(&e->txrr) || (e->cfg.reliable && rel_pending(e)));
+	return e && (!xl_empty(&e->txrr) || (e->cfg.reliable && xwi_conn_pending(e)));
 }
 
 /* ---- sending ----------------------------------------------------------- */
@@ -777,7 +587,7 @@ int xwi_engine_isend_data(struct xwi_engine *e, const struct xw_addr *dst, const
 			return -ENOMEM;
 		}
 	}
-	p = peer_get(e, dst);
+	p = xwi_peer_get(e, dst);
 	req = p ? xwi_req_new(e, XWI_REQ_SEND) : NULL;
 	if (!req) {
 		free(copy);
@@ -805,7 +615,7 @@ int xwi_engine_isend_data(struct xwi_engine *e, const struct xw_addr *dst, const
 	}
 	xl_add_tail(&s->tx.link, &p->ms.dataq);
 	e->backlog++;
-	peer_kick(e, p);
+	xwi_msg_kick(e, p);
 	*reqp = req;
 	xwi_tx_run(e, INT_MAX);
 	if (copy) {
@@ -864,7 +674,7 @@ static void ctrl_unqueue(struct peer *p, struct ctrl *c)
 {
 	if (!xl_empty(&c->tx.link)) {
 		xl_del(&c->tx.link);
-		peer_idle_check(p);
+		xwi_tx_idle_check(p);
 	}
 }
 
@@ -1003,7 +813,7 @@ static void pull_fill(struct xwi_engine *e, struct rmsg *m)
 		b->pull.match = m->match;
 		xl_add_tail(&b->pull.tx.link, &p->ms.ctrlq);
 		m->inflight++;
-		peer_kick(e, p);
+		xwi_msg_kick(e, p);
 	}
 }
 
@@ -1050,7 +860,7 @@ static void rmsg_complete(struct xwi_engine *e, struct rmsg *m)
 		c->msg_len = m->msg_len;
 		c->match = m->match;
 		xl_add_tail(&c->tx.link, &p->ms.ctrlq);
-		peer_kick(e, p);
+		xwi_msg_kick(e, p);
 	}
 	rmsg_free(e, m);
 }
@@ -1321,65 +1131,17 @@ static void notify_again(struct xwi_engine *e, struct peer *p, const struct xw_h
 	c->match = be64toh(h->match);
 	xl_add_tail(&c->tx.link, &p->ms.ctrlq);
 	e->st.renotified++;
-	peer_kick(e, p);
+	xwi_msg_kick(e, p);
 }
 
-/* Checks that need no state.  0 or -EPROTO. */
-static int rx_check(const struct xwi_engine *e, const struct xw_hdr *h, size_t len)
-{
-	__u64 P = e->cfg.frag_payload;
-	__u32 plen = ntohs(h->payload_len), mlen = ntohl(h->msg_len), off = ntohl(h->frag_off);
-	__u32 idx = ntohl(h->frag_idx), cnt = ntohl(h->frag_count);
-
-	if (h->version != XW_VERSION || h->type == XW_PKT_INVALID || h->type >= XW_PKT_TYPE_MAX)
-		return -EPROTO;
-	if (plen > len || ntohs(h->dst_ep) != e->cfg.ep)
-		return -EPROTO;
-	switch (h->type) {
-	case XW_PKT_SMALL:
-	case XW_PKT_MEDIUM:
-	case XW_PKT_RNDV:
-	case XW_PKT_PULL_REPLY:
-	case XW_PKT_PULL:
-		break;
-	case XW_PKT_NOTIFY:
-		if (plen)
-			return -EPROTO;
-		/* fall through */
-	default:
-		return (off || idx || cnt) ? -EPROTO : 0;
-	}
-	if (cnt == 0 || idx >= cnt || cnt != nfrags_of(mlen, P))
-		return -EPROTO;
-	switch (h->type) {
-	case XW_PKT_SMALL:
-		if (plen != mlen || idx || off || mlen > P)
-			return -EPROTO;
-		break;
-	case XW_PKT_RNDV:
-		if (off || plen != frag_size(mlen, (__u32)P, 0))
-			return -EPROTO;
-		break;
-	case XW_PKT_PULL:
-		if (off != idx * P || plen != sizeof(struct xw_pull_req))
-			return -EPROTO;
-		break;
-	default: /* MEDIUM, PULL_REPLY */
-		if (off != idx * P || plen != frag_size(mlen, (__u32)P, idx))
-			return -EPROTO;
-		break;
-	}
-	return 0;
-}
-
-static int rx_data(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
-		   const void *payload)
+int xwi_msg_rx_data(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
+		    const void *payload)
 {
 	__u32 id = ntohl(h->msg_id), mlen = ntohl(h->msg_len), cnt = ntohl(h->frag_count);
 	__u32 idx = ntohl(h->frag_idx), plen = ntohs(h->payload_len);
 	bool rndv = h->type == XW_PKT_RNDV || h->type == XW_PKT_PULL_REPLY;
 	__u64 match = be64toh(h->match);
-	struct peer *p = peer_find(e, src);
+	struct peer *p = xwi_peer_find(e, src);
 	struct rmsg *m = p ? rmsg_find(p, id) : NULL;
 	__u32 next = p ? p->ms.rx_next_id : 0;
 	bool redo = false;
@@ -1437,7 +1199,7 @@ static int rx_data(struct xwi_engine *e, const struct xw_addr *src, const struct
 		return -ENOBUFS; /* not acknowledged: the sender resends it later */
 	if (!m) {
 		if (!p)
-			p = peer_get(e, src);
+			p = xwi_peer_get(e, src);
 		if (!p)
 			return -ENOMEM;
 		err = rmsg_new(e, p, h, redo);
@@ -1454,8 +1216,8 @@ static int rx_data(struct xwi_engine *e, const struct xw_addr *src, const struct
 	return 0;
 }
 
-static int rx_pull(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
-		   const void *payload)
+int xwi_msg_rx_pull(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
+		    const void *payload)
 {
 	__u32 id = ntohl(h->msg_id), idx = ntohl(h->frag_idx), cnt = ntohl(h->frag_count);
 	struct xwi_req_priv *s;
@@ -1470,7 +1232,7 @@ static int rx_pull(struct xwi_engine *e, const struct xw_addr *src, const struct
 		e->st.rx_bad++;
 		return -EPROTO;
 	}
-	p = peer_find(e, src);
+	p = xwi_peer_find(e, src);
 	s = p ? send_find(p, id) : NULL;
 	if (!s || s->notified) {
 		e->st.rx_frames[h->type]++;
@@ -1492,13 +1254,13 @@ static int rx_pull(struct xwi_engine *e, const struct xw_addr *src, const struct
 	j->next = idx;
 	xl_add_tail(&j->slink, &s->jobs);
 	xl_add_tail(&j->tx.link, &p->ms.dataq);
-	peer_kick(e, p);
+	xwi_msg_kick(e, p);
 	return 0;
 }
 
-static int rx_notify(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h)
+int xwi_msg_rx_notify(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h)
 {
-	struct peer *p = peer_find(e, src);
+	struct peer *p = xwi_peer_find(e, src);
 	struct xwi_req_priv *s = p ? send_find(p, ntohl(h->msg_id)) : NULL;
 
 	if (s && s->len != ntohl(h->msg_len)) {
@@ -1513,34 +1275,9 @@ static int rx_notify(struct xwi_engine *e, const struct xw_addr *src, const stru
 	return 0;
 }
 
-/* A sequenced frame in order: the message layer's. */
-static int deliver_seq(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h,
-		       const void *payload)
-{
-	switch (h->type) {
-	case XW_PKT_SMALL:
-	case XW_PKT_MEDIUM:
-	case XW_PKT_RNDV:
-	case XW_PKT_PULL_REPLY:
-		return rx_data(e, &p->addr, h, payload);
-	case XW_PKT_PULL:
-		return rx_pull(e, &p->addr, h, payload);
-	case XW_PKT_NOTIFY:
-		return rx_notify(e, &p->addr, h);
-	default:
-		e->st.rx_frames[h->type]++;
-		return 0;
-	}
-}
-
 /* ---- reliability ---------------------------------------------------------- */
 
-static bool seq_before(__u32 a, __u32 b)
-{
-	return (__s32)(a - b) < 0;
-}
-
-static void rand_bytes(struct xwi_engine *e, void *buf, size_t len)
+void xwi_rand_bytes(struct xwi_engine *e, void *buf, size_t len)
 {
 	if (e->ops.random) {
 		e->ops.random(e->ctx, buf, len);
@@ -1555,75 +1292,6 @@ static void rand_bytes(struct xwi_engine *e, void *buf, size_t len)
 			x *= 0xBF58476D1CE4E5B9ULL;
 			((unsigned char *)buf)[i] = (unsigned char)(x >> 56);
 		}
-	}
-}
-
-static void conn_event(struct xwi_engine *e, struct peer *p, __u32 sid)
-{
-	if (e->ops.conn_event)
-		e->ops.conn_event(e->ctx, &p->addr, sid);
-}
-
-/* Our new incarnation towards @p: session id and ISN. */
-static void incarnation_new(struct xwi_engine *e, struct peer *p)
-{
-	__u32 r[2] = { 0, 0 };
-
-	while (!r[0])
-		rand_bytes(e, r, sizeof(r));
-	p->cn.my_sid = r[0];
-	/* 1 .. 2^32 - window - 2: no ack of 0 before the first real one */
-	p->cn.isn = e->cfg.isn_fixed ? e->cfg.isn : 1 + r[1] % (0xFFFFFFFEu - e->cfg.window);
-	p->cn.acked_once = false;
-	p->cn.est_counted = false;
-	p->cn.snd_una = p->cn.snd_nxt = p->cn.isn;
-	p->cn.backoff = 0;
-	p->cn.dupacks = 0;
-	p->cn.in_recovery = false;
-}
-
-/*
- * Sequenced frames go out once our CONNECT did (before the peer answers:
- * the CONNECT precedes them and tells the peer our session and ISN, so the
- * first messages cost no round trip), within the window.
- */
-static bool can_tx(const struct xwi_engine *e, const struct peer *p)
-{
-	return (p->cn.cstate == C_EST || (p->cn.cstate == C_SYN && p->cn.conn_tries)) &&
-	       p->cn.inflight < e->cfg.window;
-}
-
-static void conn_send(struct xwi_engine *e, struct peer *p, __u64 t);
-
-/* The handshake starts: CONNECT goes out now (or from progress). */
-static void conn_start(struct xwi_engine *e, struct peer *p)
-{
-	if (p->cn.cstate != C_NONE)
-		return;
-	incarnation_new(e, p);
-	p->cn.cstate = C_SYN;
-	p->cn.conn_start = now(e);
-	p->cn.conn_tries = 0;
-	p->cn.unsol_due = 0;
-	p->cn.probe = false;
-	conn_send(e, p, p->cn.conn_start);
-}
-
-static bool sid_retired(const struct peer *p, __u32 sid)
-{
-	for (__u32 i = 0; i < p->cn.nretired && i < XWI_RETIRED; i++)
-		if (p->cn.retired[i] == sid)
-			return true;
-	return false;
-}
-
-static void rtxq_free(struct xl *q)
-{
-	while (!xl_empty(q)) {
-		struct xwi_frame *f = xl_entry(q->next, struct xwi_frame, link);
-
-		xl_del(&f->link);
-		free(f);
 	}
 }
 
@@ -1657,7 +1325,7 @@ static void send_rewind(struct xwi_engine *e, struct xwi_req_priv *s, bool keep_
 /* An internal send of the eager message @id rebuilt from its frames in
  * @p's retransmission queue (the request that posted it is complete). */
 static struct xwi_req_priv *eager_rebuild(struct xwi_engine *e, struct peer *p,
-					  const struct xwi_frame *f0)
+					  const struct xl *unacked, const struct xwi_frame *f0)
 {
 	__u32 len = ntohl(f0->h.msg_len), id = ntohl(f0->h.msg_id), got = 0;
 	unsigned char *copy = len ? malloc(len) : NULL;
@@ -1671,7 +1339,7 @@ static struct xwi_req_priv *eager_rebuild(struct xwi_engine *e, struct peer *p,
 		free(copy);
 		return NULL;
 	}
-	for (const struct xl *l = &f0->link; l != &p->cn.rtxq; l = l->next) {
+	for (const struct xl *l = &f0->link; l != unacked; l = l->next) {
 		const struct xwi_frame *f = xl_entry(l, struct xwi_frame, link);
 		__u32 off = ntohl(f->h.frag_off);
 
@@ -1711,12 +1379,12 @@ static struct xwi_req_priv *eager_rebuild(struct xwi_engine *e, struct peer *p,
  * frames.  Sends the old incarnation has acknowledged something of are
  * left started (they fail).
  */
-static void replay_unacked(struct xwi_engine *e, struct peer *p)
+static void replay_unacked(struct xwi_engine *e, struct peer *p, struct xl *unacked)
 {
 	struct xl replay;
 
 	xl_init(&replay);
-	for (struct xl *l = p->cn.rtxq.next; l != &p->cn.rtxq; l = l->next) {
+	for (struct xl *l = unacked->next; l != unacked; l = l->next) {
 		struct xwi_frame *f = xl_entry(l, struct xwi_frame, link);
 		struct xwi_req_priv *s;
 		__u8 t = f->h.type;
@@ -1729,7 +1397,7 @@ static void replay_unacked(struct xwi_engine *e, struct peer *p)
 				continue; /* pulled: the peer had it */
 			send_rewind(e, s, false);
 		} else if (t != XW_PKT_RNDV) {
-			s = eager_rebuild(e, p, f);
+			s = eager_rebuild(e, p, unacked, f);
 			if (!s) {
 				e->st.sends_lost++;
 				continue;
@@ -1768,7 +1436,7 @@ static void outstanding_ids(const struct xwi_engine *e, const struct peer *p,
 			    void (*fn)(__u32 id, void *arg), void *arg)
 {
 	const struct carry *c = carry_find((struct peer *)p);
-	const struct xl *qs[2] = { &p->cn.rtxq, c ? &c->frames : NULL };
+	const struct xl *qs[2] = { xwi_conn_unacked(p), c ? &c->frames : NULL };
 
 	for (int k = 0; k < 2; k++) {
 		if (!qs[k])
@@ -1913,7 +1581,7 @@ static struct carry *carry_find(struct peer *p)
 /* Put @p's carried frames not sent yet back behind its unacknowledged
  * ones (a reset that does not carry them over: they are replayed or
  * counted lost with those). */
-static void carry_unsend(struct peer *p)
+static void carry_unsend(struct peer *p, struct xl *unacked)
 {
 	struct carry *c = carry_find(p);
 
@@ -1923,7 +1591,7 @@ static void carry_unsend(struct peer *p)
 		struct xl *l = c->frames.next;
 
 		xl_del(l);
-		xl_add_tail(l, &p->cn.rtxq);
+		xl_add_tail(l, unacked);
 	}
 	xl_del(&c->tx.link);
 	free(c);
@@ -1936,7 +1604,7 @@ static void carry_free(struct peer *p)
 
 	if (!c)
 		return;
-	rtxq_free(&c->frames);
+	xwi_frames_free(&c->frames);
 	xl_del(&c->tx.link);
 	free(c);
 }
@@ -1950,14 +1618,14 @@ static void carry_free(struct peer *p)
  * sent again from their RNDV under the same id (their receiver dropped
  * them, or completed them and answers the RNDV with its NOTIFY again).
  */
-static void carry_over(struct xwi_engine *e, struct peer *p)
+static void carry_over(struct xwi_engine *e, struct peer *p, struct xl *unacked)
 {
 	struct carry *c = carry_find(p);
 	struct xl front, moved;
 
 	xl_init(&front);
 	xl_init(&moved);
-	for (struct xl *l = p->cn.rtxq.next, *n; l != &p->cn.rtxq; l = n) {
+	for (struct xl *l = unacked->next, *n; l != unacked; l = n) {
 		struct xwi_frame *f = xl_entry(l, struct xwi_frame, link);
 
 		n = l->next;
@@ -1970,7 +1638,7 @@ static void carry_over(struct xwi_engine *e, struct peer *p)
 		c = zalloc(1, sizeof(*c));
 		if (!c) {
 			frames_lost(e, p, &moved);
-			rtxq_free(&moved);
+			xwi_frames_free(&moved);
 		} else {
 			c->tx.kind = TX_CARRY;
 			xl_init(&c->frames);
@@ -2039,110 +1707,13 @@ static bool orphans_reclaim(struct xwi_engine *e)
 		n = l->next;
 		if (m->req || m->rndv || m->nhave == m->nfrags)
 			continue;
-		if ((p->ms.orphan_since && !p->cn.rx_known) ||
-		    (p->cn.rx_known && t - p->cn.last_heard >= e->cfg.give_up_ns)) {
+		if ((p->ms.orphan_since && !xwi_conn_up(p)) ||
+		    (xwi_conn_up(p) && t - xwi_conn_heard(p) >= e->cfg.give_up_ns)) {
 			e->st.abandoned++;
 			rmsg_free(e, m);
 		}
 	}
 	return e->st.abandoned != before;
-}
-
-enum reset_mode {
-	RM_NEWPEER,	/* another peer endpoint (restart, CLOSE): new streams */
-	RM_RECONNECT,	/* the same peer endpoint, a new session: streams go on */
-	RM_GIVEUP,	/* the peer is silent: everything with it fails */
-};
-
-/*
- * Forget the connection with @p.
- *  RM_NEWPEER: requests that put frames on the wire with it (started
- *   sends, receives of its messages) complete with @err; sends not started
- *   stay queued for the new connection, and messages the old incarnation
- *   never acknowledged are sent again (replay_unacked); the message ids
- *   start again from 0.
- *  RM_RECONNECT: the message streams go on (carry_over); only large
- *   messages being received complete with @err (the sender starts them
- *   again: taken again, see redo).
- *  RM_GIVEUP: every request with the peer completes with @err; the message
- *   ids go on (if the same peer endpoint comes back, nothing it already
- *   gave us is taken twice), and messages of it we hold without a receive
- *   stay.
- * Complete eager messages in the unexpected queue always stay.
- */
-static void peer_reset(struct xwi_engine *e, struct peer *p, int err, enum reset_mode mode)
-{
-	struct xl *l, *n;
-
-	if (mode == RM_NEWPEER) {
-		/* another endpoint: a new message stream, from id 0; what
-		 * the old one never acknowledged goes to the new one
-		 * (renumbered); carried frames of a reconnect are lost */
-		carry_unsend(p);
-		replay_unacked(e, p);
-		for (l = e->pending.next; l != &e->pending; l = l->next) {
-			struct xwi_req_priv *r = xl_entry(l, struct xwi_req_priv, elink);
-
-			if (r->req->kind == XWI_REQ_SEND && r->peer == p && !r->started)
-				r->keep_id = false;
-		}
-	} else if (mode == RM_RECONNECT) {
-		carry_over(e, p);
-	} else {
-		carry_unsend(p);
-		frames_lost(e, p, &p->cn.rtxq);
-		p->ms.orphan_since = now(e);
-	}
-
-	for (l = e->pending.next; l != &e->pending; l = n) {
-		struct xwi_req_priv *r = xl_entry(l, struct xwi_req_priv, elink);
-
-		n = l->next;
-		if (r->req->kind == XWI_REQ_SEND && r->peer == p &&
-		    (mode == RM_GIVEUP || (mode == RM_NEWPEER && r->started))) {
-			send_complete(e, r, err);
-			n = e->pending.next; /* the list changed: start over */
-		}
-	}
-	for (l = e->rmsgs.next; l != &e->rmsgs; l = n) {
-		struct rmsg *m = xl_entry(l, struct rmsg, alink);
-		bool complete_unexp = m->state == R_UNEXP && !m->rndv && m->nhave == m->nfrags;
-
-		n = l->next;
-		if (m->peer != p || complete_unexp)
-			continue;
-		if (mode != RM_NEWPEER && !m->rndv && (!m->req || mode == RM_RECONNECT))
-			continue; /* eager: the sender's frames complete it */
-		rmsg_fail_req(e, m, err);
-		if (mode != RM_NEWPEER && m->rndv)
-			redo_add(e, p, m->msg_id);
-		rmsg_free(e, m);
-	}
-	while (!xl_empty(&p->ms.ctrlq)) {
-		struct ctrl *c = xl_entry(p->ms.ctrlq.next, struct ctrl, tx.link);
-
-		xl_del(&c->tx.link);
-		if (c->standalone)
-			free(c);
-	}
-	rtxq_free(&p->cn.rtxq);
-	rtxq_free(&p->cn.ooo);
-	p->cn.inflight = p->cn.nooo = 0;
-	if (mode == RM_NEWPEER)
-		p->ms.tx_next_id = p->ms.rx_next_id = 0;
-	p->ms.last = NULL;
-	if (p->cn.rx_known) {
-		p->cn.retired[p->cn.nretired++ % XWI_RETIRED] = p->cn.peer_sid;
-		p->cn.rx_known = false;
-		conn_event(e, p, 0);
-	}
-	p->cn.cstate = C_NONE;
-	p->cn.my_sid = p->cn.peer_sid = 0;
-	p->cn.ack_owed = 0;
-	p->cn.ack_now = p->cn.reply_owed = p->cn.rtx_now = p->cn.in_recovery = p->cn.holes = false;
-	p->cn.ack_due = p->cn.rtx_due = p->cn.conn_due = 0;
-	p->cn.backoff = p->cn.dupacks = 0;
-	peer_idle_check(p);
 }
 
 /*
@@ -2174,8 +1745,8 @@ static void stream_new(struct xwi_engine *e, struct peer *p)
  * Messages before @resume that we hold incomplete are dropped (receives
  * fail with -ECONNRESET); ids we never saw before it are skipped.
  */
-static void stream_sync(struct xwi_engine *e, struct peer *p, __u32 eid, __u32 resume,
-			__u32 finals)
+void xwi_msg_stream_sync(struct xwi_engine *e, struct peer *p, __u32 eid, __u32 resume,
+			 __u32 finals)
 {
 	if (!eid || (p->ms.peer_eid && p->ms.peer_eid != eid)) {
 		/* another endpoint: its stream to us starts at @resume */
@@ -2215,529 +1786,142 @@ static void stream_sync(struct xwi_engine *e, struct peer *p, __u32 eid, __u32 r
 	}
 }
 
-/* The peer's incarnation (@sid, @isn) is the one we talk to now. */
-static void adopt(struct xwi_engine *e, struct peer *p, __u32 sid, __u32 isn)
-{
-	p->cn.peer_sid = sid;
-	p->cn.rcv_nxt = p->cn.peer_isn = isn;
-	p->cn.rx_known = true;
-	p->cn.probe = false; /* a real handshake now: retried as any */
-	p->cn.ack_owed = 0;
-	p->cn.unsol_due = 0;
-	p->cn.last_heard = now(e);
-	conn_event(e, p, sid);
-}
-
-/* Both sides know each other's session: the connection is established
- * (counted once per incarnation of ours in st.sessions). */
-static void establish(struct xwi_engine *e, struct peer *p)
-{
-	p->cn.cstate = C_EST;
-	p->cn.conn_due = 0;
-	if (!p->cn.est_counted) {
-		p->cn.est_counted = true;
-		e->st.sessions++;
-	}
-}
-
-/* Does @ack (from a frame of the peer's session) show that the peer knows
- * our incarnation: an ack in [isn, snd_nxt], never 0 before our first real
- * ack? */
-static bool ack_knows_us(const struct peer *p, __u32 ack)
-{
-	return (ack || p->cn.acked_once) && !seq_before(ack, p->cn.isn) && !seq_before(p->cn.snd_nxt, ack);
-}
-
 /*
- * The peer's incarnation we adopted is still empty: nothing of it received
- * (no sequenced frame beyond its ISN, none held) and nothing of ours
- * acknowledged by anyone.  Such a session can be replaced by another one
- * of the same peer without losing or duplicating anything: the peer
- * dropped a session that never carried data (an introduction it forgot,
- * or crossing handshakes), and our frames, all still unacked, go to the
- * new one from our ISN on.
+ * The connection with @p ended (xwi_conn_reset; @unacked: its frames never
+ * acknowledged).
+ *  RM_NEWPEER: requests that put frames on the wire with it (started
+ *   sends, receives of its messages) complete with @err; sends not started
+ *   stay queued for the new connection, and messages the old incarnation
+ *   never acknowledged are sent again (replay_unacked); the message ids
+ *   start again from 0.
+ *  RM_RECONNECT: the message streams go on (carry_over); only large
+ *   messages being received complete with @err (the sender starts them
+ *   again: taken again, see redo).
+ *  RM_GIVEUP: every request with the peer completes with @err; the message
+ *   ids go on (if the same peer endpoint comes back, nothing it already
+ *   gave us is taken twice), and messages of it we hold without a receive
+ *   stay.
+ * Complete eager messages in the unexpected queue always stay.
  */
-static bool peer_sess_empty(const struct peer *p)
+void xwi_msg_reset(struct xwi_engine *e, struct peer *p, int err, enum xwi_reset_mode mode,
+		   struct xl *unacked)
 {
-	return p->cn.rx_known && p->cn.rcv_nxt == p->cn.peer_isn && !p->cn.nooo && p->cn.snd_una == p->cn.isn &&
-	       !p->cn.acked_once;
-}
+	struct xl *l, *n;
 
-/* Replace the peer's empty session (see peer_sess_empty) by (@sid, @isn). */
-static void readopt(struct xwi_engine *e, struct peer *p, __u32 sid, __u32 isn)
-{
-	p->cn.retired[p->cn.nretired++ % XWI_RETIRED] = p->cn.peer_sid;
-	e->st.sessions_replaced++;
-	adopt(e, p, sid, isn);
-}
+	if (mode == RM_NEWPEER) {
+		/* another endpoint: a new message stream, from id 0; what
+		 * the old one never acknowledged goes to the new one
+		 * (renumbered); carried frames of a reconnect are lost */
+		carry_unsend(p, unacked);
+		replay_unacked(e, p, unacked);
+		for (l = e->pending.next; l != &e->pending; l = l->next) {
+			struct xwi_req_priv *r = xl_entry(l, struct xwi_req_priv, elink);
 
-/* We have a handshake of ours to finish: CONNECT retried until the peer
- * shows it knows our session (CONNECT_REPLY, or an ack). */
-static void conn_retry(struct xwi_engine *e, struct peer *p)
-{
-	__u64 t = now(e);
-
-	if (p->cn.cstate == C_SYN && p->cn.conn_due)
-		return;
-	p->cn.cstate = C_SYN;
-	p->cn.conn_start = t;
-	if (!p->cn.conn_tries)
-		p->cn.conn_tries = 1;
-	p->cn.conn_due = t + rto_cur(e, p);
-}
-
-static void rtt_sample(struct xwi_engine *e, struct peer *p, __u64 r)
-{
-	__u64 rto;
-
-	if (!p->cn.srtt) {
-		p->cn.srtt = r;
-		p->cn.rttvar = r / 2;
-	} else {
-		__u64 d = p->cn.srtt > r ? p->cn.srtt - r : r - p->cn.srtt;
-
-		p->cn.rttvar = (3 * p->cn.rttvar + d) / 4;
-		p->cn.srtt = (7 * p->cn.srtt + r) / 8;
-	}
-	/* the variance term is at least rto_min (as Linux does): a peer
-	 * whose answers take a few ms with some jitter is not resent to */
-	rto = p->cn.srtt + (4 * p->cn.rttvar > e->cfg.rto_min_ns ? 4 * p->cn.rttvar : e->cfg.rto_min_ns) +
-	      e->cfg.ack_delay_ns;
-	if (rto < e->cfg.rto_min_ns)
-		rto = e->cfg.rto_min_ns;
-	if (rto > e->cfg.rto_max_ns)
-		rto = e->cfg.rto_max_ns;
-	p->cn.rto = rto;
-}
-
-/* Send @f (unacknowledged) again: 1, or -EAGAIN. */
-static int rtx_frame(struct xwi_engine *e, struct peer *p, struct xwi_frame *f)
-{
-	f->h.ack = htonl(p->cn.rx_known ? p->cn.rcv_nxt : 0);
-	/* No LAT (a resent frame is an RTO late already; the coalescing
-	 * timeout wakes the receiver) and no MORE. */
-	f->h.flags &= (__u8)~(XW_F_MORE | XW_F_LAT);
-	hdr_seal(e, &f->h, f->pl, f->len);
-	if (e->ops.send(e->ctx, &p->addr, &f->h, f->len ? f->pl : NULL, f->len))
-		return -EAGAIN;
-	f->tries++;
-	f->t_sent = now(e);
-	e->st.tx_frames[f->h.type]++;
-	e->st.rtx_frames[f->h.type]++;
-	ack_sent(e, p, false);
-	return 1;
-}
-
-/* Resend the oldest unacknowledged frame (timeout, three duplicate acks,
- * a partial ack) - unless selective acks had it resent already since the
- * last timeout (a timeout clears that). */
-static int rtx_head(struct xwi_engine *e, struct peer *p)
-{
-	struct xwi_frame *f;
-
-	if (xl_empty(&p->cn.rtxq))
-		return 0;
-	f = xl_entry(p->cn.rtxq.next, struct xwi_frame, link);
-	if (f->sack & RF_HOLED)
-		return 0;
-	return rtx_frame(e, p, f);
-}
-
-/*
- * Selective acks.  A pure ACK carries, in match, a bitmap of the frames the
- * receiver holds out of order: bit i = seq ack + 1 + i (64 frames).  The
- * sender marks those frames, and a frame with at least three held frames
- * after it, or with only held frames after it (fewer than four in flight:
- * early retransmit) is a hole (lost, as three duplicate acks say for the
- * first one): every hole is resent at once instead of one per round trip, and
- * again if it is still a hole an (un-backed-off) RTO later - the resend
- * was lost too - without waiting for the backed-off timeout.  Held frames are not resent by this (a timeout still
- * resends the oldest frame, held or not: a receiver that forgot them, or
- * bits that lied, cost time, never data).
- */
-static __u64 sack_bits(const struct peer *p)
-{
-	__u64 b = 0;
-
-	for (const struct xl *l = p->cn.ooo.next; l != &p->cn.ooo; l = l->next) {
-		__u32 d = xl_entry(l, struct xwi_frame, link)->seq - p->cn.rcv_nxt - 1;
-
-		if (d < 64)
-			b |= 1ULL << d;
-	}
-	return b;
-}
-
-static void rx_sack(struct xwi_engine *e, struct peer *p, __u32 ack, __u64 bits)
-{
-	__u64 t = now(e);
-	__u32 above = 0, after = 0;
-
-	if (!bits || ack != p->cn.snd_una || xl_empty(&p->cn.rtxq))
-		return;
-	for (struct xl *l = p->cn.rtxq.next; l != &p->cn.rtxq; l = l->next) {
-		struct xwi_frame *f = xl_entry(l, struct xwi_frame, link);
-		__u32 d = f->seq - ack - 1;
-
-		if (d < 64 && (bits >> d & 1))
-			f->sack |= RF_SACKED;
-	}
-	for (struct xl *l = p->cn.rtxq.prev; l != &p->cn.rtxq; l = l->prev) {
-		struct xwi_frame *f = xl_entry(l, struct xwi_frame, link);
-
-		if (f->sack & RF_SACKED)
-			above++;
-		else if ((above >= 3 || (above && above == after)) && !(f->sack & RF_RESEND) &&
-			 (!(f->sack & RF_HOLED) || t - f->t_sent >= p->cn.rto)) {
-			f->sack |= RF_RESEND | RF_HOLED;
-			p->cn.holes = true;
+			if (r->req->kind == XWI_REQ_SEND && r->peer == p && !r->started)
+				r->keep_id = false;
 		}
-		after++;
+	} else if (mode == RM_RECONNECT) {
+		carry_over(e, p, unacked);
+	} else {
+		carry_unsend(p, unacked);
+		frames_lost(e, p, unacked);
+		p->ms.orphan_since = now(e);
 	}
-}
 
-/* Resend the frames marked as holes.  Frames sent, >= 0. */
-static int rtx_holes(struct xwi_engine *e, struct peer *p)
-{
-	int n = 0;
+	for (l = e->pending.next; l != &e->pending; l = n) {
+		struct xwi_req_priv *r = xl_entry(l, struct xwi_req_priv, elink);
 
-	for (struct xl *l = p->cn.rtxq.next; l != &p->cn.rtxq; l = l->next) {
-		struct xwi_frame *f = xl_entry(l, struct xwi_frame, link);
+		n = l->next;
+		if (r->req->kind == XWI_REQ_SEND && r->peer == p &&
+		    (mode == RM_GIVEUP || (mode == RM_NEWPEER && r->started))) {
+			send_complete(e, r, err);
+			n = e->pending.next; /* the list changed: start over */
+		}
+	}
+	for (l = e->rmsgs.next; l != &e->rmsgs; l = n) {
+		struct rmsg *m = xl_entry(l, struct rmsg, alink);
+		bool complete_unexp = m->state == R_UNEXP && !m->rndv && m->nhave == m->nfrags;
 
-		if (!(f->sack & RF_RESEND))
+		n = l->next;
+		if (m->peer != p || complete_unexp)
 			continue;
-		if (rtx_frame(e, p, f) < 0)
-			return n; /* later, from progress */
-		f->sack &= (__u8)~RF_RESEND;
-		e->st.sack_rtx++;
-		n++;
+		if (mode != RM_NEWPEER && !m->rndv && (!m->req || mode == RM_RECONNECT))
+			continue; /* eager: the sender's frames complete it */
+		rmsg_fail_req(e, m, err);
+		if (mode != RM_NEWPEER && m->rndv)
+			redo_add(e, p, m->msg_id);
+		rmsg_free(e, m);
 	}
-	p->cn.holes = false;
-	return n;
+	while (!xl_empty(&p->ms.ctrlq)) {
+		struct ctrl *c = xl_entry(p->ms.ctrlq.next, struct ctrl, tx.link);
+
+		xl_del(&c->tx.link);
+		if (c->standalone)
+			free(c);
+	}
+	if (mode == RM_NEWPEER)
+		p->ms.tx_next_id = p->ms.rx_next_id = 0;
+	p->ms.last = NULL;
+	xwi_tx_idle_check(p);
 }
 
-static void rx_ack(struct xwi_engine *e, struct peer *p, __u32 ack, bool pure)
+/* Where our stream to @p resumes, for our CONNECT / CONNECT_REPLY. */
+__u64 xwi_msg_hello(const struct xwi_engine *e, const struct peer *p, __u32 *finals)
 {
-	__u64 t, sample = 0;
-	bool have_sample = false;
-
-	/*
-	 * ack 0: none (a peer that does not know us yet writes 0) until the
-	 * peer has acked something; our ISN is chosen so that no real ack
-	 * before that can be 0 (at most `window` frames, no wrap).
-	 */
-	if (p->cn.cstate == C_NONE || (!ack && !p->cn.acked_once))
-		return;
-	if (seq_before(p->cn.snd_nxt, ack)) {
-		e->st.bad_acks++;
-		return;
-	}
-	if (p->cn.cstate == C_SYN && p->cn.rx_known && ack_knows_us(p, ack)) {
-		establish(e, p); /* the peer acks our frames: it knows us */
-		peer_kick(e, p);
-	}
-	if (seq_before(ack, p->cn.snd_una))
-		return; /* old */
-	if (ack == p->cn.snd_una) {
-		if (pure && p->cn.inflight)
-			p->cn.last_dupack = now(e); /* alive, refusing (or lost data) */
-		if (pure && p->cn.inflight && ++p->cn.dupacks == 3) {
-			e->st.fast_rtx++;
-			p->cn.rtx_now = true;
-		}
-		return;
-	}
-	t = now(e);
-	p->cn.acked_once = true;
-	while (!xl_empty(&p->cn.rtxq)) {
-		struct xwi_frame *f = xl_entry(p->cn.rtxq.next, struct xwi_frame, link);
-
-		if (!seq_before(f->seq, ack))
-			break;
-		if (f->tries == 1) {
-			sample = t - f->t_sent;
-			have_sample = true;
-		}
-		xl_del(&f->link);
-		free(f);
-		p->cn.inflight--;
-	}
-	p->cn.snd_una = ack;
-	p->cn.dupacks = 0;
-	p->cn.last_progress = t;
-	if (have_sample) {
-		/* Karn: the backed-off RTO stays until a frame sent once is
-		 * acked (a peer that computes before acking is learnt) */
-		p->cn.backoff = 0;
-		rtt_sample(e, p, sample);
-	}
-	p->cn.rtx_due = p->cn.inflight ? t + rto_cur(e, p) : 0;
-	if (p->cn.in_recovery) {
-		if (p->cn.inflight && seq_before(ack, p->cn.recover))
-			p->cn.rtx_now = true; /* partial ack: the next hole */
-		else
-			p->cn.in_recovery = false;
-	}
-	peer_kick(e, p);
+	return (__u64)e->eid << 32 | resume_id(e, p, finals);
 }
 
-static int rx_connect(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h)
+bool xwi_msg_idle(const struct xwi_engine *e, const struct peer *p)
 {
-	__u32 sid = ntohl(h->session), isn = ntohl(h->seq), ack = ntohl(h->ack);
-	__u32 peer_eid = (__u32)(be64toh(h->match) >> 32), resume = (__u32)be64toh(h->match);
-	struct peer *p;
-
-	if (!sid) {
-		e->st.rx_bad++;
-		return -EPROTO;
-	}
-	p = peer_get(e, src);
-	if (!p) {
-		e->st.peers_dropped++;
-		return 0;
-	}
-	e->st.rx_frames[XW_PKT_CONNECT]++;
-	if (p->cn.rx_known && sid == p->cn.peer_sid) {
-		__u64 t = now(e);
-
-		e->st.handshake_dups++;
-		if (t - p->cn.last_reply >= e->cfg.rto_min_ns / 2)
-			p->cn.reply_owed = true;
-		if (p->cn.cstate == C_SYN && ack_knows_us(p, ack)) {
-			establish(e, p);
-			peer_kick(e, p);
-		}
-		return 0;
-	}
-	if (sid_retired(p, sid)) {
-		e->st.session_rejects++;
-		if (p->cn.rx_known)
-			conn_event(e, p, p->cn.peer_sid); /* the XDP program dropped it */
-		return 0;
-	}
-	if (p->cn.rx_known && peer_sess_empty(p)) {
-		/* The peer's session we knew never carried anything: it
-		 * forgot it (an introduction of its own that it gave up
-		 * while our handshake crossed it).  No reset: the new one
-		 * replaces it, and ours must now be made known to it. */
-		readopt(e, p, sid, isn);
-	} else {
-		if (p->cn.rx_known && peer_eid && peer_eid == p->ms.peer_eid) {
-			/* the same endpoint, a new session (it gave us up,
-			 * or forgot a session): the streams go on */
-			e->st.reconnects++;
-			peer_reset(e, p, -ECONNRESET, RM_RECONNECT);
-		} else if (p->cn.rx_known) {
-			e->st.peer_restarts++;
-			peer_reset(e, p, -ECONNRESET, RM_NEWPEER);
-		}
-		adopt(e, p, sid, isn);
-	}
-	stream_sync(e, p, peer_eid, resume, ntohl(h->msg_len));
-	p->cn.reply_owed = true;
-	if (p->cn.cstate == C_NONE) {
-		/* Answering: the peer retries its CONNECT until our reply
-		 * arrives, so we are established (and may send) now. */
-		incarnation_new(e, p);
-		establish(e, p);
-	} else if (ack_knows_us(p, ack)) {
-		establish(e, p);
-	} else {
-		/* Crossing handshakes (or an introduction from the peer):
-		 * the peer does not know our session yet and may not retry
-		 * its own CONNECT (an introduction is sent once), so ours is
-		 * retried until the peer shows that it knows us. */
-		conn_retry(e, p);
-	}
-	peer_kick(e, p);
-	return 0;
+	if (p->ms.tx_next_id || p->ms.rx_next_id || !xl_empty(&p->ms.rr) ||
+	    !xl_empty(&p->ms.ctrlq) || !xl_empty(&p->ms.dataq) || !xl_empty(&p->ms.sends) ||
+	    !xl_empty(&p->ms.active) || !xl_empty(&p->ms.held))
+		return false;
+	for (const struct xl *l = e->rmsgs.next; l != &e->rmsgs; l = l->next)
+		if (xl_entry(l, struct rmsg, alink)->peer == p)
+			return false;
+	return true;
 }
 
-static int rx_connect_reply(struct xwi_engine *e, const struct xw_addr *src,
-			    const struct xw_hdr *h)
+void xwi_msg_timers(struct xwi_engine *e)
 {
-	__u32 sid = ntohl(h->session), isn = ntohl(h->seq), echo = ntohl(h->msg_id);
-	struct peer *p = peer_find(e, src);
+	__u64 t = now(e);
 
-	if (!p || p->cn.cstate == C_NONE || echo != p->cn.my_sid || !sid) {
-		e->st.session_rejects++;
-		return 0;
-	}
-	e->st.rx_frames[XW_PKT_CONNECT_REPLY]++;
-	if (sid_retired(p, sid)) {
-		e->st.session_rejects++;
-		return 0;
-	}
-	if (p->cn.rx_known && sid == p->cn.peer_sid) {
-		/* the answer to a probe, or to our CONNECT retried after
-		 * crossing handshakes: it echoes our session, so the peer
-		 * knows us */
-		e->st.handshake_dups++;
-		p->cn.last_heard = now(e);
-		if (p->cn.cstate == C_SYN)
-			establish(e, p);
-		rx_ack(e, p, ntohl(h->ack), false);
-		peer_kick(e, p);
-		return 0;
-	}
-	if (p->cn.rx_known && !peer_sess_empty(p)) {
-		e->st.session_rejects++;
-		return 0;
-	}
-	if (p->cn.rx_known) {
-		readopt(e, p, sid, isn); /* see rx_connect */
-	} else {
-		if (p->cn.cstate == C_SYN && p->cn.conn_tries == 1)
-			rtt_sample(e, p, now(e) - p->cn.conn_start);
-		adopt(e, p, sid, isn);
-	}
-	stream_sync(e, p, (__u32)(be64toh(h->match) >> 32), (__u32)be64toh(h->match),
-		    ntohl(h->msg_len));
-	establish(e, p);
-	rx_ack(e, p, ntohl(h->ack), false);
-	peer_kick(e, p);
-	return 0;
-}
+	for (struct xl *l = e->peers.next; l != &e->peers; l = l->next) {
+		struct peer *p = xl_entry(l, struct peer, link);
 
-/* Hold @h/@payload ahead of the expected seq (copied, by seq). */
-static void ooo_hold(struct xwi_engine *e, struct peer *p, __u32 seq, const struct xw_hdr *h,
-		     const void *payload, size_t len)
-{
-	struct xl *pos = &p->cn.ooo;
-	struct xwi_frame *f;
-
-	for (struct xl *l = p->cn.ooo.next; l != &p->cn.ooo; l = l->next) {
-		struct xwi_frame *g = xl_entry(l, struct xwi_frame, link);
-
-		if (g->seq == seq) {
-			e->st.rx_dup_frames++;
-			return;
-		}
-		if (seq_before(seq, g->seq)) {
-			pos = l;
-			break;
+		if (p->ms.orphan_since &&
+		    (xwi_conn_up(p) || t - p->ms.orphan_since >= e->cfg.give_up_ns)) {
+			if (xwi_conn_up(p))
+				p->ms.orphan_since = 0; /* it came back: they are its again */
+			else
+				orphans_drop(e, p);
 		}
 	}
-	if (p->cn.nooo >= e->cfg.ooo_max || seq - p->cn.rcv_nxt >= 4 * e->cfg.window ||
-	    !(f = malloc(sizeof(*f) + len))) {
-		e->st.rx_ooo_dropped++;
-		return;
-	}
-	f->seq = seq;
-	f->tries = 0;
-	f->sack = 0;
-	f->t_sent = 0;
-	f->len = len;
-	f->h = *h;
-	if (len)
-		memcpy(f->pl, payload, len);
-	xl_add_before(&f->link, pos);
-	p->cn.nooo++;
-	e->st.rx_ooo++;
 }
 
-static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
-		  const void *payload)
+__u64 xwi_msg_deadline(const struct xwi_engine *e)
 {
-	__u32 sid = ntohl(h->session), seq = ntohl(h->seq);
-	size_t plen = ntohs(h->payload_len);
-	bool filled = false;
-	struct peer *p;
-	int rc;
+	__u64 d = UINT64_MAX;
 
-	if (h->type == XW_PKT_CONNECT)
-		return rx_connect(e, src, h);
-	if (h->type == XW_PKT_CONNECT_REPLY)
-		return rx_connect_reply(e, src, h);
-	p = peer_find(e, src);
-	if (!p || !p->cn.rx_known) {
-		__u64 t = now(e);
+	for (const struct xl *l = e->peers.next; l != &e->peers; l = l->next) {
+		const struct peer *p = xl_entry(l, struct peer, link);
 
-		e->st.no_session++;
-		/* We were reopened (or forgot the peer): introduce ourselves,
-		 * at most once per rto_min. */
-		if (h->type == XW_PKT_ACK || h->type == XW_PKT_CLOSE)
-			return 0;
-		if (!p && !(p = peer_get(e, src)))
-			return 0;
-		if (p->cn.cstate == C_NONE && !p->cn.unsol_due)
-			p->cn.unsol_due = t + 2 * e->cfg.rto_init_ns;
-		return 0;
+		if (p->ms.orphan_since && p->ms.orphan_since + e->cfg.give_up_ns < d)
+			d = p->ms.orphan_since + e->cfg.give_up_ns;
 	}
-	if (sid != p->cn.peer_sid) {
-		e->st.session_rejects++;
-		return 0;
-	}
-	p->cn.last_heard = now(e);
-	rx_ack(e, p, ntohl(h->ack), h->type == XW_PKT_ACK);
-	if (h->type == XW_PKT_ACK && e->cfg.sack)
-		rx_sack(e, p, ntohl(h->ack), be64toh(h->match));
-	if (h->type == XW_PKT_ACK) {
-		e->st.rx_frames[XW_PKT_ACK]++;
-		return 0;
-	}
-	if (h->type == XW_PKT_CLOSE) {
-		e->st.rx_frames[XW_PKT_CLOSE]++;
-		e->st.peer_closes++;
-		peer_reset(e, p, -ECONNRESET, RM_NEWPEER);
-		peer_kick(e, p);
-		return 0;
-	}
-	if (seq != p->cn.rcv_nxt) {
-		if (seq_before(seq, p->cn.rcv_nxt))
-			e->st.rx_dup_frames++;
-		else
-			ooo_hold(e, p, seq, h, payload, plen);
-		p->cn.ack_now = true;
-		return 0;
-	}
-	rc = deliver_seq(e, p, h, payload);
-	if (rc == -ENOBUFS || rc == -ENOMEM) {
-		e->st.rx_nobufs++;
-		p->cn.ack_now = true;
-		return 0;
-	}
-	p->cn.rcv_nxt++;
-	p->cn.ack_owed++;
-	while (!xl_empty(&p->cn.ooo)) {
-		struct xwi_frame *f = xl_entry(p->cn.ooo.next, struct xwi_frame, link);
-		int r2;
-
-		if (f->seq != p->cn.rcv_nxt)
-			break;
-		r2 = deliver_seq(e, p, &f->h, f->pl);
-		if (r2 == -ENOBUFS || r2 == -ENOMEM) {
-			e->st.rx_nobufs++;
-			break;
-		}
-		xl_del(&f->link);
-		free(f);
-		p->cn.nooo--;
-		p->cn.rcv_nxt++;
-		p->cn.ack_owed++;
-		filled = true;
-	}
-	if (filled || p->cn.ack_owed >= e->cfg.ack_every)
-		p->cn.ack_now = true;
-	else if (!p->cn.ack_due)
-		p->cn.ack_due = now(e) + e->cfg.ack_delay_ns;
-	return rc;
+	return d;
 }
 
-static void conn_send(struct xwi_engine *e, struct peer *p, __u64 t)
+__u64 xwi_engine_next_deadline(const struct xwi_engine *e)
 {
-	__u64 r = p->cn.rto;
+	__u64 c, m;
 
-	if (emit_ctl(e, p, XW_PKT_CONNECT, p->cn.isn, 0)) {
-		p->cn.conn_due = t + e->cfg.rto_min_ns;
-		return;
-	}
-	if (p->cn.conn_tries)
-		e->st.rtx_frames[XW_PKT_CONNECT]++;
-	for (__u32 i = 0; i < p->cn.conn_tries && r < e->cfg.rto_max_ns; i++)
-		r *= 2;
-	p->cn.conn_tries++;
-	p->cn.conn_due = t + (r < e->cfg.rto_max_ns ? r : e->cfg.rto_max_ns);
+	if (!e || !e->cfg.reliable)
+		return UINT64_MAX;
+	c = xwi_conn_deadline(e);
+	m = xwi_msg_deadline(e);
+	return c < m ? c : m;
 }
 
 /*
@@ -2745,7 +1929,7 @@ static void conn_send(struct xwi_engine *e, struct peer *p, __u64 t)
  * the data never comes (the sender died or stopped): then only silence
  * tells, and give_up_ns of it fails the receive like an unacked frame.
  */
-static bool awaiting_data(const struct peer *p)
+bool xwi_msg_awaits_data(const struct peer *p)
 {
 	for (const struct xl *l = p->ms.active.next; l != &p->ms.active; l = l->next) {
 		const struct rmsg *m = xl_entry(l, struct rmsg, plink);
@@ -2754,278 +1938,6 @@ static bool awaiting_data(const struct peer *p)
 			return true;
 	}
 	return false;
-}
-
-static void give_up(struct xwi_engine *e, struct peer *p)
-{
-	e->st.timeouts++;
-	peer_reset(e, p, -ETIMEDOUT, RM_GIVEUP);
-}
-
-static int rel_timers(struct xwi_engine *e)
-{
-	__u64 t = now(e);
-	int n = 0;
-
-	for (struct xl *l = e->peers.next, *next; l != &e->peers; l = next) {
-		struct peer *p = xl_entry(l, struct peer, link);
-
-		next = l->next; /* p may be forgotten */
-		if (p->ms.orphan_since && (p->cn.rx_known || t - p->ms.orphan_since >= e->cfg.give_up_ns)) {
-			if (p->cn.rx_known)
-				p->ms.orphan_since = 0; /* it came back: they are its again */
-			else
-				orphans_drop(e, p);
-		}
-		if (p->cn.unsol_due && t >= p->cn.unsol_due) {
-			/* frames of a session we do not know kept coming and
-			 * no CONNECT: we were reopened (or forgot the peer) */
-			p->cn.unsol_due = 0;
-			if (p->cn.cstate == C_NONE) {
-				conn_start(e, p);
-				p->cn.probe = true;
-				n++;
-				peer_kick(e, p);
-			}
-		}
-		if (p->cn.cstate == C_SYN && p->cn.conn_due && t >= p->cn.conn_due) {
-			if (p->cn.probe && !p->cn.rx_known && peer_idle(e, p)) {
-				/* An introduction is not retried: one CONNECT
-				 * per frame of the unknown session at most (no
-				 * amplification); the peer's own retransmission
-				 * brings the next.  The peer is kept for a while
-				 * (its CONNECT may be on the way: our session
-				 * must stay the one we introduced), then
-				 * forgotten. */
-				__u64 life = p->cn.conn_start + 4 * e->cfg.rto_max_ns;
-
-				if (t >= life) {
-					peer_forget(e, p);
-					continue;
-				}
-				p->cn.conn_due = life;
-				continue;
-			}
-			if (t - p->cn.conn_start >= e->cfg.give_up_ns) {
-				give_up(e, p);
-				continue;
-			}
-			conn_send(e, p, t);
-			n++;
-		}
-		if (p->cn.reply_owed && p->cn.cstate != C_NONE && p->cn.rx_known) {
-			if (!emit_ctl(e, p, XW_PKT_CONNECT_REPLY, p->cn.isn, p->cn.peer_sid)) {
-				if (p->cn.last_reply)
-					e->st.rtx_frames[XW_PKT_CONNECT_REPLY]++;
-				p->cn.reply_owed = false;
-				p->cn.last_reply = t ? t : 1;
-				n++;
-			}
-		}
-		if (!p->cn.inflight) {
-			p->cn.rtx_now = p->cn.holes = false; /* nothing left to resend (acked or reset) */
-			if (p->cn.rx_known && p->cn.cstate == C_EST && !xl_empty(&p->ms.sends)) {
-				/* Large sends wait for the peer's PULLs (a late
-				 * receiver may post its receive any time): a
-				 * silent peer is probed with a duplicate CONNECT,
-				 * which an alive peer answers; one that stays
-				 * silent for give_up_ns is given up. */
-				__u64 quiet = t - p->cn.last_heard;
-
-				if (quiet >= e->cfg.give_up_ns) {
-					give_up(e, p);
-					continue;
-				}
-				if (quiet >= e->cfg.give_up_ns / 4 &&
-				    t - p->cn.last_probe >= e->cfg.give_up_ns / 8 &&
-				    !emit_ctl(e, p, XW_PKT_CONNECT, p->cn.isn, 0)) {
-					p->cn.last_probe = t;
-					e->st.probes++;
-					n++;
-				}
-			}
-			if (p->cn.rx_known && t - p->cn.last_heard >= e->cfg.give_up_ns &&
-			    awaiting_data(p))
-				give_up(e, p);
-			continue;
-		}
-		/* Nothing acknowledged for give_up_ns: give up unless the
-		 * peer is alive and refusing (its unexpected queue is full:
-		 * it answers our resends, every rto_max, with a pure ACK of
-		 * what it had, as TCP probes a zero window).  Other frames of
-		 * the peer do not count: a peer that talks but ignores our
-		 * frames (a session mix-up) must be given up and reset. */
-		if (t - p->cn.last_progress >= e->cfg.give_up_ns &&
-		    t - p->cn.last_dupack >= e->cfg.give_up_ns) {
-			give_up(e, p);
-			continue;
-		}
-		if (p->cn.rtx_due && t >= p->cn.rtx_due) {
-			/* a new round: holes may be resent again */
-			for (struct xl *q = p->cn.rtxq.next; q != &p->cn.rtxq; q = q->next)
-				xl_entry(q, struct xwi_frame, link)->sack &= (__u8)~RF_HOLED;
-			e->st.rtx_timeouts++;
-			p->cn.backoff++;
-			p->cn.in_recovery = true;
-			p->cn.recover = p->cn.snd_nxt;
-			p->cn.dupacks = 0;
-			p->cn.rtx_now = true;
-			p->cn.rtx_due = t + rto_cur(e, p);
-		}
-		if (p->cn.rtx_now) {
-			int r = rtx_head(e, p);
-
-			if (r >= 0) {
-				p->cn.rtx_now = false;
-				n += r;
-			}
-		}
-		if (p->cn.holes)
-			n += rtx_holes(e, p);
-	}
-	return n;
-}
-
-static int rel_acks(struct xwi_engine *e)
-{
-	__u64 t = now(e);
-	int n = 0;
-
-	for (struct xl *l = e->peers.next; l != &e->peers; l = l->next) {
-		struct peer *p = xl_entry(l, struct peer, link);
-
-		if (!p->cn.rx_known || p->cn.cstate == C_NONE)
-			continue;
-		if (p->cn.ack_now || (p->cn.ack_due && t >= p->cn.ack_due)) {
-			if (!emit_ctl(e, p, XW_PKT_ACK, p->cn.snd_nxt, 0))
-				n++;
-		}
-	}
-	return n;
-}
-
-static bool rel_pending(const struct xwi_engine *e)
-{
-	for (const struct xl *l = e->peers.next; l != &e->peers; l = l->next) {
-		const struct peer *p = xl_entry(l, struct peer, link);
-
-		if (p->cn.reply_owed || p->cn.rtx_now || p->cn.ack_now || p->cn.holes)
-			return true;
-	}
-	return false;
-}
-
-__u64 xwi_engine_next_deadline(const struct xwi_engine *e)
-{
-	__u64 d = UINT64_MAX;
-
-	if (!e || !e->cfg.reliable)
-		return d;
-	for (const struct xl *l = e->peers.next; l != &e->peers; l = l->next) {
-		const struct peer *p = xl_entry(l, struct peer, link);
-		__u64 c = UINT64_MAX;
-
-		if (p->cn.reply_owed || (p->cn.rtx_now && p->cn.inflight) || p->cn.ack_now ||
-		    (p->cn.holes && p->cn.inflight))
-			return 0;
-		if (p->cn.cstate == C_SYN && p->cn.conn_due)
-			c = p->cn.conn_due;
-		if (p->ms.orphan_since && p->ms.orphan_since + e->cfg.give_up_ns < c)
-			c = p->ms.orphan_since + e->cfg.give_up_ns;
-		if (p->cn.unsol_due && p->cn.unsol_due < c)
-			c = p->cn.unsol_due;
-		if (p->cn.ack_due && p->cn.ack_due < c)
-			c = p->cn.ack_due;
-		if (p->cn.inflight) {
-			__u64 last = p->cn.last_progress > p->cn.last_dupack ? p->cn.last_progress
-								       : p->cn.last_dupack;
-
-			if (p->cn.rtx_due && p->cn.rtx_due < c)
-				c = p->cn.rtx_due;
-			if (last + e->cfg.give_up_ns < c)
-				c = last + e->cfg.give_up_ns;
-		} else {
-			if (p->cn.rx_known && p->cn.last_heard + e->cfg.give_up_ns < c &&
-			    awaiting_data(p))
-				c = p->cn.last_heard + e->cfg.give_up_ns;
-			if (p->cn.rx_known && p->cn.cstate == C_EST && !xl_empty(&p->ms.sends)) {
-				/* the probe of a silent peer, then the give-up */
-				__u64 probe = p->cn.last_heard + e->cfg.give_up_ns / 4;
-
-				if (probe < p->cn.last_probe + e->cfg.give_up_ns / 8)
-					probe = p->cn.last_probe + e->cfg.give_up_ns / 8;
-				if (probe > p->cn.last_heard + e->cfg.give_up_ns)
-					probe = p->cn.last_heard + e->cfg.give_up_ns;
-				if (probe < c)
-					c = probe;
-			}
-		}
-		if (c < d)
-			d = c;
-	}
-	return d;
-}
-
-void xwi_engine_shutdown(struct xwi_engine *e, bool send_close)
-{
-	if (!e || !e->cfg.reliable)
-		return;
-	for (struct xl *l = e->peers.next; l != &e->peers; l = l->next) {
-		struct peer *p = xl_entry(l, struct peer, link);
-
-		if (send_close && p->cn.cstate != C_NONE && p->cn.rx_known)
-			emit_ctl(e, p, XW_PKT_CLOSE, p->cn.snd_nxt, 0);
-		if (p->cn.rx_known) {
-			p->cn.rx_known = false;
-			conn_event(e, p, 0);
-		}
-		p->cn.cstate = C_NONE;
-	}
-}
-
-int xwi_engine_rx(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
-		  const void *payload, size_t len)
-{
-	struct xw_hdr hc;
-
-	if (!e || !src || !h || (!payload && len))
-		return -EINVAL;
-	memcpy(&hc, h, sizeof(hc)); /* @h need not be aligned */
-	h = &hc;
-	/* The CRC first: a corrupted frame is counted as such, whatever
-	 * field the corruption hit (but payload_len must fit to check it). */
-	if (e->cfg.crc && ntohs(hc.payload_len) <= len) {
-		__u32 want = ntohl(hc.csum), got;
-
-		hc.csum = 0;
-		got = xwi_crc32c(xwi_crc32c(0, &hc, sizeof(hc)), payload, ntohs(hc.payload_len));
-		hc.csum = htonl(want);
-		if (got != want) {
-			e->st.crc_failures++;
-			return -EBADMSG;
-		}
-	}
-	if (rx_check(e, h, len) || src->ep != ntohs(h->src_ep)) {
-		e->st.rx_bad++;
-		return -EPROTO;
-	}
-	if (e->cfg.reliable)
-		return rel_rx(e, src, h, payload);
-	switch (h->type) {
-	case XW_PKT_SMALL:
-	case XW_PKT_MEDIUM:
-	case XW_PKT_RNDV:
-	case XW_PKT_PULL_REPLY:
-		return rx_data(e, src, h, payload);
-	case XW_PKT_PULL:
-		return rx_pull(e, src, h, payload);
-	case XW_PKT_NOTIFY:
-		return rx_notify(e, src, h);
-	default:
-		/* ACK, CONNECT*, CLOSE: no connections without cfg.reliable */
-		e->st.rx_frames[h->type]++;
-		return 0;
-	}
 }
 
 /* ---- cancel, teardown --------------------------------------------------- */
@@ -3120,9 +2032,8 @@ void xwi_engine_free(struct xwi_engine *e)
 		struct peer *p = xl_entry(l, struct peer, link);
 
 		n = l->next;
-		rtxq_free(&p->cn.rtxq);
-		rtxq_free(&p->cn.ooo);
-		free(p->ms.redo);
+		xwi_conn_fini(p);
+		xwi_msg_peer_fini(p);
 		free(p);
 	}
 	free(e);

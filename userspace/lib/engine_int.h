@@ -401,4 +401,57 @@ static inline __u64 now(struct xwi_engine *e)
 	return e->ops.now_ns ? e->ops.now_ns(e->ctx) : 0;
 }
 
+/* ---- frames ------------------------------------------------------------ */
+
+/* A header to @p's address, of @type, everything else 0. */
+static inline void hdr_init(const struct xwi_engine *e, struct xw_hdr *h, const struct peer *p,
+			    __u8 type)
+{
+	memset(h, 0, sizeof(*h));
+	h->version = XW_VERSION;
+	h->type = type;
+	h->dst_ep = htons(p->addr.ep);
+	h->src_ep = htons(e->cfg.ep);
+}
+
+/* Free every struct xwi_frame on @q. */
+static inline void xwi_frames_free(struct xl *q)
+{
+	while (!xl_empty(q)) {
+		struct xwi_frame *f = xl_entry(q->next, struct xwi_frame, link);
+
+		xl_del(&f->link);
+		free(f);
+	}
+}
+
+/* @len random bytes (ops->random, else getrandom(), else the clock). */
+void xwi_rand_bytes(struct xwi_engine *e, void *buf, size_t len);
+
+/* ---- the peer table (engine.c) ----------------------------------------- */
+
+static inline struct peer *xwi_peer_find(struct xwi_engine *e, const struct xw_addr *a)
+{
+	struct xl *l;
+
+	if (e->last_peer && xw_addr_equal(&e->last_peer->addr, a))
+		return e->last_peer;
+	for (l = e->peers.next; l != &e->peers; l = l->next) {
+		struct peer *p = xl_entry(l, struct peer, link);
+
+		if (xw_addr_equal(&p->addr, a)) {
+			e->last_peer = p;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* @a's entry, made if new (NULL: no memory, or the table is full). */
+struct peer *xwi_peer_get(struct xwi_engine *e, const struct xw_addr *a);
+/* Nothing exchanged with @p, nothing held for it (may be forgotten). */
+bool xwi_peer_idle(const struct xwi_engine *e, const struct peer *p);
+/* Drop @p from the table and free it. */
+void xwi_peer_forget(struct xwi_engine *e, struct peer *p);
+
 #endif
