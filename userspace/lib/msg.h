@@ -65,6 +65,39 @@ __u64 xwi_msg_deadline(const struct xwi_engine *e);
 /* Nothing of the message layer with @p (xwi_peer_idle). */
 bool xwi_msg_idle(const struct xwi_engine *e, const struct peer *p);
 
+/* ---- inside the message layer (msg.c, stream.c) ------------------------- */
+
+/* Take @p out of the round-robin when its queues became empty. */
+static inline void xwi_tx_idle_check(struct peer *p)
+{
+	if (!xwi_msg_has_work(p) && !xl_empty(&p->ms.rr))
+		xl_del(&p->ms.rr);
+}
+
+/* Request @req is complete (status set). */
+void xwi_req_done(struct xwi_engine *e, struct xw_request *req);
+/* Complete send @s (error @err); drops whatever of it is still queued. */
+void xwi_send_complete(struct xwi_engine *e, struct xwi_req_priv *s, int err);
+void xwi_job_free(struct job *j);
+/* Take control frame @c out of @p's queue if queued. */
+void xwi_ctrl_unqueue(struct peer *p, struct ctrl *c);
+void xwi_rmsg_free(struct xwi_engine *e, struct rmsg *m);
+/* The receive that took @m (if any) completes with @err. */
+void xwi_rmsg_fail_req(struct xwi_engine *e, struct rmsg *m, int err);
+/* @m's id is its peer's next: place it, and the held ones that follow. */
+void xwi_rmsg_eligible(struct xwi_engine *e, struct rmsg *m);
+/* Step rx_next_id over the ids the peer said are final; is @id one? */
+void xwi_skip_finals(struct peer *p);
+bool xwi_id_final(const struct peer *p, __u32 id);
+/* Ids dropped incomplete by a reset, taken again if they come again. */
+void xwi_redo_add(struct xwi_engine *e, struct peer *p, __u32 id);
+bool xwi_redo_take(struct peer *p, __u32 id);
+/* Memory is needed: drop partial messages of peers given up or silent.
+ * True if anything was dropped. */
+bool xwi_orphans_reclaim(struct xwi_engine *e);
+/* Free @p's carried frames (the engine goes). */
+void xwi_carry_free(struct peer *p);
+
 /* ---- up-calls from the connection layer (conn.c) ------------------------ */
 
 /* Checks of a received frame that need no state (the header rules and
