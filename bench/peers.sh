@@ -18,12 +18,13 @@
 # Peers (peer / variants in peers.csv):
 #   xdpwake       marker/spin-block, marker/block, every/block (xdpwake pingpong/stream)
 #   afxdp-raw     busy-spin: raw AF_XDP, one frame each way (bench/afxdp_raw.c)
-#   udp           blocking, busy-poll: kernel UDP sockets (bench/udp_pingpong.c)
-#   sockperf      udp (ping-pong; stream = sockperf throughput)
+#   udp           blocking, spin, busy-poll: kernel UDP sockets (bench/udp_pingpong.c)
+#   sockperf      udp, udp-nonblocked (--nonblocked on both sides; ping-pong;
+#                 stream = sockperf throughput)
 #   qperf         udp_lat, tcp_lat (ping-pong); udp_bw, tcp_bw (stream)
 #   fi_pingpong   tcp (-p tcp -e msg), udp (-p udp -e dgram); ping-pong only
 #   ucx_perftest  tcp (UCX_TLS=tcp: tag_lat; stream = tag_bw)
-# Ping-pong at 0, 64, 1K and 4K B, a stream of 128 B messages; repetitions
+# Ping-pong at 0, 64, 1K and 4K B, a stream of 64 B messages; repetitions
 # interleaved (repetition, then peer), medians reported.  Every run has a
 # time limit.  A peer that cannot run gets a row "unavailable: <why>"; one
 # that fails, "failed: <why>".
@@ -85,8 +86,8 @@ die() {
 }
 
 [ "$(id -u)" -eq 0 ] || die "needs root (network namespaces, XDP, AF_XDP)"
-for c in ip nsenter taskset timeout ss; do
-	command -v "$c" >/dev/null || die "$c missing (scripts/deps.sh iproute2 util-linux coreutils)"
+for c in ip nsenter taskset timeout ss ethtool; do
+	command -v "$c" >/dev/null || die "$c missing (scripts/deps.sh iproute2 util-linux coreutils ethtool)"
 done
 mkdir -p "$out" || die "cannot create $out"
 out=$(cd "$out" && pwd)
@@ -121,7 +122,7 @@ else
 	PP_DUR=1 ST_DUR=2
 	SEC_PP=1 SEC_ST=2
 fi
-ST_SIZE=128
+ST_SIZE=64 # issue 14: one-way stream of 64 B messages
 RAW_MAX=1484 # one 1500 B MTU frame minus afxdp_raw's 16 B header
 PP_LIST=${PP_SIZES// /,}
 # Iterations for the tools that take a count, sized to about PP_DUR/ST_DUR
@@ -392,57 +393,86 @@ run_raw() {
 	note_cmd raw-cli "taskset -c $CC .output/bench/afxdp_raw --client IF_B [--mode stream] --sizes $sizes|$ST_SIZE --duration $PP_DUR|$ST_DUR -j"
 }
 
+# The kernel's busy polling needs a NAPI id on the receive path: on a veth
+# pair that is GRO on (the veth then receives through its own NAPI
+# context), with UDP GRO forwarding so that a socket's datagrams take it.
+# Only for the busy-poll runs: the other peers run on the pair as created.
+veth_napi() { # on|off
+	ip netns exec "$NS_A" ethtool -K "$IF_A" gro "$1" rx-udp-gro-forwarding "$1" >/dev/null 2>&1 &&
+		ip netns exec "$NS_B" ethtool -K "$IF_B" gro "$1" rx-udp-gro-forwarding "$1" >/dev/null 2>&1
+}
+
 run_udp() {
-	local w v t
-	for w in block busy-poll; do
-		v=$([ "$w" = block ] && echo blocking || echo busy-poll)
+	local w t
+	# blocking: recv() sleeps; spin: recv(MSG_DONTWAIT) loop; busy-poll:
+	# recv() with SO_BUSY_POLL 50 us (udp_pingpong fails the run when no
+	# datagram was received by busy polling).
+	for w in blocking spin busy-poll; do
+		if [ "$w" = busy-poll ] && ! veth_napi on; then
+			[ "$rep" = 1 ] && mark udp busy-poll pingpong "$PP_SIZES" \
+				"ethtool cannot turn GRO on for the veth pair (no NAPI id to busy-poll)" &&
+				mark udp busy-poll stream "$ST_SIZE" \
+					"ethtool cannot turn GRO on for the veth pair (no NAPI id to busy-poll)"
+			veth_napi off
+			continue
+		fi
 		for t in pingpong stream; do
-			SRV=("${A_NS[@]}" "$UDP" --server --mode "$t" --wait "$w")
+			SRV=("${A_NS[@]}" "$UDP" --server --mode "$t" --wait "${w/blocking/block}")
 			if [ "$t" = pingpong ]; then
-				CLI=("${B_NS[@]}" "$UDP" --client "$IP_A" --mode pingpong --wait "$w"
+				CLI=("${B_NS[@]}" "$UDP" --client "$IP_A" --mode pingpong --wait "${w/blocking/block}"
 					--sizes "$PP_LIST" --duration "$PP_DUR" -j)
-				run_one "udp $v pingpong" 60 udp:18515 --tool json --peer udp --variant "$v" \
+				run_one "udp $w pingpong" 60 udp:18515 --tool json --peer udp --variant "$w" \
 					--test pingpong
 			else
-				CLI=("${B_NS[@]}" "$UDP" --client "$IP_A" --mode stream --wait "$w"
+				CLI=("${B_NS[@]}" "$UDP" --client "$IP_A" --mode stream --wait "${w/blocking/block}"
 					--sizes "$ST_SIZE" --duration "$ST_DUR" -j)
-				run_one "udp $v stream" "$(lim_for "$ST_DUR")" udp:18515 --tool json --peer udp \
-					--variant "$v" --test stream --size "$ST_SIZE"
+				run_one "udp $w stream" "$(lim_for "$ST_DUR")" udp:18515 --tool json --peer udp \
+					--variant "$w" --test stream --size "$ST_SIZE"
 			fi
 		done
+		[ "$w" = busy-poll ] && veth_napi off
 	done
-	note_cmd udp-srv "taskset -c $CS .output/bench/udp_pingpong --server --mode pingpong|stream --wait block|busy-poll"
-	note_cmd udp-cli "taskset -c $CC .output/bench/udp_pingpong --client IP_A --mode pingpong|stream --wait block|busy-poll --sizes $PP_LIST|$ST_SIZE --duration $PP_DUR|$ST_DUR -j"
+	note_cmd udp-srv "taskset -c $CS .output/bench/udp_pingpong --server --mode pingpong|stream --wait block|spin|busy-poll"
+	note_cmd udp-cli "taskset -c $CC .output/bench/udp_pingpong --client IP_A --mode pingpong|stream --wait block|spin|busy-poll --sizes $PP_LIST|$ST_SIZE --duration $PP_DUR|$ST_DUR -j"
+	note_cmd udp-napi "busy-poll only: ethtool -K IF gro on rx-udp-gro-forwarding on (both ends; off again after)"
 }
 
 run_sockperf() {
-	local s
+	local s v nb
 	if [ -n "${unavail[sockperf]:-}" ]; then
-		[ "$rep" = 1 ] && mark sockperf udp pingpong "$PP_SIZES" "${unavail[sockperf]}" &&
-			mark sockperf udp stream "$ST_SIZE" "${unavail[sockperf]}"
+		for v in udp udp-nonblocked; do
+			[ "$rep" = 1 ] && mark sockperf $v pingpong "$PP_SIZES" "${unavail[sockperf]}" &&
+				mark sockperf $v stream "$ST_SIZE" "${unavail[sockperf]}"
+		done
 		return
 	fi
-	for s in $PP_SIZES; do
-		SRV=("${A_NS[@]}" sockperf server -i "$IP_A" -p 11111)
-		CLI=("${B_NS[@]}" sockperf ping-pong -i "$IP_A" -p 11111 -m "$s" -t "$SEC_PP")
-		if [ "$s" -lt 14 ]; then
-			# sockperf's messages carry its own header: it refuses
-			# smaller sizes; its own words go in the row (once).
-			[ "$rep" = 1 ] || continue
-			SRV=()
-			run_one "sockperf udp pingpong $s B" 20 none --tool sockperf-pp --peer sockperf \
-				--variant udp --test pingpong --size "$s" --unavail 'Invalid message size'
-			continue
-		fi
-		run_one "sockperf udp pingpong $s B" "$(lim_for "$SEC_PP")" udp:11111 --tool sockperf-pp \
-			--peer sockperf --variant udp --test pingpong --size "$s"
+	# udp: its defaults (blocking sockets, epoll); udp-nonblocked:
+	# --nonblocked on both sides, the application polls its sockets.
+	for v in udp udp-nonblocked; do
+		nb=()
+		[ "$v" = udp-nonblocked ] && nb=(--nonblocked)
+		for s in $PP_SIZES; do
+			SRV=("${A_NS[@]}" sockperf server -i "$IP_A" -p 11111 "${nb[@]}")
+			CLI=("${B_NS[@]}" sockperf ping-pong -i "$IP_A" -p 11111 -m "$s" -t "$SEC_PP" "${nb[@]}")
+			if [ "$s" -lt 14 ]; then
+				# sockperf's messages carry its own header: it refuses
+				# smaller sizes; its own words go in the row (once).
+				[ "$rep" = 1 ] || continue
+				SRV=()
+				run_one "sockperf $v pingpong $s B" 20 none --tool sockperf-pp --peer sockperf \
+					--variant "$v" --test pingpong --size "$s" --unavail 'Invalid message size'
+				continue
+			fi
+			run_one "sockperf $v pingpong $s B" "$(lim_for "$SEC_PP")" udp:11111 --tool sockperf-pp \
+				--peer sockperf --variant "$v" --test pingpong --size "$s"
+		done
+		SRV=("${A_NS[@]}" sockperf server -i "$IP_A" -p 11111 "${nb[@]}")
+		CLI=("${B_NS[@]}" sockperf throughput -i "$IP_A" -p 11111 -m "$ST_SIZE" -t "$SEC_ST" "${nb[@]}")
+		run_one "sockperf $v stream" "$(lim_for "$SEC_ST")" udp:11111 --tool sockperf-tp \
+			--peer sockperf --variant "$v" --test stream --size "$ST_SIZE"
 	done
-	SRV=("${A_NS[@]}" sockperf server -i "$IP_A" -p 11111)
-	CLI=("${B_NS[@]}" sockperf throughput -i "$IP_A" -p 11111 -m "$ST_SIZE" -t "$SEC_ST")
-	run_one "sockperf udp stream" "$(lim_for "$SEC_ST")" udp:11111 --tool sockperf-tp \
-		--peer sockperf --variant udp --test stream --size "$ST_SIZE"
-	note_cmd sp-srv "taskset -c $CS sockperf server -i IP_A -p 11111"
-	note_cmd sp-cli "taskset -c $CC sockperf ping-pong -i IP_A -p 11111 -m SIZE -t $SEC_PP;  sockperf throughput -i IP_A -p 11111 -m $ST_SIZE -t $SEC_ST"
+	note_cmd sp-srv "taskset -c $CS sockperf server -i IP_A -p 11111 [--nonblocked]"
+	note_cmd sp-cli "taskset -c $CC sockperf ping-pong -i IP_A -p 11111 -m SIZE -t $SEC_PP [--nonblocked];  sockperf throughput -i IP_A -p 11111 -m $ST_SIZE -t $SEC_ST [--nonblocked]"
 }
 
 run_qperf() {
@@ -557,7 +587,7 @@ json.dump(dict(host=e["M_HOST"], ncpus=e["M_NCPU"], cpu_model=e["M_MODEL"], kern
                cmdline=e["M_CMD"], date=e["M_DATE"], elapsed=e["M_ELAPSED"], reps=e["M_REPS"],
                pp_dur=e["M_PP_DUR"], st_dur=e["M_ST_DUR"], st_size=e["M_ST_SIZE"],
                cpu_server=e["M_CS"], cpu_client=e["M_CC"], versions=e["M_VERSIONS"],
-               target_sizes=[s for s in (0, 64) if s in sizes] or sizes[:1],
+               target_sizes=[s for s in (0, 64, 1024) if s in sizes] or sizes[:1],
                background=[float(x) for x in e["M_BG"].split()],
                commands=[l.rstrip("\n") for l in open(sys.argv[2]) if l.strip()]),
           open(sys.argv[1], "w"), indent=1)

@@ -1048,6 +1048,16 @@ def summary(o):
                     "%+.0f%% against the limit" % ((q / 0.6 - 1) * 100), "exp 8")
             else:
                 add("%d B round trip <= 0.6x blocking UDP" % size, "UDP row unavailable", None, "-", "exp 8")
+            # Issue 14: the best kernel socket the application polls.
+            polled = [(peer(p_, v_), p_, v_) for p_, v_ in
+                      (("udp", "spin"), ("udp", "busy-poll"), ("sockperf", "udp-nonblocked"))]
+            polled = [x for x in polled if x[0]]
+            if polled:
+                best = min(polled)
+                q = me / best[0]
+                add("%d B round trip, marker + spin-block <= 0.8x the best polled kernel socket" % size,
+                    "%.2f us vs %s %s %.2f us: %.2fx" % (me, best[1], best[2], best[0], q), q <= 0.8,
+                    "%+.0f%% against the limit" % ((q / 0.8 - 1) * 100), "exp 8")
             # Raw AF_XDP busy-spin is the software floor (its own target above).
             others = [(fl(r["p50_us"]), r["peer"], r["variant"]) for r in ok_rows
                       if r["peer"] not in ("xdpwake", "afxdp-raw") and int(r["size"]) == size]

@@ -5,19 +5,24 @@
  * pingpong/stream`, the same JSON fields, nothing but send()/recv().
  *
  *   udp_pingpong --server [--port P] [--mode pingpong|stream] [--batch N]
- *                [--wait block|busy-poll] [--so-busy-poll USECS] [--idle-timeout S]
+ *                [--wait block|spin|busy-poll] [--so-busy-poll USECS] [--idle-timeout S]
  *   udp_pingpong --client ADDR [--port P] [--mode pingpong|stream] [--sizes LIST]
  *                [--duration S | --iters N] [--warmup N] [--batch N]
- *                [--wait block|busy-poll] [--so-busy-poll USECS] [--timeout-ms MS] [-j]
+ *                [--wait block|spin|busy-poll] [--so-busy-poll USECS] [--timeout-ms MS] [-j]
  *
  * Waiting (both sides the same way, as the script starts them):
  *   block      recv() sleeps in the kernel until the datagram is queued
  *              (SO_RCVTIMEO bounds it)
- *   busy-poll  recv(MSG_DONTWAIT) in a user-space loop: the thread never
- *              sleeps.  --so-busy-poll additionally sets SO_BUSY_POLL (the
- *              kernel polls the device's NAPI context inside recv); on a
- *              veth pair without XDP or GRO the receive path has no NAPI id
- *              to poll, so it changes nothing there and peers.sh leaves it off.
+ *   spin       recv(MSG_DONTWAIT) in a user-space loop: the thread never
+ *              sleeps (a non-blocking socket polled by the application)
+ *   busy-poll  the kernel's busy polling: a blocking recv() on a socket with
+ *              SO_BUSY_POLL (--so-busy-poll USECS, default 50) polls the
+ *              device's NAPI context for up to USECS before it sleeps.  The
+ *              receive path needs a NAPI id for that: on a veth pair, GRO on
+ *              (peers.sh turns it on for this variant).  The client counts
+ *              the datagrams its namespace received by busy polling
+ *              (TcpExt BusyPollRxPackets in /proc/net/netstat) and fails
+ *              when there were none: the variant would be plain blocking.
  *
  * pingpong: the client sends SIZE bytes, the server sends the datagram back
  *   as it came; latency = half the round trip.  Datagrams of 8 bytes or more
@@ -53,7 +58,8 @@
 #define DEFAULT_PORT 18515
 
 enum { MODE_PINGPONG, MODE_STREAM };
-enum { WAIT_BLOCK, WAIT_BUSY };
+enum { WAIT_BLOCK, WAIT_SPIN, WAIT_BUSY_POLL };
+static const char *const wait_names[] = { "blocking", "spin", "busy-poll" };
 
 static struct {
 	bool server, client, json;
@@ -78,13 +84,14 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: udp_pingpong --server [--port P] [--mode pingpong|stream] [--batch N]\n"
-		"                    [--wait block|busy-poll] [--so-busy-poll USECS] [--idle-timeout S]\n"
+		"                    [--wait block|spin|busy-poll] [--so-busy-poll USECS] [--idle-timeout S]\n"
 		"       udp_pingpong --client ADDR [--port P] [--mode pingpong|stream] [--sizes LIST]\n"
 		"                    [--duration S | --iters N] [--warmup N] [--batch N]\n"
-		"                    [--wait block|busy-poll] [--so-busy-poll USECS] [--timeout-ms MS] [-j]\n"
+		"                    [--wait block|spin|busy-poll] [--so-busy-poll USECS] [--timeout-ms MS] [-j]\n"
 		"Kernel UDP socket ping-pong / one-way stream (the peer of xdpwake pingpong/stream).\n"
-		"  --wait block      recv() sleeps (default); busy-poll: recv(MSG_DONTWAIT) loop\n"
-		"  --so-busy-poll U  also set SO_BUSY_POLL to U us on the socket\n"
+		"  --wait block      recv() sleeps (default); spin: recv(MSG_DONTWAIT) loop;\n"
+		"                    busy-poll: recv() with SO_BUSY_POLL (the kernel polls the NAPI)\n"
+		"  --so-busy-poll U  SO_BUSY_POLL in us (busy-poll: default 50; others: off)\n"
 		"  --sizes LIST      message sizes, e.g. 0,64,1K (default 0,64,1K,4K; stream 128)\n"
 		"  --batch N         stream: datagrams per acknowledged batch (default 32)\n"
 		"  -j, --json        print one JSON object (the fields of xdpwake pingpong -j)\n"
@@ -123,8 +130,10 @@ static int parse_args(int argc, char **argv)
 		} else if (!strcmp(a, "--wait") && v) {
 			if (!strcmp(v, "block"))
 				o.wait = WAIT_BLOCK;
+			else if (!strcmp(v, "spin"))
+				o.wait = WAIT_SPIN;
 			else if (!strcmp(v, "busy-poll"))
-				o.wait = WAIT_BUSY;
+				o.wait = WAIT_BUSY_POLL;
 			else
 				bad = 1;
 		} else if (!strcmp(a, "--sizes") && v) {
@@ -156,6 +165,8 @@ static int parse_args(int argc, char **argv)
 		}
 		i += takes;
 	}
+	if (o.wait == WAIT_BUSY_POLL && !o.so_busy_poll)
+		o.so_busy_poll = 50;
 	if (o.server == o.client) {
 		fprintf(stderr, "udp_pingpong: give --server or --client ADDR\n");
 		return -1;
@@ -186,9 +197,11 @@ static int sock_open(void)
 	if (o.so_busy_poll) {
 		int us = (int)o.so_busy_poll;
 
-		if (setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &us, sizeof(us)))
-			fprintf(stderr, "udp_pingpong: SO_BUSY_POLL: %s (continuing without)\n",
-				strerror(errno));
+		if (setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &us, sizeof(us))) {
+			fprintf(stderr, "udp_pingpong: SO_BUSY_POLL: %s\n", strerror(errno));
+			close(fd);
+			return -1;
+		}
 	}
 	/* Blocking receives wake at least this often (signals, deadlines). */
 	tv.tv_sec = (time_t)(o.timeout_ms / 1000);
@@ -207,7 +220,7 @@ static ssize_t recv_wait(int fd, void *buf, size_t len, struct sockaddr_in *from
 	socklen_t fl = sizeof(*from);
 
 	for (;;) {
-		ssize_t n = recvfrom(fd, buf, len, o.wait == WAIT_BUSY ? MSG_DONTWAIT : 0,
+		ssize_t n = recvfrom(fd, buf, len, o.wait == WAIT_SPIN ? MSG_DONTWAIT : 0,
 				     (struct sockaddr *)from, from ? &fl : NULL);
 
 		if (n >= 0)
@@ -245,7 +258,7 @@ static int run_server(void)
 	}
 	fprintf(stderr, "udp_pingpong: %s server on port %lu, %s\n",
 		o.mode == MODE_STREAM ? "stream" : "pingpong", o.port,
-		o.wait == WAIT_BUSY ? "busy-poll" : "blocking");
+		wait_names[o.wait]);
 	while (!pc_stop) {
 		ssize_t n = recv_wait(fd, buf, MAX_DGRAM, &from, pc_now_ns() + 100000000ULL);
 
@@ -343,6 +356,32 @@ static long long st_batch(int fd, char *sbuf, char *rbuf, unsigned long size, ui
 	}
 }
 
+/*
+ * Datagrams this network namespace received by busy polling (TcpExt
+ * BusyPollRxPackets in /proc/net/netstat: a header line of names, then a
+ * line of values), -1 when unreadable.
+ */
+static long long busy_poll_rx(void)
+{
+	char names[4096], vals[4096];
+	long long v = -1;
+	FILE *f = fopen("/proc/net/netstat", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(names, sizeof(names), f) && fgets(vals, sizeof(vals), f)) {
+		char *sn, *sv, *n = strtok_r(names, " \n", &sn), *x = strtok_r(vals, " \n", &sv);
+
+		if (!n || !x || strcmp(n, "TcpExt:"))
+			continue;
+		while ((n = strtok_r(NULL, " \n", &sn)) && (x = strtok_r(NULL, " \n", &sv)))
+			if (!strcmp(n, "BusyPollRxPackets"))
+				v = strtoll(x, NULL, 10);
+	}
+	fclose(f);
+	return v;
+}
+
 static int run_client(void)
 {
 	struct sockaddr_in peer = { .sin_family = AF_INET };
@@ -350,6 +389,7 @@ static int run_client(void)
 	char *sbuf = calloc(1, MAX_DGRAM), *rbuf = malloc(MAX_DGRAM);
 	uint64_t seq = 0;
 	int fd = sock_open(), done = 0, rc = 1;
+	long long bp0 = -1, bp;
 
 	memset(res, 0, sizeof(res));
 	if (fd < 0 || !sbuf || !rbuf) {
@@ -365,6 +405,7 @@ static int run_client(void)
 		fprintf(stderr, "udp_pingpong: connect %s: %s\n", o.addr, strerror(errno));
 		goto out;
 	}
+	bp0 = busy_poll_rx();
 	for (int i = 0; i < o.nsizes; i++) {
 		struct pc_result *r = &res[i];
 		struct pc_samples lat = { 0 };
@@ -415,10 +456,22 @@ static int run_client(void)
 		done++;
 	}
 	rc = 0;
+	bp = busy_poll_rx();
+	if (o.wait == WAIT_BUSY_POLL && (bp0 < 0 || bp <= bp0)) {
+		fprintf(stderr, "udp_pingpong: busy-poll: %s (a receive path without a NAPI "
+				"id, e.g. a veth with GRO off, makes this a blocking run)\n",
+			bp0 < 0 ? "BusyPollRxPackets unreadable in /proc/net/netstat"
+				: "no datagram was received by busy polling");
+		rc = 1;
+		done = 0;
+	} else if (o.wait == WAIT_BUSY_POLL) {
+		fprintf(stderr, "udp_pingpong: busy-poll: %lld datagrams received by busy polling\n",
+			bp - bp0);
+	}
 out:
 	if (done) {
 		const char *test = o.mode == MODE_PINGPONG ? "pingpong" : "stream";
-		const char *var = o.wait == WAIT_BUSY ? "busy-poll" : "blocking";
+		const char *var = wait_names[o.wait];
 
 		if (o.json)
 			pc_json_print("udp_pingpong", test, var, "udp", res, done);
