@@ -19,7 +19,7 @@
 # divided by N2 - N1 is the cost of one round trip (one send and one
 # receive of the client), start-up and the final report cancelled out.
 # Functions are grouped by the step of a message's path they belong to
-# (bench/cost_report.py; engine.c by its sections).  Then the client runs
+# (bench/cost_report.py; by file, msg.c by function).  Then the client runs
 # twice under `strace -c` for the system calls per round trip.  Kernel work
 # (the XDP program, AF_XDP copy, softirq) is not in these counts: the XDP
 # program's per-frame cost is `make bench-xdp`.  Under valgrind the client

@@ -8,7 +8,7 @@
 trips; --strace1/--strace2: `strace -c` summaries of the same.  The per
 round trip cost of a function is (self Ir at N2 - self Ir at N1) / (N2 - N1).
 Functions are grouped by the step of a message's path: by their file, and
-for engine.c by the "---- section ----" comment above their definition.
+for msg.c by what the function does (see MSG_STEP).
 Writes cost.csv (function, file, step, Ir per round trip) and cost.md (the
 table by step, the top functions, system calls), and prints cost.md.
 """
@@ -18,29 +18,26 @@ import os
 import re
 import sys
 
-# Step of the path for each library file; engine.c is split by section.
+# Step of the path for each library file; msg.c is split by function.
 FILE_STEP = {
+    "engine.c": "engine: creation, peers lookup, progress",
+    "conn.c": "connection layer (frame in, seq/ack/SACK, RTO, timers)",
+    "stream.c": "connection layer (frame in, seq/ack/SACK, RTO, timers)",
+    "match.c": "matching and message receive",
     "port.c": "RX ring to engine, TX ring and kick (port)",
     "frame.c": "parse and CRC32C",
     "crc32c.c": "parse and CRC32C",
     "wait.c": "waiting (strategy, spin loop, sleep)",
     "addr.c": "addresses",
 }
-ENGINE_SECTION_STEP = {
-    "intrusive lists": "engine: lists, helpers",
-    "helpers": "engine: lists, helpers",
-    "configuration, creation": "engine: lists, helpers",
-    "peers": "engine: peers lookup",
-    "requests": "requests (allocation, completion)",
-    "transmit": "TX build (engine transmit scheduler)",
-    "sending": "message layer: send",
-    "incoming messages": "matching and message receive",
-    "receive path": "engine receive path (dispatch, acks in)",
-    "reliability": "reliability (seq/ack/SACK, RTO, timers)",
-    "message streams across connections": "reliability (seq/ack/SACK, RTO, timers)",
-    "receiving": "matching and message receive",
-    "cancel, teardown": "requests (allocation, completion)",
-}
+# msg.c functions by prefix (first match); the rest is message receive.
+MSG_STEP = (
+    (("xwi_req_", "xwi_request_", "xwi_send_complete", "send_try_finish", "xwi_job_free",
+      "xwi_engine_cancel", "xwi_engine_abort"), "requests (allocation, completion)"),
+    (("tx_", "xwi_tx_", "peer_tx_one", "peer_has_other", "hdr_data"),
+     "TX build (engine transmit scheduler)"),
+    (("xwi_engine_isend",), "message layer: send"),
+)
 ENDPOINT_STEP = {
     # endpoint.c functions outside waiting
     "default": "waiting (strategy, spin loop, sleep)",
@@ -80,42 +77,12 @@ def load(path):
     return out
 
 
-def engine_sections(src):
-    """[(first line, section)] of userspace/lib/engine.c."""
-    secs = []
-    path = os.path.join(src, "userspace/lib/engine.c")
-    try:
-        with open(path) as f:
-            for no, line in enumerate(f, 1):
-                m = re.match(r"/\* ---- (.+?) -+ \*/", line)
-                if m:
-                    secs.append((no, m.group(1).strip()))
-    except OSError:
-        pass
-    return secs
-
-
-def def_line(src, rel, func):
-    """Line where @func is defined in @rel (0 if not found)."""
-    try:
-        with open(os.path.join(src, rel)) as f:
-            for no, line in enumerate(f, 1):
-                if re.match(r"^(static |XW_API |inline |const |struct |enum |unsigned |void |int |bool |__u\d+ |size_t |ssize_t ).*\b%s\(" % re.escape(func), line) \
-                        and not line.rstrip().endswith(";"):
-                    return no
-    except OSError:
-        pass
-    return 0
-
-
-def step_of(src, secs, file, func):
-    if file == "engine.c":
-        line = def_line(src, "userspace/lib/engine.c", func)
-        name = "helpers"
-        for first, sec in secs:
-            if line >= first:
-                name = sec
-        return ENGINE_SECTION_STEP.get(name, "engine: " + name)
+def step_of(file, func):
+    if file == "msg.c":
+        for prefixes, step in MSG_STEP:
+            if func.startswith(prefixes):
+                return step
+        return "matching and message receive"
     if file == "endpoint.c":
         if func.startswith(("xw_endpoint__isend", "xw_endpoint__irecv", "collect", "req_",
                             "xw_request__test", "xw_endpoint__send", "xw_endpoint__recv")):
@@ -164,13 +131,12 @@ def main():
     a = ap.parse_args()
     d = a.n2 - a.n1
     c1, c2 = load(a.ann1), load(a.ann2)
-    secs = engine_sections(a.src)
     rows = []
     for key in set(c1) | set(c2):
         per = (c2.get(key, 0) - c1.get(key, 0)) / d
         if abs(per) < 0.5:
             continue
-        rows.append((key[1], key[0], step_of(a.src, secs, key[0], key[1]), per))
+        rows.append((key[1], key[0], step_of(key[0], key[1]), per))
     rows.sort(key=lambda r: -r[3])
     total = sum(r[3] for r in rows)
     lib_total = sum(r[3] for r in rows if not r[2].startswith("the measuring tool"))

@@ -13,7 +13,7 @@ FUZZ_CC ?= $(CLANG)
 FUZZ_SECONDS ?= 300
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
-FUZZ_LIB := engine crc32c frame addr
+FUZZ_LIB := engine conn msg stream match crc32c frame addr
 FUZZ_LIB_OBJS := $(patsubst %,$(OUTPUT)/fuzz/obj/%.o,$(FUZZ_LIB))
 FUZZ_HDRS := $(PUB_HDRS) $(wildcard userspace/lib/*.h) $(wildcard tests/fuzz/*.h)
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer

@@ -127,7 +127,7 @@ static void check_capture(const char *pcap, const char *name)
 		      "%s: endpoints %d -> %d", name, f->src, f->dst);
 		/* A data frame seen before is a retransmission (a host kept
 		 * off the CPU acknowledges late): by design it carries
-		 * neither LAT nor MORE (engine.c, rtx_frame()); the marks are
+		 * neither LAT nor MORE (conn.c, rtx_frame()); the marks are
 		 * checked on the first copies. */
 		if (f->type >= XW_PKT_SMALL && f->type <= XW_PKT_NOTIFY) {
 			bool again = false;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * Unit and integration tests of the protocol engine (userspace/lib/engine.c)
+ * Unit and integration tests of the protocol engine (userspace/lib/engine.h)
  * over an in-memory link: engines joined by per-node frame queues with a
  * capacity (a full queue makes ops->send return -EAGAIN), a pump that
  * delivers queued frames to xwi_engine_rx and calls xwi_engine_progress

@@ -17,9 +17,9 @@
  * sequence numbers, cumulative acks (piggy-backed or delayed ACK frames),
  * retransmission with an RTO and backoff, duplicate suppression, an
  * out-of-order window, a give-up timeout, and CRC32C on every frame
- * (cfg.crc).  See engine.c for the protocol.  With cfg.reliable false the
- * header's session/seq/ack/csum fields are 0 and the link must be lossless
- * (unit tests of the message layer).
+ * (cfg.crc).  See docs/PROTOCOL.md for the protocol.  With cfg.reliable
+ * false the header's session/seq/ack/csum fields are 0 and the link must
+ * be lossless (unit tests of the message layer).
  *
  * Not thread-safe: the caller serialises all calls on one engine.
  */
@@ -55,7 +55,7 @@ struct xwi_engine_cfg {
 	__u32 marks;		/* XWI_MARK_* kinds to set (default XWI_MARK_ALL)  */
 	__u32 mark_shift;	/* test only: LAT on fragment N-1-mark_shift of a
 				 * MEDIUM message / PULL block instead of the last */
-	/* Reliability (see engine.c) */
+	/* Reliability (see docs/PROTOCOL.md) */
 	bool reliable;		/* sessions, seq/ack, retransmission (default on)   */
 	bool crc;		/* CRC32C computed and checked (default on)         */
 	bool sack;		/* selective acks in ACK frames (default on)        */

@@ -1,0 +1,1010 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * conn.c - the connection layer (cfg.reliable): per peer address a
+ * connection that delivers the message layer's frames exactly once and in
+ * order - sessions and the CONNECT / CONNECT_REPLY handshake, sequence
+ * numbers, cumulative and selective acks, RTO and retransmission, the
+ * out-of-order window, CRC32C, resets and give-ups - and the frame entry
+ * point (xwi_engine_rx).  See docs/PROTOCOL.md, "Connection layer".
+ *
+ * It owns struct xwi_conn (peer->cn) and nothing else of the engine's
+ * state: it hands frames up in order through xwi_msg_rx(), and tells the
+ * message layer about resets through xwi_msg_reset() and about the peer's
+ * message stream through xwi_msg_stream_sync() (the up-calls of msg.h).
+ */
+#include <endian.h>
+#include <errno.h>
+
+#include "engine_int.h"
+#include "conn.h"
+#include "msg.h"
+
+static void conn_send(struct xwi_engine *e, struct peer *p, __u64 t);
+static __u64 sack_bits(const struct peer *p);
+
+/* csum of a complete header (network order) and its payload. */
+static void hdr_seal(const struct xwi_engine *e, struct xw_hdr *h, const void *payload, size_t len)
+{
+	h->csum = 0;
+	if (e->cfg.crc)
+		h->csum = htonl(xwi_crc32c(xwi_crc32c(0, h, sizeof(*h)), payload, len));
+}
+
+/* The test hook: is this the first transmission of the chosen type? */
+static bool hook_drop(struct xwi_engine *e, __u8 type)
+{
+	if (!e->cfg.drop_first_type || e->hook_done || type != e->cfg.drop_first_type)
+		return false;
+	e->hook_done = true;
+	e->st.hook_drops++;
+	return true;
+}
+
+static __u64 rto_cur(const struct xwi_engine *e, const struct peer *p)
+{
+	__u64 r = p->cn.rto;
+
+	for (__u32 i = 0; i < p->cn.backoff && r < e->cfg.rto_max_ns; i++)
+		r *= 2;
+	return r < e->cfg.rto_max_ns ? r : e->cfg.rto_max_ns;
+}
+
+/* A frame carrying our current ack went out: no ACK owed any more - except
+ * the one with the selective acks while we hold frames out of order (only
+ * a pure ACK carries them, @sacks). */
+static void ack_sent(const struct xwi_engine *e, struct peer *p, bool sacks)
+{
+	p->cn.ack_owed = 0;
+	p->cn.ack_due = 0;
+	if (sacks || !e->cfg.sack || !p->cn.nooo)
+		p->cn.ack_now = false;
+}
+
+/* An unsequenced frame (ACK, CONNECT*, CLOSE) of @p's connection.  CONNECT
+ * and CONNECT_REPLY carry, in match, our endpoint's incarnation (high 32
+ * bits) and where our message stream to the peer resumes (low 32), and in
+ * msg_len the final ids just after it (see resume_id). */
+static int emit_ctl(struct xwi_engine *e, struct peer *p, __u8 type, __u32 seq, __u32 msg_id)
+{
+	struct xw_hdr h;
+	__u32 finals;
+
+	hdr_init(e, &h, p, type);
+	if (type == XW_PKT_CONNECT || type == XW_PKT_CONNECT_REPLY) {
+		h.match = htobe64(xwi_msg_hello(e, p, &finals));
+		h.msg_len = htonl(finals);
+	} else if (type == XW_PKT_ACK && e->cfg.sack && p->cn.rx_known) {
+		h.match = htobe64(sack_bits(p));
+	}
+	h.session = htonl(p->cn.my_sid);
+	h.seq = htonl(seq);
+	h.ack = htonl(p->cn.rx_known ? p->cn.rcv_nxt : 0);
+	h.msg_id = htonl(msg_id);
+	hdr_seal(e, &h, NULL, 0);
+	if (!hook_drop(e, type) && e->ops.send(e->ctx, &p->addr, &h, NULL, 0))
+		return -EAGAIN;
+	e->st.tx_frames[type]++;
+	if (p->cn.rx_known)
+		ack_sent(e, p, type == XW_PKT_ACK);
+	return 0;
+}
+
+int xwi_conn_emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const void *payload,
+		  size_t len)
+{
+	struct xwi_frame *f;
+	__u64 t;
+
+	h->payload_len = htons((__u16)len);
+	if (!e->cfg.reliable) {
+		hdr_seal(e, h, payload, len);
+		if (e->ops.send(e->ctx, &p->addr, h, payload, len))
+			return -EAGAIN;
+		e->st.tx_frames[h->type]++;
+		return 0;
+	}
+	if (!xwi_conn_can_tx(e, p))
+		return -EAGAIN;
+	h->session = htonl(p->cn.my_sid);
+	h->seq = htonl(p->cn.snd_nxt);
+	h->ack = htonl(p->cn.rx_known ? p->cn.rcv_nxt : 0);
+	hdr_seal(e, h, payload, len);
+	f = malloc(sizeof(*f) + len);
+	if (!f)
+		return -EAGAIN;
+	if (!hook_drop(e, h->type) && e->ops.send(e->ctx, &p->addr, h, payload, len)) {
+		free(f);
+		return -EAGAIN;
+	}
+	t = now(e);
+	f->seq = p->cn.snd_nxt++;
+	f->tries = 1;
+	f->sack = 0;
+	f->t_sent = t;
+	f->len = len;
+	f->h = *h;
+	if (len)
+		memcpy(f->pl, payload, len);
+	xl_add_tail(&f->link, &p->cn.rtxq);
+	if (!p->cn.inflight++) {
+		p->cn.last_progress = t;
+		p->cn.rtx_due = t + rto_cur(e, p);
+	}
+	if (p->cn.rx_known)
+		ack_sent(e, p, false);
+	e->st.tx_frames[h->type]++;
+	return 0;
+}
+
+static bool seq_before(__u32 a, __u32 b)
+{
+	return (__s32)(a - b) < 0;
+}
+
+static void conn_event(struct xwi_engine *e, struct peer *p, __u32 sid)
+{
+	if (e->ops.conn_event)
+		e->ops.conn_event(e->ctx, &p->addr, sid);
+}
+
+/* Our new incarnation towards @p: session id and ISN. */
+static void incarnation_new(struct xwi_engine *e, struct peer *p)
+{
+	__u32 r[2] = { 0, 0 };
+
+	while (!r[0])
+		xwi_rand_bytes(e, r, sizeof(r));
+	p->cn.my_sid = r[0];
+	/* 1 .. 2^32 - window - 2: no ack of 0 before the first real one */
+	p->cn.isn = e->cfg.isn_fixed ? e->cfg.isn : 1 + r[1] % (0xFFFFFFFEu - e->cfg.window);
+	p->cn.acked_once = false;
+	p->cn.est_counted = false;
+	p->cn.snd_una = p->cn.snd_nxt = p->cn.isn;
+	p->cn.backoff = 0;
+	p->cn.dupacks = 0;
+	p->cn.in_recovery = false;
+}
+
+/* The handshake starts: CONNECT goes out now (or from progress). */
+void xwi_conn_start(struct xwi_engine *e, struct peer *p)
+{
+	if (p->cn.cstate != C_NONE)
+		return;
+	incarnation_new(e, p);
+	p->cn.cstate = C_SYN;
+	p->cn.conn_start = now(e);
+	p->cn.conn_tries = 0;
+	p->cn.unsol_due = 0;
+	p->cn.probe = false;
+	conn_send(e, p, p->cn.conn_start);
+}
+
+static bool sid_retired(const struct peer *p, __u32 sid)
+{
+	for (__u32 i = 0; i < p->cn.nretired && i < XWI_RETIRED; i++)
+		if (p->cn.retired[i] == sid)
+			return true;
+	return false;
+}
+
+/*
+ * Forget the connection with @p.
+ *  RM_NEWPEER: requests that put frames on the wire with it (started
+ *   sends, receives of its messages) complete with @err; sends not started
+ *   stay queued for the new connection, and messages the old incarnation
+ *   never acknowledged are sent again (replay_unacked); the message ids
+ *   start again from 0.
+ *  RM_RECONNECT: the message streams go on (carry_over); only large
+ *   messages being received complete with @err (the sender starts them
+ *   again: taken again, see redo).
+ *  RM_GIVEUP: every request with the peer completes with @err; the message
+ *   ids go on (if the same peer endpoint comes back, nothing it already
+ *   gave us is taken twice), and messages of it we hold without a receive
+ *   stay.
+ * Complete eager messages in the unexpected queue always stay.
+ */
+void xwi_conn_reset(struct xwi_engine *e, struct peer *p, int err, enum xwi_reset_mode mode)
+{
+	struct xl unacked;
+
+	/* the frames not acknowledged go to the message layer, which may
+	 * carry them over (a reconnect) or learn from them what to replay */
+	xl_init(&unacked);
+	xl_splice_front(&p->cn.rtxq, &unacked);
+	xwi_msg_reset(e, p, err, mode, &unacked);
+	xwi_frames_free(&unacked);
+	xwi_frames_free(&p->cn.ooo);
+	p->cn.inflight = p->cn.nooo = 0;
+	if (p->cn.rx_known) {
+		p->cn.retired[p->cn.nretired++ % XWI_RETIRED] = p->cn.peer_sid;
+		p->cn.rx_known = false;
+		conn_event(e, p, 0);
+	}
+	p->cn.cstate = C_NONE;
+	p->cn.my_sid = p->cn.peer_sid = 0;
+	p->cn.ack_owed = 0;
+	p->cn.ack_now = p->cn.reply_owed = p->cn.rtx_now = p->cn.in_recovery = p->cn.holes = false;
+	p->cn.ack_due = p->cn.rtx_due = p->cn.conn_due = 0;
+	p->cn.backoff = p->cn.dupacks = 0;
+}
+
+/* The peer's incarnation (@sid, @isn) is the one we talk to now. */
+static void adopt(struct xwi_engine *e, struct peer *p, __u32 sid, __u32 isn)
+{
+	p->cn.peer_sid = sid;
+	p->cn.rcv_nxt = p->cn.peer_isn = isn;
+	p->cn.rx_known = true;
+	p->cn.probe = false; /* a real handshake now: retried as any */
+	p->cn.ack_owed = 0;
+	p->cn.unsol_due = 0;
+	p->cn.last_heard = now(e);
+	conn_event(e, p, sid);
+}
+
+/* Both sides know each other's session: the connection is established
+ * (counted once per incarnation of ours in st.sessions). */
+static void establish(struct xwi_engine *e, struct peer *p)
+{
+	p->cn.cstate = C_EST;
+	p->cn.conn_due = 0;
+	if (!p->cn.est_counted) {
+		p->cn.est_counted = true;
+		e->st.sessions++;
+	}
+}
+
+/* Does @ack (from a frame of the peer's session) show that the peer knows
+ * our incarnation: an ack in [isn, snd_nxt], never 0 before our first real
+ * ack? */
+static bool ack_knows_us(const struct peer *p, __u32 ack)
+{
+	return (ack || p->cn.acked_once) && !seq_before(ack, p->cn.isn) && !seq_before(p->cn.snd_nxt, ack);
+}
+
+/*
+ * The peer's incarnation we adopted is still empty: nothing of it received
+ * (no sequenced frame beyond its ISN, none held) and nothing of ours
+ * acknowledged by anyone.  Such a session can be replaced by another one
+ * of the same peer without losing or duplicating anything: the peer
+ * dropped a session that never carried data (an introduction it forgot,
+ * or crossing handshakes), and our frames, all still unacked, go to the
+ * new one from our ISN on.
+ */
+static bool peer_sess_empty(const struct peer *p)
+{
+	return p->cn.rx_known && p->cn.rcv_nxt == p->cn.peer_isn && !p->cn.nooo && p->cn.snd_una == p->cn.isn &&
+	       !p->cn.acked_once;
+}
+
+/* Replace the peer's empty session (see peer_sess_empty) by (@sid, @isn). */
+static void readopt(struct xwi_engine *e, struct peer *p, __u32 sid, __u32 isn)
+{
+	p->cn.retired[p->cn.nretired++ % XWI_RETIRED] = p->cn.peer_sid;
+	e->st.sessions_replaced++;
+	adopt(e, p, sid, isn);
+}
+
+/* We have a handshake of ours to finish: CONNECT retried until the peer
+ * shows it knows our session (CONNECT_REPLY, or an ack). */
+static void conn_retry(struct xwi_engine *e, struct peer *p)
+{
+	__u64 t = now(e);
+
+	if (p->cn.cstate == C_SYN && p->cn.conn_due)
+		return;
+	p->cn.cstate = C_SYN;
+	p->cn.conn_start = t;
+	if (!p->cn.conn_tries)
+		p->cn.conn_tries = 1;
+	p->cn.conn_due = t + rto_cur(e, p);
+}
+
+static void rtt_sample(struct xwi_engine *e, struct peer *p, __u64 r)
+{
+	__u64 rto;
+
+	if (!p->cn.srtt) {
+		p->cn.srtt = r;
+		p->cn.rttvar = r / 2;
+	} else {
+		__u64 d = p->cn.srtt > r ? p->cn.srtt - r : r - p->cn.srtt;
+
+		p->cn.rttvar = (3 * p->cn.rttvar + d) / 4;
+		p->cn.srtt = (7 * p->cn.srtt + r) / 8;
+	}
+	/* the variance term is at least rto_min (as Linux does): a peer
+	 * whose answers take a few ms with some jitter is not resent to */
+	rto = p->cn.srtt + (4 * p->cn.rttvar > e->cfg.rto_min_ns ? 4 * p->cn.rttvar : e->cfg.rto_min_ns) +
+	      e->cfg.ack_delay_ns;
+	if (rto < e->cfg.rto_min_ns)
+		rto = e->cfg.rto_min_ns;
+	if (rto > e->cfg.rto_max_ns)
+		rto = e->cfg.rto_max_ns;
+	p->cn.rto = rto;
+}
+
+/* Send @f (unacknowledged) again: 1, or -EAGAIN. */
+static int rtx_frame(struct xwi_engine *e, struct peer *p, struct xwi_frame *f)
+{
+	f->h.ack = htonl(p->cn.rx_known ? p->cn.rcv_nxt : 0);
+	/* No LAT (a resent frame is an RTO late already; the coalescing
+	 * timeout wakes the receiver) and no MORE. */
+	f->h.flags &= (__u8)~(XW_F_MORE | XW_F_LAT);
+	hdr_seal(e, &f->h, f->pl, f->len);
+	if (e->ops.send(e->ctx, &p->addr, &f->h, f->len ? f->pl : NULL, f->len))
+		return -EAGAIN;
+	f->tries++;
+	f->t_sent = now(e);
+	e->st.tx_frames[f->h.type]++;
+	e->st.rtx_frames[f->h.type]++;
+	ack_sent(e, p, false);
+	return 1;
+}
+
+/* Resend the oldest unacknowledged frame (timeout, three duplicate acks,
+ * a partial ack) - unless selective acks had it resent already since the
+ * last timeout (a timeout clears that). */
+static int rtx_head(struct xwi_engine *e, struct peer *p)
+{
+	struct xwi_frame *f;
+
+	if (xl_empty(&p->cn.rtxq))
+		return 0;
+	f = xl_entry(p->cn.rtxq.next, struct xwi_frame, link);
+	if (f->sack & RF_HOLED)
+		return 0;
+	return rtx_frame(e, p, f);
+}
+
+/*
+ * Selective acks.  A pure ACK carries, in match, a bitmap of the frames the
+ * receiver holds out of order: bit i = seq ack + 1 + i (64 frames).  The
+ * sender marks those frames, and a frame with at least three held frames
+ * after it, or with only held frames after it (fewer than four in flight:
+ * early retransmit) is a hole (lost, as three duplicate acks say for the
+ * first one): every hole is resent at once instead of one per round trip, and
+ * again if it is still a hole an (un-backed-off) RTO later - the resend
+ * was lost too - without waiting for the backed-off timeout.  Held frames are not resent by this (a timeout still
+ * resends the oldest frame, held or not: a receiver that forgot them, or
+ * bits that lied, cost time, never data).
+ */
+static __u64 sack_bits(const struct peer *p)
+{
+	__u64 b = 0;
+
+	for (const struct xl *l = p->cn.ooo.next; l != &p->cn.ooo; l = l->next) {
+		__u32 d = xl_entry(l, struct xwi_frame, link)->seq - p->cn.rcv_nxt - 1;
+
+		if (d < 64)
+			b |= 1ULL << d;
+	}
+	return b;
+}
+
+static void rx_sack(struct xwi_engine *e, struct peer *p, __u32 ack, __u64 bits)
+{
+	__u64 t = now(e);
+	__u32 above = 0, after = 0;
+
+	if (!bits || ack != p->cn.snd_una || xl_empty(&p->cn.rtxq))
+		return;
+	for (struct xl *l = p->cn.rtxq.next; l != &p->cn.rtxq; l = l->next) {
+		struct xwi_frame *f = xl_entry(l, struct xwi_frame, link);
+		__u32 d = f->seq - ack - 1;
+
+		if (d < 64 && (bits >> d & 1))
+			f->sack |= RF_SACKED;
+	}
+	for (struct xl *l = p->cn.rtxq.prev; l != &p->cn.rtxq; l = l->prev) {
+		struct xwi_frame *f = xl_entry(l, struct xwi_frame, link);
+
+		if (f->sack & RF_SACKED)
+			above++;
+		else if ((above >= 3 || (above && above == after)) && !(f->sack & RF_RESEND) &&
+			 (!(f->sack & RF_HOLED) || t - f->t_sent >= p->cn.rto)) {
+			f->sack |= RF_RESEND | RF_HOLED;
+			p->cn.holes = true;
+		}
+		after++;
+	}
+}
+
+/* Resend the frames marked as holes.  Frames sent, >= 0. */
+static int rtx_holes(struct xwi_engine *e, struct peer *p)
+{
+	int n = 0;
+
+	for (struct xl *l = p->cn.rtxq.next; l != &p->cn.rtxq; l = l->next) {
+		struct xwi_frame *f = xl_entry(l, struct xwi_frame, link);
+
+		if (!(f->sack & RF_RESEND))
+			continue;
+		if (rtx_frame(e, p, f) < 0)
+			return n; /* later, from progress */
+		f->sack &= (__u8)~RF_RESEND;
+		e->st.sack_rtx++;
+		n++;
+	}
+	p->cn.holes = false;
+	return n;
+}
+
+static void rx_ack(struct xwi_engine *e, struct peer *p, __u32 ack, bool pure)
+{
+	__u64 t, sample = 0;
+	bool have_sample = false;
+
+	/*
+	 * ack 0: none (a peer that does not know us yet writes 0) until the
+	 * peer has acked something; our ISN is chosen so that no real ack
+	 * before that can be 0 (at most `window` frames, no wrap).
+	 */
+	if (p->cn.cstate == C_NONE || (!ack && !p->cn.acked_once))
+		return;
+	if (seq_before(p->cn.snd_nxt, ack)) {
+		e->st.bad_acks++;
+		return;
+	}
+	if (p->cn.cstate == C_SYN && p->cn.rx_known && ack_knows_us(p, ack)) {
+		establish(e, p); /* the peer acks our frames: it knows us */
+		xwi_msg_kick(e, p);
+	}
+	if (seq_before(ack, p->cn.snd_una))
+		return; /* old */
+	if (ack == p->cn.snd_una) {
+		if (pure && p->cn.inflight)
+			p->cn.last_dupack = now(e); /* alive, refusing (or lost data) */
+		if (pure && p->cn.inflight && ++p->cn.dupacks == 3) {
+			e->st.fast_rtx++;
+			p->cn.rtx_now = true;
+		}
+		return;
+	}
+	t = now(e);
+	p->cn.acked_once = true;
+	while (!xl_empty(&p->cn.rtxq)) {
+		struct xwi_frame *f = xl_entry(p->cn.rtxq.next, struct xwi_frame, link);
+
+		if (!seq_before(f->seq, ack))
+			break;
+		if (f->tries == 1) {
+			sample = t - f->t_sent;
+			have_sample = true;
+		}
+		xl_del(&f->link);
+		free(f);
+		p->cn.inflight--;
+	}
+	p->cn.snd_una = ack;
+	p->cn.dupacks = 0;
+	p->cn.last_progress = t;
+	if (have_sample) {
+		/* Karn: the backed-off RTO stays until a frame sent once is
+		 * acked (a peer that computes before acking is learnt) */
+		p->cn.backoff = 0;
+		rtt_sample(e, p, sample);
+	}
+	p->cn.rtx_due = p->cn.inflight ? t + rto_cur(e, p) : 0;
+	if (p->cn.in_recovery) {
+		if (p->cn.inflight && seq_before(ack, p->cn.recover))
+			p->cn.rtx_now = true; /* partial ack: the next hole */
+		else
+			p->cn.in_recovery = false;
+	}
+	xwi_msg_kick(e, p);
+}
+
+static int rx_connect(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h)
+{
+	__u32 sid = ntohl(h->session), isn = ntohl(h->seq), ack = ntohl(h->ack);
+	__u32 peer_eid = (__u32)(be64toh(h->match) >> 32), resume = (__u32)be64toh(h->match);
+	struct peer *p;
+
+	if (!sid) {
+		e->st.rx_bad++;
+		return -EPROTO;
+	}
+	p = xwi_peer_get(e, src);
+	if (!p) {
+		e->st.peers_dropped++;
+		return 0;
+	}
+	e->st.rx_frames[XW_PKT_CONNECT]++;
+	if (p->cn.rx_known && sid == p->cn.peer_sid) {
+		__u64 t = now(e);
+
+		e->st.handshake_dups++;
+		if (t - p->cn.last_reply >= e->cfg.rto_min_ns / 2)
+			p->cn.reply_owed = true;
+		if (p->cn.cstate == C_SYN && ack_knows_us(p, ack)) {
+			establish(e, p);
+			xwi_msg_kick(e, p);
+		}
+		return 0;
+	}
+	if (sid_retired(p, sid)) {
+		e->st.session_rejects++;
+		if (p->cn.rx_known)
+			conn_event(e, p, p->cn.peer_sid); /* the XDP program dropped it */
+		return 0;
+	}
+	if (p->cn.rx_known && peer_sess_empty(p)) {
+		/* The peer's session we knew never carried anything: it
+		 * forgot it (an introduction of its own that it gave up
+		 * while our handshake crossed it).  No reset: the new one
+		 * replaces it, and ours must now be made known to it. */
+		readopt(e, p, sid, isn);
+	} else {
+		if (p->cn.rx_known && xwi_msg_same_endpoint(p, peer_eid)) {
+			/* the same endpoint, a new session (it gave us up,
+			 * or forgot a session): the streams go on */
+			e->st.reconnects++;
+			xwi_conn_reset(e, p, -ECONNRESET, RM_RECONNECT);
+		} else if (p->cn.rx_known) {
+			e->st.peer_restarts++;
+			xwi_conn_reset(e, p, -ECONNRESET, RM_NEWPEER);
+		}
+		adopt(e, p, sid, isn);
+	}
+	xwi_msg_stream_sync(e, p, peer_eid, resume, ntohl(h->msg_len));
+	p->cn.reply_owed = true;
+	if (p->cn.cstate == C_NONE) {
+		/* Answering: the peer retries its CONNECT until our reply
+		 * arrives, so we are established (and may send) now. */
+		incarnation_new(e, p);
+		establish(e, p);
+	} else if (ack_knows_us(p, ack)) {
+		establish(e, p);
+	} else {
+		/* Crossing handshakes (or an introduction from the peer):
+		 * the peer does not know our session yet and may not retry
+		 * its own CONNECT (an introduction is sent once), so ours is
+		 * retried until the peer shows that it knows us. */
+		conn_retry(e, p);
+	}
+	xwi_msg_kick(e, p);
+	return 0;
+}
+
+static int rx_connect_reply(struct xwi_engine *e, const struct xw_addr *src,
+			    const struct xw_hdr *h)
+{
+	__u32 sid = ntohl(h->session), isn = ntohl(h->seq), echo = ntohl(h->msg_id);
+	struct peer *p = xwi_peer_find(e, src);
+
+	if (!p || p->cn.cstate == C_NONE || echo != p->cn.my_sid || !sid) {
+		e->st.session_rejects++;
+		return 0;
+	}
+	e->st.rx_frames[XW_PKT_CONNECT_REPLY]++;
+	if (sid_retired(p, sid)) {
+		e->st.session_rejects++;
+		return 0;
+	}
+	if (p->cn.rx_known && sid == p->cn.peer_sid) {
+		/* the answer to a probe, or to our CONNECT retried after
+		 * crossing handshakes: it echoes our session, so the peer
+		 * knows us */
+		e->st.handshake_dups++;
+		p->cn.last_heard = now(e);
+		if (p->cn.cstate == C_SYN)
+			establish(e, p);
+		rx_ack(e, p, ntohl(h->ack), false);
+		xwi_msg_kick(e, p);
+		return 0;
+	}
+	if (p->cn.rx_known && !peer_sess_empty(p)) {
+		e->st.session_rejects++;
+		return 0;
+	}
+	if (p->cn.rx_known) {
+		readopt(e, p, sid, isn); /* see rx_connect */
+	} else {
+		if (p->cn.cstate == C_SYN && p->cn.conn_tries == 1)
+			rtt_sample(e, p, now(e) - p->cn.conn_start);
+		adopt(e, p, sid, isn);
+	}
+	xwi_msg_stream_sync(e, p, (__u32)(be64toh(h->match) >> 32), (__u32)be64toh(h->match),
+		    ntohl(h->msg_len));
+	establish(e, p);
+	rx_ack(e, p, ntohl(h->ack), false);
+	xwi_msg_kick(e, p);
+	return 0;
+}
+
+/* Hold @h/@payload ahead of the expected seq (copied, by seq). */
+static void ooo_hold(struct xwi_engine *e, struct peer *p, __u32 seq, const struct xw_hdr *h,
+		     const void *payload, size_t len)
+{
+	struct xl *pos = &p->cn.ooo;
+	struct xwi_frame *f;
+
+	for (struct xl *l = p->cn.ooo.next; l != &p->cn.ooo; l = l->next) {
+		struct xwi_frame *g = xl_entry(l, struct xwi_frame, link);
+
+		if (g->seq == seq) {
+			e->st.rx_dup_frames++;
+			return;
+		}
+		if (seq_before(seq, g->seq)) {
+			pos = l;
+			break;
+		}
+	}
+	if (p->cn.nooo >= e->cfg.ooo_max || seq - p->cn.rcv_nxt >= 4 * e->cfg.window ||
+	    !(f = malloc(sizeof(*f) + len))) {
+		e->st.rx_ooo_dropped++;
+		return;
+	}
+	f->seq = seq;
+	f->tries = 0;
+	f->sack = 0;
+	f->t_sent = 0;
+	f->len = len;
+	f->h = *h;
+	if (len)
+		memcpy(f->pl, payload, len);
+	xl_add_before(&f->link, pos);
+	p->cn.nooo++;
+	e->st.rx_ooo++;
+}
+
+static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
+		  const void *payload)
+{
+	__u32 sid = ntohl(h->session), seq = ntohl(h->seq);
+	size_t plen = ntohs(h->payload_len);
+	bool filled = false;
+	struct peer *p;
+	int rc;
+
+	if (h->type == XW_PKT_CONNECT)
+		return rx_connect(e, src, h);
+	if (h->type == XW_PKT_CONNECT_REPLY)
+		return rx_connect_reply(e, src, h);
+	p = xwi_peer_find(e, src);
+	if (!p || !p->cn.rx_known) {
+		__u64 t = now(e);
+
+		e->st.no_session++;
+		/* We were reopened (or forgot the peer): introduce ourselves,
+		 * at most once per rto_min. */
+		if (h->type == XW_PKT_ACK || h->type == XW_PKT_CLOSE)
+			return 0;
+		if (!p && !(p = xwi_peer_get(e, src)))
+			return 0;
+		if (p->cn.cstate == C_NONE && !p->cn.unsol_due)
+			p->cn.unsol_due = t + 2 * e->cfg.rto_init_ns;
+		return 0;
+	}
+	if (sid != p->cn.peer_sid) {
+		e->st.session_rejects++;
+		return 0;
+	}
+	p->cn.last_heard = now(e);
+	rx_ack(e, p, ntohl(h->ack), h->type == XW_PKT_ACK);
+	if (h->type == XW_PKT_ACK && e->cfg.sack)
+		rx_sack(e, p, ntohl(h->ack), be64toh(h->match));
+	if (h->type == XW_PKT_ACK) {
+		e->st.rx_frames[XW_PKT_ACK]++;
+		return 0;
+	}
+	if (h->type == XW_PKT_CLOSE) {
+		e->st.rx_frames[XW_PKT_CLOSE]++;
+		e->st.peer_closes++;
+		xwi_conn_reset(e, p, -ECONNRESET, RM_NEWPEER);
+		xwi_msg_kick(e, p);
+		return 0;
+	}
+	if (seq != p->cn.rcv_nxt) {
+		if (seq_before(seq, p->cn.rcv_nxt))
+			e->st.rx_dup_frames++;
+		else
+			ooo_hold(e, p, seq, h, payload, plen);
+		p->cn.ack_now = true;
+		return 0;
+	}
+	rc = xwi_msg_rx(e, &p->addr, h, payload);
+	if (rc == -ENOBUFS || rc == -ENOMEM) {
+		e->st.rx_nobufs++;
+		p->cn.ack_now = true;
+		return 0;
+	}
+	p->cn.rcv_nxt++;
+	p->cn.ack_owed++;
+	while (!xl_empty(&p->cn.ooo)) {
+		struct xwi_frame *f = xl_entry(p->cn.ooo.next, struct xwi_frame, link);
+		int r2;
+
+		if (f->seq != p->cn.rcv_nxt)
+			break;
+		r2 = xwi_msg_rx(e, &p->addr, &f->h, f->pl);
+		if (r2 == -ENOBUFS || r2 == -ENOMEM) {
+			e->st.rx_nobufs++;
+			break;
+		}
+		xl_del(&f->link);
+		free(f);
+		p->cn.nooo--;
+		p->cn.rcv_nxt++;
+		p->cn.ack_owed++;
+		filled = true;
+	}
+	if (filled || p->cn.ack_owed >= e->cfg.ack_every)
+		p->cn.ack_now = true;
+	else if (!p->cn.ack_due)
+		p->cn.ack_due = now(e) + e->cfg.ack_delay_ns;
+	return rc;
+}
+
+static void conn_send(struct xwi_engine *e, struct peer *p, __u64 t)
+{
+	__u64 r = p->cn.rto;
+
+	if (emit_ctl(e, p, XW_PKT_CONNECT, p->cn.isn, 0)) {
+		p->cn.conn_due = t + e->cfg.rto_min_ns;
+		return;
+	}
+	if (p->cn.conn_tries)
+		e->st.rtx_frames[XW_PKT_CONNECT]++;
+	for (__u32 i = 0; i < p->cn.conn_tries && r < e->cfg.rto_max_ns; i++)
+		r *= 2;
+	p->cn.conn_tries++;
+	p->cn.conn_due = t + (r < e->cfg.rto_max_ns ? r : e->cfg.rto_max_ns);
+}
+
+static void give_up(struct xwi_engine *e, struct peer *p)
+{
+	e->st.timeouts++;
+	xwi_conn_reset(e, p, -ETIMEDOUT, RM_GIVEUP);
+}
+
+int xwi_conn_timers(struct xwi_engine *e)
+{
+	__u64 t = now(e);
+	int n = 0;
+
+	for (struct xl *l = e->peers.next, *next; l != &e->peers; l = next) {
+		struct peer *p = xl_entry(l, struct peer, link);
+
+		next = l->next; /* p may be forgotten */
+		if (p->cn.unsol_due && t >= p->cn.unsol_due) {
+			/* frames of a session we do not know kept coming and
+			 * no CONNECT: we were reopened (or forgot the peer) */
+			p->cn.unsol_due = 0;
+			if (p->cn.cstate == C_NONE) {
+				xwi_conn_start(e, p);
+				p->cn.probe = true;
+				n++;
+				xwi_msg_kick(e, p);
+			}
+		}
+		if (p->cn.cstate == C_SYN && p->cn.conn_due && t >= p->cn.conn_due) {
+			if (p->cn.probe && !p->cn.rx_known && xwi_peer_idle(e, p)) {
+				/* An introduction is not retried: one CONNECT
+				 * per frame of the unknown session at most (no
+				 * amplification); the peer's own retransmission
+				 * brings the next.  The peer is kept for a while
+				 * (its CONNECT may be on the way: our session
+				 * must stay the one we introduced), then
+				 * forgotten. */
+				__u64 life = p->cn.conn_start + 4 * e->cfg.rto_max_ns;
+
+				if (t >= life) {
+					xwi_peer_forget(e, p);
+					continue;
+				}
+				p->cn.conn_due = life;
+				continue;
+			}
+			if (t - p->cn.conn_start >= e->cfg.give_up_ns) {
+				give_up(e, p);
+				continue;
+			}
+			conn_send(e, p, t);
+			n++;
+		}
+		if (p->cn.reply_owed && p->cn.cstate != C_NONE && p->cn.rx_known) {
+			if (!emit_ctl(e, p, XW_PKT_CONNECT_REPLY, p->cn.isn, p->cn.peer_sid)) {
+				if (p->cn.last_reply)
+					e->st.rtx_frames[XW_PKT_CONNECT_REPLY]++;
+				p->cn.reply_owed = false;
+				p->cn.last_reply = t ? t : 1;
+				n++;
+			}
+		}
+		if (!p->cn.inflight) {
+			p->cn.rtx_now = p->cn.holes = false; /* nothing left to resend (acked or reset) */
+			if (p->cn.rx_known && p->cn.cstate == C_EST && xwi_msg_awaits_pulls(p)) {
+				/* Large sends wait for the peer's PULLs (a late
+				 * receiver may post its receive any time): a
+				 * silent peer is probed with a duplicate CONNECT,
+				 * which an alive peer answers; one that stays
+				 * silent for give_up_ns is given up. */
+				__u64 quiet = t - p->cn.last_heard;
+
+				if (quiet >= e->cfg.give_up_ns) {
+					give_up(e, p);
+					continue;
+				}
+				if (quiet >= e->cfg.give_up_ns / 4 &&
+				    t - p->cn.last_probe >= e->cfg.give_up_ns / 8 &&
+				    !emit_ctl(e, p, XW_PKT_CONNECT, p->cn.isn, 0)) {
+					p->cn.last_probe = t;
+					e->st.probes++;
+					n++;
+				}
+			}
+			if (p->cn.rx_known && t - p->cn.last_heard >= e->cfg.give_up_ns &&
+			    xwi_msg_awaits_data(p))
+				give_up(e, p);
+			continue;
+		}
+		/* Nothing acknowledged for give_up_ns: give up unless the
+		 * peer is alive and refusing (its unexpected queue is full:
+		 * it answers our resends, every rto_max, with a pure ACK of
+		 * what it had, as TCP probes a zero window).  Other frames of
+		 * the peer do not count: a peer that talks but ignores our
+		 * frames (a session mix-up) must be given up and reset. */
+		if (t - p->cn.last_progress >= e->cfg.give_up_ns &&
+		    t - p->cn.last_dupack >= e->cfg.give_up_ns) {
+			give_up(e, p);
+			continue;
+		}
+		if (p->cn.rtx_due && t >= p->cn.rtx_due) {
+			/* a new round: holes may be resent again */
+			for (struct xl *q = p->cn.rtxq.next; q != &p->cn.rtxq; q = q->next)
+				xl_entry(q, struct xwi_frame, link)->sack &= (__u8)~RF_HOLED;
+			e->st.rtx_timeouts++;
+			p->cn.backoff++;
+			p->cn.in_recovery = true;
+			p->cn.recover = p->cn.snd_nxt;
+			p->cn.dupacks = 0;
+			p->cn.rtx_now = true;
+			p->cn.rtx_due = t + rto_cur(e, p);
+		}
+		if (p->cn.rtx_now) {
+			int r = rtx_head(e, p);
+
+			if (r >= 0) {
+				p->cn.rtx_now = false;
+				n += r;
+			}
+		}
+		if (p->cn.holes)
+			n += rtx_holes(e, p);
+	}
+	return n;
+}
+
+int xwi_conn_acks(struct xwi_engine *e)
+{
+	__u64 t = now(e);
+	int n = 0;
+
+	for (struct xl *l = e->peers.next; l != &e->peers; l = l->next) {
+		struct peer *p = xl_entry(l, struct peer, link);
+
+		if (!p->cn.rx_known || p->cn.cstate == C_NONE)
+			continue;
+		if (p->cn.ack_now || (p->cn.ack_due && t >= p->cn.ack_due)) {
+			if (!emit_ctl(e, p, XW_PKT_ACK, p->cn.snd_nxt, 0))
+				n++;
+		}
+	}
+	return n;
+}
+
+bool xwi_conn_pending(const struct xwi_engine *e)
+{
+	for (const struct xl *l = e->peers.next; l != &e->peers; l = l->next) {
+		const struct peer *p = xl_entry(l, struct peer, link);
+
+		if (p->cn.reply_owed || p->cn.rtx_now || p->cn.ack_now || p->cn.holes)
+			return true;
+	}
+	return false;
+}
+
+/* The connection layer's next timer (see xwi_engine_next_deadline). */
+__u64 xwi_conn_deadline(const struct xwi_engine *e)
+{
+	__u64 d = UINT64_MAX;
+
+	for (const struct xl *l = e->peers.next; l != &e->peers; l = l->next) {
+		const struct peer *p = xl_entry(l, struct peer, link);
+		__u64 c = UINT64_MAX;
+
+		if (p->cn.reply_owed || (p->cn.rtx_now && p->cn.inflight) || p->cn.ack_now ||
+		    (p->cn.holes && p->cn.inflight))
+			return 0;
+		if (p->cn.cstate == C_SYN && p->cn.conn_due)
+			c = p->cn.conn_due;
+		if (p->cn.unsol_due && p->cn.unsol_due < c)
+			c = p->cn.unsol_due;
+		if (p->cn.ack_due && p->cn.ack_due < c)
+			c = p->cn.ack_due;
+		if (p->cn.inflight) {
+			__u64 last = p->cn.last_progress > p->cn.last_dupack ? p->cn.last_progress
+								       : p->cn.last_dupack;
+
+			if (p->cn.rtx_due && p->cn.rtx_due < c)
+				c = p->cn.rtx_due;
+			if (last + e->cfg.give_up_ns < c)
+				c = last + e->cfg.give_up_ns;
+		} else {
+			if (p->cn.rx_known && p->cn.last_heard + e->cfg.give_up_ns < c &&
+			    xwi_msg_awaits_data(p))
+				c = p->cn.last_heard + e->cfg.give_up_ns;
+			if (p->cn.rx_known && p->cn.cstate == C_EST && xwi_msg_awaits_pulls(p)) {
+				/* the probe of a silent peer, then the give-up */
+				__u64 probe = p->cn.last_heard + e->cfg.give_up_ns / 4;
+
+				if (probe < p->cn.last_probe + e->cfg.give_up_ns / 8)
+					probe = p->cn.last_probe + e->cfg.give_up_ns / 8;
+				if (probe > p->cn.last_heard + e->cfg.give_up_ns)
+					probe = p->cn.last_heard + e->cfg.give_up_ns;
+				if (probe < c)
+					c = probe;
+			}
+		}
+		if (c < d)
+			d = c;
+	}
+	return d;
+}
+
+void xwi_engine_shutdown(struct xwi_engine *e, bool send_close)
+{
+	if (!e || !e->cfg.reliable)
+		return;
+	for (struct xl *l = e->peers.next; l != &e->peers; l = l->next) {
+		struct peer *p = xl_entry(l, struct peer, link);
+
+		if (send_close && p->cn.cstate != C_NONE && p->cn.rx_known)
+			emit_ctl(e, p, XW_PKT_CLOSE, p->cn.snd_nxt, 0);
+		if (p->cn.rx_known) {
+			p->cn.rx_known = false;
+			conn_event(e, p, 0);
+		}
+		p->cn.cstate = C_NONE;
+	}
+}
+
+int xwi_engine_rx(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
+		  const void *payload, size_t len)
+{
+	struct xw_hdr hc;
+
+	if (!e || !src || !h || (!payload && len))
+		return -EINVAL;
+	memcpy(&hc, h, sizeof(hc)); /* @h need not be aligned */
+	h = &hc;
+	/* The CRC first: a corrupted frame is counted as such, whatever
+	 * field the corruption hit (but payload_len must fit to check it). */
+	if (e->cfg.crc && ntohs(hc.payload_len) <= len) {
+		__u32 want = ntohl(hc.csum), got;
+
+		hc.csum = 0;
+		got = xwi_crc32c(xwi_crc32c(0, &hc, sizeof(hc)), payload, ntohs(hc.payload_len));
+		hc.csum = htonl(want);
+		if (got != want) {
+			e->st.crc_failures++;
+			return -EBADMSG;
+		}
+	}
+	if (xwi_msg_check(e, h, len) || src->ep != ntohs(h->src_ep)) {
+		e->st.rx_bad++;
+		return -EPROTO;
+	}
+	if (e->cfg.reliable)
+		return rel_rx(e, src, h, payload);
+	/* ACK, CONNECT*, CLOSE: no connections without cfg.reliable */
+	return xwi_msg_rx(e, src, h, payload);
+}
+
+void xwi_conn_forget(struct xwi_engine *e, struct peer *p)
+{
+	if (p->cn.rx_known)
+		conn_event(e, p, 0);
+}

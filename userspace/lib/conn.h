@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * conn.h - the connection layer's interface (conn.c), for the layer above
+ * (the message layer: msg.c, stream.c) and the engine (engine.c).
+ *
+ * With cfg.reliable, every frame of the message layer goes out through
+ * xwi_conn_emit() (it takes a sequence number and is kept until acked);
+ * the connection hands received frames up in order (xwi_msg_rx, msg.h)
+ * and reports resets and give-ups (xwi_msg_reset).  Without cfg.reliable
+ * xwi_conn_emit() transmits at once and frames go up as they come.  The
+ * connection's state (struct xwi_conn, peer->cn) is read by no one else;
+ * the inline accessors below are what the layer above may know of it.
+ */
+#ifndef XWI_CONN_H
+#define XWI_CONN_H
+
+#include "engine_int.h"
+
+/* How a connection ends (xwi_conn_reset, xwi_msg_reset). */
+enum xwi_reset_mode {
+	RM_NEWPEER,	/* another peer endpoint (restart, CLOSE): new streams */
+	RM_RECONNECT,	/* the same peer endpoint, a new session: streams go on */
+	RM_GIVEUP,	/* the peer is silent: everything with it fails */
+};
+
+/* A new peer's connection: none yet. */
+static inline void xwi_conn_init(const struct xwi_engine *e, struct peer *p)
+{
+	p->cn.rto = e->cfg.rto_init_ns;
+	xl_init(&p->cn.rtxq);
+	xl_init(&p->cn.ooo);
+}
+
+/* Free the frames @p's connection keeps (the engine goes). */
+static inline void xwi_conn_fini(struct peer *p)
+{
+	xwi_frames_free(&p->cn.rtxq);
+	xwi_frames_free(&p->cn.ooo);
+}
+
+/*
+ * May a sequenced frame go to @p now (reliable engines)?  Once our
+ * CONNECT went out (before the peer answers: the CONNECT precedes them and
+ * tells the peer our session and ISN, so the first messages cost no round
+ * trip), within the window.
+ */
+static inline bool xwi_conn_can_tx(const struct xwi_engine *e, const struct peer *p)
+{
+	return (p->cn.cstate == C_EST || (p->cn.cstate == C_SYN && p->cn.conn_tries)) &&
+	       p->cn.inflight < e->cfg.window;
+}
+
+/* Do we know the peer's session (a connection is up or half-open)? */
+static inline bool xwi_conn_up(const struct peer *p)
+{
+	return p->cn.rx_known;
+}
+
+/* When a frame of the peer's session last arrived. */
+static inline __u64 xwi_conn_heard(const struct peer *p)
+{
+	return p->cn.last_heard;
+}
+
+/* Our frames to @p not acknowledged yet (struct xwi_frame, by seq). */
+static inline const struct xl *xwi_conn_unacked(const struct peer *p)
+{
+	return &p->cn.rtxq;
+}
+
+/* Nothing was ever exchanged on @p's connection (xwi_peer_idle). */
+static inline bool xwi_conn_idle(const struct peer *p)
+{
+	return !(p->cn.acked_once || (p->cn.rx_known && p->cn.rcv_nxt != p->cn.peer_isn) ||
+		 p->cn.snd_nxt != p->cn.isn || p->cn.inflight || p->cn.nooo ||
+		 !xl_empty(&p->cn.rtxq) || !xl_empty(&p->cn.ooo));
+}
+
+/* The handshake starts (if none is under way): CONNECT goes out now, or
+ * from progress. */
+void xwi_conn_start(struct xwi_engine *e, struct peer *p);
+/*
+ * Transmit a frame of the message layer to @p: @h complete but for
+ * payload_len (and, reliable, session/seq/ack), in network order.  0, or
+ * -EAGAIN (not sent: the window is full, the handshake not started, or
+ * the link is full; the caller keeps the frame queued).
+ */
+int xwi_conn_emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const void *payload,
+		  size_t len);
+/* Forget @p's connection (conn_event(peer, 0) if it had a session). */
+void xwi_conn_forget(struct xwi_engine *e, struct peer *p);
+/* End @p's connection: the message layer is told (xwi_msg_reset) with
+ * the frames not acknowledged, then the connection state is cleared. */
+void xwi_conn_reset(struct xwi_engine *e, struct peer *p, int err, enum xwi_reset_mode mode);
+
+/* Timers of every connection: handshake retries, introductions, CONNECT
+ * replies, probes, retransmissions, give-ups.  Frames sent. */
+int xwi_conn_timers(struct xwi_engine *e);
+/* ACKs that are due.  Frames sent. */
+int xwi_conn_acks(struct xwi_engine *e);
+/* Is a connection frame owed at once (reply, resend, ack)? */
+bool xwi_conn_pending(const struct xwi_engine *e);
+/* The next connection timer (0: now; UINT64_MAX: none). */
+__u64 xwi_conn_deadline(const struct xwi_engine *e);
+
+#endif

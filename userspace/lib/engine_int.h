@@ -1,0 +1,457 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * engine_int.h - what the parts of the protocol engine share (not
+ * installed; the endpoint layer uses engine.h only): the intrusive list,
+ * the state structures and small helpers.
+ *
+ * The engine is split by layer (docs/ARCHITECTURE.md, docs/PROTOCOL.md):
+ *   engine.c  creation, the peer table, progress and deadlines, teardown
+ *   conn.c    the connection layer (conn.h): sessions, handshake,
+ *             seq/ack/SACK, RTO and retransmission, in-order delivery,
+ *             resets and give-ups
+ *   msg.c     the message layer (msg.h): requests, sends, eager and
+ *             push-pull framing, the TX scheduler, incoming messages
+ *   stream.c  message streams across the connection layer's resets
+ *   match.c   matching (match.h): posted and unexpected queues, peek
+ * Each structure below says which part owns it; a part reads or writes
+ * another's state only through that part's header.
+ */
+#ifndef XWI_ENGINE_INT_H
+#define XWI_ENGINE_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "crc32c.h"
+#include "engine.h"
+
+/* Messages whose id is this far ahead of the next expected one are bogus. */
+#define XWI_ORDER_WINDOW 65536u
+/* Old sessions of a peer remembered as stale. */
+#define XWI_RETIRED 4
+
+/* ---- intrusive lists --------------------------------------------------- */
+
+struct xl {
+	struct xl *next, *prev;
+};
+
+#define xl_entry(p, type, member) ((type *)((char *)(p) - offsetof(type, member)))
+
+static inline void xl_init(struct xl *l)
+{
+	l->next = l->prev = l;
+}
+
+static inline bool xl_empty(const struct xl *l)
+{
+	return l->next == l;
+}
+
+static inline void xl_add_tail(struct xl *n, struct xl *head)
+{
+	n->prev = head->prev;
+	n->next = head;
+	head->prev->next = n;
+	head->prev = n;
+}
+
+static inline void xl_add_before(struct xl *n, struct xl *pos)
+{
+	xl_add_tail(n, pos);
+}
+
+/* Unlink; the node is left self-linked, so xl_empty(n) tells "not linked". */
+static inline void xl_del(struct xl *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	xl_init(n);
+}
+
+/* Move every node of @from, in order, to the front of @to. */
+static inline void xl_splice_front(struct xl *from, struct xl *to)
+{
+	if (xl_empty(from))
+		return;
+	from->prev->next = to->next;
+	to->next->prev = from->prev;
+	to->next = from->next;
+	from->next->prev = to;
+	xl_init(from);
+}
+
+/* ---- state ------------------------------------------------------------- */
+
+enum tx_kind {
+	TX_SEND = 1, /* initial frames of a send request */
+	TX_JOB = 2,  /* a PULL block being answered     */
+	TX_CTRL = 3, /* one PULL or NOTIFY frame         */
+	TX_CARRY = 4, /* eager frames carried over a reconnect */
+};
+
+struct txitem {
+	struct xl link; /* in peer->ctrlq / peer->dataq; self-linked when idle */
+	enum tx_kind kind;
+};
+
+struct rmsg;
+
+/*
+ * The connection with one peer address: the connection layer's state
+ * (conn.c; nothing else reads or writes it - the message layer asks
+ * through conn.h).
+ */
+struct xwi_conn {
+	__u8 cstate;	       /* C_NONE, C_SYN, C_EST                         */
+	bool rx_known;	       /* peer_sid / rcv_nxt known                     */
+	bool ack_now;	       /* an ACK is owed at once                       */
+	bool in_recovery;      /* resending after an RTO, until `recover`      */
+	bool acked_once;       /* the peer acked a frame: it knows our ISN     */
+	bool est_counted;      /* this incarnation reached C_EST (st.sessions) */
+	__u32 my_sid, isn, snd_una, snd_nxt;
+	__u32 peer_sid, rcv_nxt;
+	__u32 peer_isn;	       /* the peer's ISN (half-open: rcv_nxt == peer_isn) */
+	__u32 retired[XWI_RETIRED];
+	__u32 nretired;
+	__u32 ack_owed;	       /* frames taken since our last ack went out     */
+	__u32 dupacks, recover;
+	__u32 inflight;	       /* frames in rtxq                               */
+	__u32 nooo;	       /* frames in ooo                                */
+	__u32 backoff, conn_tries;
+	__u64 ack_due;	       /* delayed ACK deadline (0: none)               */
+	__u64 rtx_due;	       /* retransmission deadline (0: none)            */
+	__u64 conn_due;	       /* CONNECT retry deadline (0: none)             */
+	__u64 conn_start;      /* handshake started                            */
+	__u64 last_progress;   /* ack advanced / first frame outstanding       */
+	__u64 last_heard;      /* a frame of the peer's session arrived        */
+	__u64 last_reply;      /* CONNECT_REPLY rate limit                     */
+	__u64 srtt, rttvar, rto;
+	bool reply_owed;       /* a CONNECT_REPLY is owed                      */
+	bool probe;	       /* our CONNECT introduces us (not retried idle)  */
+	__u64 last_probe;      /* keepalive CONNECT to a silent peer            */
+	__u64 last_dupack;     /* a pure ACK of snd_una while frames were out   */
+	__u64 unsol_due;       /* introduce ourselves (no session) then        */
+	bool rtx_now;	       /* resend the oldest unacked frame at once      */
+	bool holes;	       /* frames marked RF_RESEND                      */
+	struct xl rtxq;	       /* struct xwi_frame, by seq                     */
+	struct xl ooo;	       /* struct xwi_frame, held ahead, by seq         */
+};
+
+/*
+ * The message layer's state for one peer address (msg.c, stream.c,
+ * match.c; the connection layer does not touch it).
+ */
+struct xwi_mpeer {
+	struct xl rr;	       /* e->txrr while it has frames to emit          */
+	__u32 tx_next_id;      /* msg_id of the next message started to it     */
+	__u32 rx_next_id;      /* next msg_id eligible for matching from it    */
+	struct xl ctrlq;       /* struct ctrl: PULL, NOTIFY                    */
+	struct xl dataq;       /* send bursts and pull jobs                    */
+	struct xl sends;       /* large sends started: waiting PULL / NOTIFY   */
+	struct xl active;      /* incoming, eligible, still expecting frames   */
+	struct xl held;	       /* incoming, waiting for their turn, by msg_id  */
+	struct rmsg *last;     /* lookup cache                                 */
+	/* message streams (survive reconnects with the same peer endpoint) */
+	__u32 peer_eid;	       /* the peer endpoint's incarnation (0: unknown)  */
+	__u32 old_eids[XWI_RETIRED]; /* its earlier incarnations              */
+	__u32 nold_eids;
+	__u32 *redo;	       /* ids < rx_next_id dropped incomplete by a     */
+	__u32 nredo;	       /*   reset: taken again if they come again      */
+	__u64 orphan_since;    /* given up, partial messages of it kept (0: no) */
+	__u32 skip_base, skip_mask; /* its ids skip_base+1+i (bit i) are final:  */
+				    /*   never sent (again), not waited for      */
+};
+
+/* A peer address: the engine's peer table (engine.c) holds one for every
+ * address it exchanges frames with. */
+struct peer {
+	struct xl link;	       /* e->peers                                     */
+	struct xw_addr addr;
+	struct xwi_conn cn;    /* the connection (conn.c)                      */
+	struct xwi_mpeer ms;   /* the message streams (msg.c, stream.c)        */
+};
+
+enum { C_NONE = 0, C_SYN = 1, C_EST = 2 };
+
+/* xwi_frame.sack */
+#define RF_SACKED 1u /* the receiver holds it (out of order)            */
+#define RF_RESEND 2u /* a hole: to be resent now                        */
+#define RF_HOLED 4u  /* resent as a hole since the last timeout         */
+
+/* A copy of a sequenced frame: kept for retransmission or held out of
+ * order (the connection layer), carried over a reconnect (stream.c). */
+struct xwi_frame {
+	struct xl link;
+	__u32 seq;
+	__u32 tries;	 /* transmissions */
+	__u8 sack;	 /* RF_* (selective acks)  */
+	__u64 t_sent;
+	size_t len;
+	struct xw_hdr h;
+	unsigned char pl[];
+};
+
+struct ctrl {
+	struct txitem tx;
+	__u8 type;	   /* XW_PKT_PULL or XW_PKT_NOTIFY */
+	bool standalone;   /* allocated alone: freed once emitted */
+	__u32 msg_id, msg_len, frag_idx, frag_count, nfrags, block_id;
+	__u64 match;
+};
+
+/* Eager frames of a closed connection, sent again on the next one (a
+ * reconnect with the same peer endpoint): struct xwi_frame, in order. */
+struct carry {
+	struct txitem tx;
+	struct xl frames;
+};
+
+struct block {
+	struct ctrl pull; /* its PULL frame (queued until emitted) */
+	__u32 first, n, left;
+	bool busy;
+};
+
+struct job {
+	struct txitem tx;
+	struct xl slink; /* sreq jobs */
+	struct xwi_req_priv *s;
+	__u32 block_id, first, n, next;
+};
+
+enum rstate {
+	R_NEW = 0,	/* just created, not yet placed                  */
+	R_HELD = 1,	/* waiting for earlier messages of its peer      */
+	R_UNEXP = 2,	/* eligible, in the unexpected queue             */
+	R_MATCHED = 3,	/* a receive owns it                             */
+	R_DROPPED = 4,	/* eager, over unexpected_max: frames discarded  */
+};
+
+struct rmsg {
+	struct xl alink;     /* e->rmsgs (all)                                */
+	struct xl plink;     /* peer->active or peer->held                    */
+	struct xl ulink;     /* e->unexp                                      */
+	struct peer *peer;
+	struct xw_request *req;
+	enum rstate state;
+	bool rndv;
+	bool nodata;	     /* eager, held: no buffer (dropped)              */
+	bool push_dropped;   /* large: pushed bytes dropped (pull them)       */
+	__u32 msg_id, msg_len, nfrags;
+	__u32 npush;	     /* fragments sent unasked (eager: all)           */
+	__u32 nhave;
+	__u64 match;
+	bool has_data;	     /* XW_F_DATA: the sender's 24 bits of data      */
+	__u32 mdata;
+	__u64 claim;	     /* unexpected, claimed by a peek (0: not): only
+			      * xwi_engine_irecv_claimed() takes it          */
+	__u64 *have;	     /* bitmap of fragments received                  */
+	unsigned char *data; /* unexpected bytes (eager: msg_len; large: push) */
+	size_t data_len;     /* bytes accounted for data                      */
+	/* matched */
+	__u32 need_end;	     /* fragments [0, need_end) are needed            */
+	__u32 need_left;     /* needed fragments still missing                */
+	__u32 pull_next;     /* next fragment to consider for a PULL          */
+	__u32 next_block;    /* next block id                                 */
+	__u32 inflight;	     /* busy blocks                                   */
+	struct block *blocks; /* cfg.pull_inflight (large only)               */
+	struct ctrl *notify; /* preallocated NOTIFY (large only)              */
+};
+
+struct xwi_req_priv {
+	struct xw_request *req;
+	struct xl elink;     /* e->pending */
+	__u64 t_post;
+	/* send */
+	struct txitem tx;    /* burst in peer->dataq */
+	struct xl slink;     /* peer->sends (large, started) */
+	struct peer *peer;
+	const unsigned char *data;
+	unsigned char *copy;
+	__u8 cls;	     /* XW_PKT_SMALL / MEDIUM / RNDV */
+	bool started;
+	bool notified;	     /* NOTIFY arrived: done once its queued frames are out */
+	bool internal;	     /* detached eager send: freed when its frames are out */
+	bool replayed;	     /* rewound by a connection reset: frames went out */
+	bool keep_id;	     /* rewound by a reconnect: sent again as msg_id */
+	bool more;	     /* XWI_SEND_MORE: another message follows at once */
+	bool has_data;	     /* XW_F_DATA with data on every data frame */
+	__u32 mdata;
+	__u32 len, nfrags, burst, next, msg_id;
+	__u64 match;
+	struct xl jobs;
+	/* receive */
+	struct xl qlink;     /* e->posted */
+	unsigned char *buf;
+	size_t buflen;
+	__u64 rmatch, mask;
+	bool has_src;	     /* directed: only messages from src match */
+	struct xw_addr src;
+	struct rmsg *m;
+};
+
+struct reqbox {
+	struct xw_request pub;
+	struct xwi_req_priv priv;
+};
+
+struct xwi_engine {
+	struct xwi_engine_cfg cfg;
+	struct xwi_engine_ops ops;
+	void *ctx;
+	struct xwi_engine_stats st;
+	/* the peer table (engine.c) */
+	struct xl peers;
+	struct peer *last_peer;
+	__u32 npeers;
+	/* the connection layer (conn.c) */
+	bool hook_done;	    /* drop_first_type used */
+	/* the message layer (msg.c, stream.c) */
+	__u32 eid;	    /* this endpoint's incarnation (CONNECT*: match) */
+	struct xl txrr;	    /* peers with frames to emit */
+	struct xl pending;  /* all pending requests */
+	struct xl rmsgs;    /* all incoming messages */
+	__u32 backlog;	    /* sends with initial frames queued */
+	/* matching (match.c) */
+	struct xl posted;   /* posted receives, post order */
+	struct xl unexp;    /* unexpected messages, oldest first */
+	__u64 next_claim;   /* claim ids handed out by xwi_engine_peek() */
+};
+
+
+/* ---- helpers ----------------------------------------------------------- */
+
+/*
+ * Zeroed memory through malloc's per-thread cache: glibc's calloc bypasses
+ * that cache, and requests, received messages and their bookkeeping are
+ * allocated for every message (callgrind: ~1,300 of a round trip's
+ * instructions went to calloc's slow path).
+ */
+static inline void *zalloc(size_t n, size_t size)
+{
+	void *p;
+
+	if (size && n > SIZE_MAX / size)
+		return NULL;
+	if (n * size > 65536) /* from fresh pages: calloc need not clear */
+		return calloc(n, size);
+	p = malloc(n * size);
+	if (!p)
+		return NULL;
+	/* Keep the compiler from fusing malloc + memset back into calloc. */
+	__asm__ volatile("" : : "r"(p) : "memory");
+	memset(p, 0, n * size);
+	return p;
+}
+
+static inline __u64 nfrags_of(__u64 len, __u64 p)
+{
+	return len ? (len + p - 1) / p : 1;
+}
+
+static inline __u32 frag_size(__u32 len, __u32 p, __u32 idx)
+{
+	__u64 off = (__u64)idx * p;
+
+	if (off >= len)
+		return 0;
+	return len - off < p ? (__u32)(len - off) : p;
+}
+
+static inline __u32 mark_pos(const struct xwi_engine *e, __u32 n)
+{
+	__u32 s = e->cfg.mark_shift;
+
+	return (s > 0 && s < n) ? n - 1 - s : n - 1;
+}
+
+static inline bool bit_test(const __u64 *b, __u32 i)
+{
+	return b[i / 64] & (1ULL << (i % 64));
+}
+
+static inline void bit_set(__u64 *b, __u32 i)
+{
+	b[i / 64] |= 1ULL << (i % 64);
+}
+
+static inline __u32 bits_below(const __u64 *b, __u32 end)
+{
+	__u32 n = 0, w;
+
+	for (w = 0; w < end / 64; w++)
+		n += (__u32)__builtin_popcountll(b[w]);
+	if (end % 64)
+		n += (__u32)__builtin_popcountll(b[w] & ((1ULL << (end % 64)) - 1));
+	return n;
+}
+
+/* a is before b (wrap-safe). */
+static inline bool id_before(__u32 a, __u32 b)
+{
+	return (__s32)(a - b) < 0;
+}
+
+static inline __u64 now(struct xwi_engine *e)
+{
+	return e->ops.now_ns ? e->ops.now_ns(e->ctx) : 0;
+}
+
+/* ---- frames ------------------------------------------------------------ */
+
+/* A header to @p's address, of @type, everything else 0. */
+static inline void hdr_init(const struct xwi_engine *e, struct xw_hdr *h, const struct peer *p,
+			    __u8 type)
+{
+	memset(h, 0, sizeof(*h));
+	h->version = XW_VERSION;
+	h->type = type;
+	h->dst_ep = htons(p->addr.ep);
+	h->src_ep = htons(e->cfg.ep);
+}
+
+/* Free every struct xwi_frame on @q. */
+static inline void xwi_frames_free(struct xl *q)
+{
+	while (!xl_empty(q)) {
+		struct xwi_frame *f = xl_entry(q->next, struct xwi_frame, link);
+
+		xl_del(&f->link);
+		free(f);
+	}
+}
+
+/* @len random bytes (ops->random, else getrandom(), else the clock). */
+void xwi_rand_bytes(struct xwi_engine *e, void *buf, size_t len);
+
+/* ---- the peer table (engine.c) ----------------------------------------- */
+
+static inline struct peer *xwi_peer_find(struct xwi_engine *e, const struct xw_addr *a)
+{
+	struct xl *l;
+
+	if (e->last_peer && xw_addr_equal(&e->last_peer->addr, a))
+		return e->last_peer;
+	for (l = e->peers.next; l != &e->peers; l = l->next) {
+		struct peer *p = xl_entry(l, struct peer, link);
+
+		if (xw_addr_equal(&p->addr, a)) {
+			e->last_peer = p;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* @a's entry, made if new (NULL: no memory, or the table is full). */
+struct peer *xwi_peer_get(struct xwi_engine *e, const struct xw_addr *a);
+/* Nothing exchanged with @p, nothing held for it (may be forgotten). */
+bool xwi_peer_idle(const struct xwi_engine *e, const struct peer *p);
+/* Drop @p from the table and free it. */
+void xwi_peer_forget(struct xwi_engine *e, struct peer *p);
+
+#endif

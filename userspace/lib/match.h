@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * match.h - matching (match.c), beside the message layer: the posted and
+ * unexpected queues (struct xwi_engine: posted, unexp, next_claim; the
+ * links xwi_req_priv.qlink and rmsg.ulink).  The message layer calls
+ * these; the entry points (xwi_engine_irecv*, xwi_engine_peek,
+ * xwi_engine_has_unexpected) are declared in engine.h.
+ */
+#ifndef XWI_MATCH_H
+#define XWI_MATCH_H
+
+#include "engine_int.h"
+
+static inline void xwi_match_init(struct xwi_engine *e)
+{
+	xl_init(&e->posted);
+	xl_init(&e->unexp);
+}
+
+/* The oldest posted receive that takes a message with match @match from
+ * @from, taken out of the posted queue; NULL if none. */
+struct xw_request *xwi_match_posted(struct xwi_engine *e, __u64 match,
+				    const struct xw_addr *from);
+/* Would a posted receive take it?  (Nothing changes.) */
+bool xwi_match_would(const struct xwi_engine *e, __u64 match, const struct xw_addr *from);
+/* @m (eligible, no receive took it) joins the unexpected queue. */
+void xwi_match_unexpected(struct xwi_engine *e, struct rmsg *m);
+
+/* @m leaves the unexpected queue (if in it): matched or freed. */
+static inline void xwi_match_forget(struct rmsg *m)
+{
+	xl_del(&m->ulink);
+}
+
+/* Receive @r leaves the posted queue (cancelled or aborted unmatched). */
+static inline void xwi_match_unpost(struct xwi_req_priv *r)
+{
+	xl_del(&r->qlink);
+}
+
+#endif
