@@ -109,11 +109,11 @@ int xwi_conn_emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const 
 	h->seq = htonl(p->cn.snd_nxt);
 	h->ack = htonl(p->cn.rx_known ? p->cn.rcv_nxt : 0);
 	hdr_seal(e, h, payload, len);
-	f = malloc(sizeof(*f) + len);
+	f = xwi_frame_alloc(e, len);
 	if (!f)
 		return -EAGAIN;
 	if (!hook_drop(e, h->type) && e->ops.send(e->ctx, &p->addr, h, payload, len)) {
-		free(f);
+		xwi_frame_put(e, f, len);
 		return -EAGAIN;
 	}
 	t = now(e);
@@ -472,7 +472,7 @@ static void rx_ack(struct xwi_engine *e, struct peer *p, __u32 ack, bool pure)
 			have_sample = true;
 		}
 		xl_del(&f->link);
-		free(f);
+		xwi_frame_put(e, f, f->len);
 		p->cn.inflight--;
 	}
 	p->cn.snd_una = ack;
@@ -632,7 +632,7 @@ static void ooo_hold(struct xwi_engine *e, struct peer *p, __u32 seq, const stru
 		}
 	}
 	if (p->cn.nooo >= e->cfg.ooo_max || seq - p->cn.rcv_nxt >= 4 * e->cfg.window ||
-	    !(f = malloc(sizeof(*f) + len))) {
+	    !(f = xwi_frame_alloc(e, len))) {
 		e->st.rx_ooo_dropped++;
 		return;
 	}
@@ -724,7 +724,7 @@ static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 			break;
 		}
 		xl_del(&f->link);
-		free(f);
+		xwi_frame_put(e, f, f->len);
 		p->cn.nooo--;
 		p->cn.rcv_nxt++;
 		p->cn.ack_owed++;

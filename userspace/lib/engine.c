@@ -78,6 +78,10 @@ struct xwi_engine *xwi_engine_new(const struct xwi_engine_cfg *cfg,
 	if (!e)
 		return NULL;
 	e->cfg = *cfg;
+	e->c_req.size = sizeof(struct reqbox);
+	e->c_rmsg.size = sizeof(struct rmsg);
+	e->c_frame.size = sizeof(struct xwi_frame) + XWI_SMALL;
+	e->c_copy.size = XWI_SMALL;
 	e->cfg.marks &= XWI_MARK_ALL;
 	e->ops = *ops;
 	e->ctx = ctx;
@@ -272,5 +276,9 @@ void xwi_engine_free(struct xwi_engine *e)
 		xwi_msg_peer_fini(p);
 		free(p);
 	}
+	xwi_cache_drain(&e->c_req);
+	xwi_cache_drain(&e->c_rmsg);
+	xwi_cache_drain(&e->c_frame);
+	xwi_cache_drain(&e->c_copy);
 	free(e);
 }

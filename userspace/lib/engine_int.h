@@ -249,7 +249,8 @@ struct rmsg {
 	__u32 mdata;
 	__u64 claim;	     /* unexpected, claimed by a peek (0: not): only
 			      * xwi_engine_irecv_claimed() takes it          */
-	__u64 *have;	     /* bitmap of fragments received                  */
+	__u64 *have;	     /* bitmap of fragments received (have1: <= 64)   */
+	__u64 have1;
 	unsigned char *data; /* unexpected bytes (eager: msg_len; large: push) */
 	size_t data_len;     /* bytes accounted for data                      */
 	/* matched */
@@ -299,10 +300,76 @@ struct reqbox {
 	struct xwi_req_priv priv;
 };
 
+/*
+ * Freed small objects kept for reuse, per engine (one thread at a time:
+ * the port lock): every message allocates and frees its requests, its
+ * received-message bookkeeping, the retransmission copy of its frame and
+ * the reserved copy of an eager send; a malloc/free pair costs some 180
+ * instructions, a list pop/push a handful.  Every object is a malloc block
+ * of the cache's size, so one that leaves through plain free() is fine; only
+ * objects allocated from a cache go back to it.
+ */
+#define XWI_CACHE_MAX 64
+#define XWI_SMALL 256 /* payload bytes of the cached frame and copy sizes */
+
+struct xwi_cache {
+	void *head;
+	unsigned int n;
+	size_t size;
+};
+
+static inline void *xwi_cache_get(struct xwi_cache *c)
+{
+	void *o = c->head;
+
+	if (!o)
+		return malloc(c->size);
+	c->head = *(void **)o;
+	c->n--;
+	return o;
+}
+
+static inline void *xwi_cache_zget(struct xwi_cache *c)
+{
+	void *o = xwi_cache_get(c);
+
+	if (o)
+		memset(o, 0, c->size);
+	return o;
+}
+
+static inline void xwi_cache_put(struct xwi_cache *c, void *o)
+{
+	if (!o)
+		return;
+	if (c->n >= XWI_CACHE_MAX) {
+		free(o);
+		return;
+	}
+	*(void **)o = c->head;
+	c->head = o;
+	c->n++;
+}
+
+static inline void xwi_cache_drain(struct xwi_cache *c)
+{
+	while (c->head) {
+		void *o = c->head;
+
+		c->head = *(void **)o;
+		free(o);
+	}
+	c->n = 0;
+}
+
 struct xwi_engine {
 	struct xwi_engine_cfg cfg;
 	struct xwi_engine_ops ops;
 	void *ctx;
+	/* freed objects for reuse: requests (struct reqbox), received
+	 * messages (struct rmsg), frames of up to XWI_SMALL payload bytes
+	 * (struct xwi_frame + XWI_SMALL), eager copies of up to XWI_SMALL */
+	struct xwi_cache c_req, c_rmsg, c_frame, c_copy;
 	struct xwi_engine_stats st;
 	/* the peer table (engine.c) */
 	struct xl peers;
@@ -346,6 +413,36 @@ static inline void *zalloc(size_t n, size_t size)
 	__asm__ volatile("" : : "r"(p) : "memory");
 	memset(p, 0, n * size);
 	return p;
+}
+
+/* A frame kept for retransmission or out of order, with @len payload
+ * bytes; xwi_frame_put() with the same @len. */
+static inline struct xwi_frame *xwi_frame_alloc(struct xwi_engine *e, size_t len)
+{
+	return len <= XWI_SMALL ? (struct xwi_frame *)xwi_cache_get(&e->c_frame)
+				: (struct xwi_frame *)malloc(sizeof(struct xwi_frame) + len);
+}
+
+static inline void xwi_frame_put(struct xwi_engine *e, struct xwi_frame *f, size_t len)
+{
+	if (len <= XWI_SMALL)
+		xwi_cache_put(&e->c_frame, f);
+	else
+		free(f);
+}
+
+/* The copy an eager send of @len bytes reserves; xwi_copy_put() with @len. */
+static inline void *xwi_copy_alloc(struct xwi_engine *e, size_t len)
+{
+	return len <= XWI_SMALL ? xwi_cache_get(&e->c_copy) : malloc(len);
+}
+
+static inline void xwi_copy_put(struct xwi_engine *e, void *copy, size_t len)
+{
+	if (len <= XWI_SMALL)
+		xwi_cache_put(&e->c_copy, copy);
+	else
+		free(copy);
 }
 
 static inline __u64 nfrags_of(__u64 len, __u64 p)

@@ -35,7 +35,7 @@ static bool peer_has_other(const struct peer *p, const struct txitem *it)
 
 struct xw_request *xwi_req_new(struct xwi_engine *e, enum xwi_req_kind kind)
 {
-	struct reqbox *b = zalloc(1, sizeof(*b));
+	struct reqbox *b = xwi_cache_zget(&e->c_req);
 
 	if (!b)
 		return NULL;
@@ -60,7 +60,7 @@ void xwi_req_done(struct xwi_engine *e, struct xw_request *req)
 	req->state = XWI_REQ_DONE;
 	if (req->priv->internal) {
 		/* the application holds the completed copy made by isend */
-		free(xl_entry(req, struct reqbox, pub));
+		xwi_cache_put(&e->c_req, xl_entry(req, struct reqbox, pub));
 		return;
 	}
 	if (req->kind == XWI_REQ_SEND)
@@ -90,7 +90,8 @@ void xwi_send_complete(struct xwi_engine *e, struct xwi_req_priv *s, int err)
 		xwi_job_free(xl_entry(s->jobs.next, struct job, slink));
 	xl_del(&s->slink);
 	xwi_tx_idle_check(p);
-	free(s->copy);
+	if (s->copy)
+		xwi_copy_put(e, s->copy, s->len);
 	s->copy = NULL;
 	s->data = NULL;
 	if (s->internal && err)
@@ -119,7 +120,7 @@ int xwi_request_free(struct xw_request *req)
 		return -EINVAL;
 	if (req->state != XWI_REQ_DONE)
 		return -EBUSY;
-	free(xl_entry(req, struct reqbox, pub));
+	xwi_cache_put(&req->eng->c_req, xl_entry(req, struct reqbox, pub));
 	return 0;
 }
 
@@ -376,23 +377,25 @@ int xwi_engine_isend_data(struct xwi_engine *e, const struct xw_addr *dst, const
 	n = (__u32)nfrags_of(len, P);
 	if (len <= e->cfg.eager_max && len > 0) {
 		/* reserved now, filled only if frames must wait */
-		copy = malloc(len);
+		copy = xwi_copy_alloc(e, len);
 		if (!copy)
 			return -ENOMEM;
 	}
 	if (e->cfg.reliable && len <= e->cfg.eager_max) {
 		/* the completed request handed out if the frames must wait */
-		done = zalloc(1, sizeof(*done));
+		done = xwi_cache_zget(&e->c_req);
 		if (!done) {
-			free(copy);
+			if (copy)
+				xwi_copy_put(e, copy, len);
 			return -ENOMEM;
 		}
 	}
 	p = xwi_peer_get(e, dst);
 	req = p ? xwi_req_new(e, XWI_REQ_SEND) : NULL;
 	if (!req) {
-		free(copy);
-		free(done);
+		if (copy)
+			xwi_copy_put(e, copy, len);
+		xwi_cache_put(&e->c_req, done);
 		return -ENOMEM;
 	}
 	s = req->priv;
@@ -427,7 +430,7 @@ int xwi_engine_isend_data(struct xwi_engine *e, const struct xw_addr *dst, const
 			s->copy = copy;
 			s->data = copy;
 		} else {
-			free(copy);
+			xwi_copy_put(e, copy, len);
 		}
 	}
 	if (done) {
@@ -452,7 +455,7 @@ int xwi_engine_isend_data(struct xwi_engine *e, const struct xw_addr *dst, const
 			e->st.sends_done++;
 			*reqp = &done->pub;
 		} else {
-			free(done);
+			xwi_cache_put(&e->c_req, done);
 		}
 	}
 	return 0;
@@ -499,8 +502,9 @@ void xwi_rmsg_free(struct xwi_engine *e, struct rmsg *m)
 			e->st.unexpected_bytes -= m->data_len;
 		free(m->data);
 	}
-	free(m->have);
-	free(m);
+	if (m->have != &m->have1)
+		free(m->have);
+	xwi_cache_put(&e->c_rmsg, m);
 }
 
 static struct rmsg *rmsg_find(struct peer *p, __u32 id)
@@ -778,7 +782,7 @@ void xwi_rmsg_eligible(struct xwi_engine *e, struct rmsg *m)
 static int rmsg_new(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h, bool redo)
 {
 	__u32 id = ntohl(h->msg_id);
-	struct rmsg *m = zalloc(1, sizeof(*m));
+	struct rmsg *m = xwi_cache_zget(&e->c_rmsg);
 
 	if (!m)
 		return -ENOMEM;
@@ -791,16 +795,17 @@ static int rmsg_new(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h
 	m->mdata = m->has_data ? (__u32)h->data_hi << 16 | ntohs(h->data_lo) : 0;
 	m->rndv = h->type == XW_PKT_RNDV;
 	m->npush = m->rndv ? ntohl(h->frag_idx) + 1 : m->nfrags;
-	m->have = zalloc((m->nfrags + 63) / 64, sizeof(__u64));
+	m->have = m->nfrags <= 64 ? &m->have1 : zalloc((m->nfrags + 63) / 64, sizeof(__u64));
 	if (m->rndv) {
 		m->blocks = zalloc(e->cfg.pull_inflight, sizeof(*m->blocks));
 		m->notify = zalloc(1, sizeof(*m->notify));
 	}
 	if (!m->have || (m->rndv && (!m->blocks || !m->notify))) {
-		free(m->have);
+		if (m->have != &m->have1)
+			free(m->have);
 		free(m->blocks);
 		free(m->notify);
-		free(m);
+		xwi_cache_put(&e->c_rmsg, m);
 		return -ENOMEM;
 	}
 	if (m->rndv) {

@@ -50,7 +50,7 @@ static struct xwi_req_priv *eager_rebuild(struct xwi_engine *e, struct peer *p,
 					  const struct xl *unacked, const struct xwi_frame *f0)
 {
 	__u32 len = ntohl(f0->h.msg_len), id = ntohl(f0->h.msg_id), got = 0;
-	unsigned char *copy = len ? malloc(len) : NULL;
+	unsigned char *copy = len ? xwi_copy_alloc(e, len) : NULL;
 	struct xw_request *req;
 	struct xwi_req_priv *s;
 
@@ -58,7 +58,8 @@ static struct xwi_req_priv *eager_rebuild(struct xwi_engine *e, struct peer *p,
 		return NULL;
 	req = xwi_req_new(e, XWI_REQ_SEND);
 	if (!req) {
-		free(copy);
+		if (copy)
+			xwi_copy_put(e, copy, len);
 		return NULL;
 	}
 	for (const struct xl *l = &f0->link; l != unacked; l = l->next) {
