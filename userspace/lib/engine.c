@@ -80,8 +80,9 @@ struct xwi_engine *xwi_engine_new(const struct xwi_engine_cfg *cfg,
 	e->cfg = *cfg;
 	e->c_req.size = sizeof(struct reqbox);
 	e->c_rmsg.size = sizeof(struct rmsg);
-	e->c_frame.size = sizeof(struct xwi_frame) + XWI_SMALL;
-	e->c_copy.size = XWI_SMALL;
+	e->small = cfg->frag_payload < XWI_SMALL_MAX ? cfg->frag_payload : XWI_SMALL_MAX;
+	e->c_frame.size = sizeof(struct xwi_frame) + e->small;
+	e->c_copy.size = e->small;
 	e->cfg.marks &= XWI_MARK_ALL;
 	e->ops = *ops;
 	e->ctx = ctx;

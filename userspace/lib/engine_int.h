@@ -309,8 +309,11 @@ struct reqbox {
  * of the cache's size, so one that leaves through plain free() is fine; only
  * objects allocated from a cache go back to it.
  */
-#define XWI_CACHE_MAX 64
-#define XWI_SMALL 256 /* payload bytes of the cached frame and copy sizes */
+#define XWI_CACHE_MAX 32
+/* The payload bytes of the cached frames and copies: one frame's payload
+ * (frag_payload), at most this (jumbo frames: larger ones are malloc'd).
+ * At most 2 x 32 x (2 KiB + a header) held per engine. */
+#define XWI_SMALL_MAX 2048
 
 struct xwi_cache {
 	void *head;
@@ -367,9 +370,10 @@ struct xwi_engine {
 	struct xwi_engine_ops ops;
 	void *ctx;
 	/* freed objects for reuse: requests (struct reqbox), received
-	 * messages (struct rmsg), frames of up to XWI_SMALL payload bytes
-	 * (struct xwi_frame + XWI_SMALL), eager copies of up to XWI_SMALL */
+	 * messages (struct rmsg), frames of up to `small` payload bytes,
+	 * eager copies of up to `small` bytes */
 	struct xwi_cache c_req, c_rmsg, c_frame, c_copy;
+	size_t small;
 	struct xwi_engine_stats st;
 	/* the peer table (engine.c) */
 	struct xl peers;
@@ -419,13 +423,13 @@ static inline void *zalloc(size_t n, size_t size)
  * bytes; xwi_frame_put() with the same @len. */
 static inline struct xwi_frame *xwi_frame_alloc(struct xwi_engine *e, size_t len)
 {
-	return len <= XWI_SMALL ? (struct xwi_frame *)xwi_cache_get(&e->c_frame)
+	return len <= e->small ? (struct xwi_frame *)xwi_cache_get(&e->c_frame)
 				: (struct xwi_frame *)malloc(sizeof(struct xwi_frame) + len);
 }
 
 static inline void xwi_frame_put(struct xwi_engine *e, struct xwi_frame *f, size_t len)
 {
-	if (len <= XWI_SMALL)
+	if (len <= e->small)
 		xwi_cache_put(&e->c_frame, f);
 	else
 		free(f);
@@ -434,12 +438,12 @@ static inline void xwi_frame_put(struct xwi_engine *e, struct xwi_frame *f, size
 /* The copy an eager send of @len bytes reserves; xwi_copy_put() with @len. */
 static inline void *xwi_copy_alloc(struct xwi_engine *e, size_t len)
 {
-	return len <= XWI_SMALL ? xwi_cache_get(&e->c_copy) : malloc(len);
+	return len <= e->small ? xwi_cache_get(&e->c_copy) : malloc(len);
 }
 
 static inline void xwi_copy_put(struct xwi_engine *e, void *copy, size_t len)
 {
-	if (len <= XWI_SMALL)
+	if (len <= e->small)
 		xwi_cache_put(&e->c_copy, copy);
 	else
 		free(copy);
