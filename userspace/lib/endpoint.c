@@ -67,10 +67,10 @@ struct xw_endpoint {
 	bool registered; /* our entries are in the program's maps */
 	struct xw_endpoint_stats st;
 	__u64 eng_deadline; /* the engine's next timer (xwi_engine_next_deadline) */
-	/* Set by a progress pass that left the engine with nothing to
-	 * transmit; cleared by anything else that changes the engine under
-	 * the port lock (a call of the API, a frame delivered by another
-	 * endpoint's pass).  While set, and until a frame is in the RX ring
+	/* Set by a spinning wait's progress pass that left the engine with
+	 * nothing to transmit; cleared by anything else that changes the
+	 * engine under the port lock (a call of the API, a frame delivered
+	 * by another endpoint's pass).  While set, and until a frame is in the RX ring
 	 * or the engine's next timer is due, another pass would do nothing:
 	 * a spinning wait skips it (see wait_for). */
 	bool quiet;
@@ -613,7 +613,9 @@ static int progress_locked(struct xw_endpoint *ep)
 	xwi_port_flush(ep->port);
 	ep->pass_now = 0;
 	__atomic_store_n(&ep->eng_deadline, xwi_engine_next_deadline(ep->eng), __ATOMIC_RELAXED);
-	__atomic_store_n(&ep->quiet, !xwi_engine_tx_pending(ep->eng), __ATOMIC_RELEASE);
+	/* A pass may leave work (a full TX ring): only a spinning wait that
+	 * checked says otherwise. */
+	__atomic_store_n(&ep->quiet, false, __ATOMIC_RELAXED);
 	return n;
 }
 
@@ -1091,6 +1093,10 @@ static int wait_for(struct wait_target *w, enum xw_wait_strategy s, __u64 spin, 
 				continue;
 			pthread_mutex_lock(&eps[i]->port->lock);
 			n += progress_locked(eps[i]);
+			/* Spinning: may the next spins skip the pass? */
+			if (spun)
+				__atomic_store_n(&eps[i]->quiet, !xwi_engine_tx_pending(eps[i]->eng),
+						 __ATOMIC_RELEASE);
 			pthread_mutex_unlock(&eps[i]->port->lock);
 		}
 		if (target_ready(w))
