@@ -450,9 +450,9 @@ def write_md(agg, rows, meta, path, svg_name):
             word = "n/a" if met is None else ("**met**" if met else "**missed**")
             L.append("- %s B, %s: %s; %s" % (human(size), text, word, d))
     L.append("")
-    for text, met, d in stream_targets(agg, m["st_size"]):
+    for text, met, d in stream_targets(agg, int(m["st_size"])):
         word = "n/a" if met is None else ("**met**" if met else "**missed**")
-        L.append("- %s B stream, %s: %s; %s" % (human(m["st_size"]), text, word, d))
+        L.append("- %s B stream, %s: %s; %s" % (human(int(m["st_size"])), text, word, d))
     L.append("")
     L.append("For peers that give only an average (qperf, fi_pingpong), \"below every peer\" "
              "compares xdpwake's mean with theirs; otherwise p50 with p50.  The polled kernel "
@@ -660,8 +660,8 @@ def cmd_report(a):
             print("  %s B, %s: %s; %s" % (human(size), text,
                                         "n/a" if met is None else ("met" if met else "MISSED"),
                                         d.replace("**", "")))
-    for text, met, d in stream_targets(agg, meta["st_size"]):
-        print("  %s B stream, %s: %s; %s" % (human(meta["st_size"]), text,
+    for text, met, d in stream_targets(agg, int(meta["st_size"])):
+        print("  %s B stream, %s: %s; %s" % (human(int(meta["st_size"])), text,
                                            "n/a" if met is None else ("met" if met else "MISSED"),
                                            d.replace("**", "")))
     return 0
