@@ -99,7 +99,10 @@ test-repeat:
 	$(Q)$(MAKE) all tests
 	$(Q)OUTPUT=$(OUTPUT) SANITIZE=$(SANITIZE) LOAD=$(LOAD) tests/repeat.sh $(N)
 
-tests: $(TEST_BINS) $(BENCH_BINS)
+# Helper programs of the shell tests (not tests themselves).
+TEST_HELPERS := $(OUTPUT)/tests/mpi/fault_hosts
+
+tests: $(TEST_BINS) $(TEST_HELPERS) $(BENCH_BINS)
 benches: $(BENCH_BINS)
 
 # The main job: two namespaces joined by veth, the program attached, a table
@@ -124,8 +127,10 @@ bench-wait-quick:
 bench-xdp: $(OUTPUT)/bench/xdp_cost
 	$(Q)$(OUTPUT)/bench/xdp_cost
 
-$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/lib $(OUTPUT)/cli $(OUTPUT)/tests $(OUTPUT)/bench:
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/lib $(OUTPUT)/cli $(OUTPUT)/tests $(OUTPUT)/tests/mpi $(OUTPUT)/bench:
 	$(Q)mkdir -p $@
+
+$(TEST_HELPERS): | $(OUTPUT)/tests/mpi
 
 $(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c include/xdpwake/proto.h tests/fault_maps.h | $(OUTPUT)/bpf
 	$(call msg,BPF,$@)

@@ -1043,6 +1043,27 @@ static int ep_control(struct fid *fid, int command, void *arg)
 	return err;
 }
 
+/* What the reliability layer did for this endpoint, at FI_LOG_LEVEL=info:
+ * how a job learns that its messages crossed a lossy network. */
+static void log_stats(struct xwfi_ep *ep)
+{
+	struct xw_endpoint_stats s;
+	char a[64];
+
+	if (!fi_log_enabled(&xwfi_prov, FI_LOG_INFO, FI_LOG_EP_CTRL) ||
+	    xw_endpoint__stats(ep->xep, &s) || xw_addr_format(&ep->self, a, sizeof(a)) < 0)
+		return;
+	FI_INFO(&xwfi_prov, FI_LOG_EP_CTRL,
+		"endpoint %s closed: tx_frames %llu rx_frames %llu retransmits %llu "
+		"rx_out_of_order %llu rx_dup_frames %llu crc_failures %llu sessions %llu "
+		"conn_timeouts %llu peer_resets %llu\n",
+		a, (unsigned long long)s.tx_frames, (unsigned long long)s.rx_frames,
+		(unsigned long long)s.retransmits, (unsigned long long)s.rx_out_of_order,
+		(unsigned long long)s.rx_dup_frames, (unsigned long long)s.crc_failures,
+		(unsigned long long)s.sessions, (unsigned long long)s.conn_timeouts,
+		(unsigned long long)s.peer_resets);
+}
+
 static int ep_close(struct fid *fid)
 {
 	struct xwfi_ep *ep = container_of(fid, struct xwfi_ep, ep.fid);
@@ -1074,8 +1095,10 @@ static int ep_close(struct fid *fid)
 		xwfi_cntr_detach(ep->rcntr, ep);
 	if (ep->av)
 		ep->av->refs--;
-	if (ep->xep)
+	if (ep->xep) {
+		log_stats(ep);
 		xw_endpoint__close(ep->xep);
+	}
 	dom->refs--;
 	pthread_mutex_unlock(&dom->lock);
 	free(ep);

@@ -17,7 +17,8 @@ struct xwfi_params xwfi_params = { .queue = 0, .ep_id = -1 };
 
 #define XWFI_CAPS                                                                          \
 	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE |           \
-	 FI_LOCAL_COMM | FI_REMOTE_COMM | FI_REMOTE_CQ_DATA)
+	 FI_LOCAL_COMM | FI_REMOTE_COMM)
+#define XWFI_DOMAIN_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
 #define XWFI_ORDER FI_ORDER_SAS
 
 /* ---- interfaces -------------------------------------------------------- */
@@ -67,8 +68,13 @@ static bool hints_ok(const struct fi_info *h)
 {
 	if (!h)
 		return true;
-	if (h->caps & ~XWFI_CAPS)
+	/* FI_REMOTE_CQ_DATA is an operation flag, not a capability (remote CQ
+	 * data is offered by cq_data_size): accepted in hints, never reported */
+	if (h->caps & ~(XWFI_CAPS | FI_REMOTE_CQ_DATA))
 		REJECT("caps %#llx not supported", (unsigned long long)(h->caps & ~XWFI_CAPS));
+	if (h->domain_attr && (h->domain_attr->caps & ~XWFI_DOMAIN_CAPS))
+		REJECT("domain caps %#llx not supported",
+		       (unsigned long long)(h->domain_attr->caps & ~XWFI_DOMAIN_CAPS));
 	if (h->ep_attr && h->ep_attr->type != FI_EP_UNSPEC && h->ep_attr->type != FI_EP_RDM)
 		REJECT("endpoint type %d (only FI_EP_RDM)", (int)h->ep_attr->type);
 	if (h->fabric_attr && h->fabric_attr->name && strcmp(h->fabric_attr->name, XWFI_NAME))
@@ -92,13 +98,34 @@ static bool hints_ok(const struct fi_info *h)
 static struct fi_info *info_new(const char *ifname, const struct fi_info *h)
 {
 	struct fi_info *fi = fi_allocinfo();
-	uint64_t caps = h && h->caps ? h->caps : XWFI_CAPS;
+	uint64_t caps = h && (h->caps & XWFI_CAPS) ? h->caps & XWFI_CAPS : XWFI_CAPS;
+	char mac[32];
 
 	if (!fi)
 		return NULL;
 	fi->caps = caps;
 	fi->mode = 0;
 	fi->addr_format = FI_FORMAT_UNSPEC;
+	/* The source: the interface's address (Ethernet encapsulation) with
+	 * the endpoint id of FI_XDPWAKE_EP_ID, or 1, the first an endpoint
+	 * tries (fi_getname tells the one it got). */
+	if ((!xwfi_params.encap || strcmp(xwfi_params.encap, "udp")) &&
+	    !sysfs_read(ifname, "address", mac, sizeof(mac))) {
+		struct xw_addr *a = calloc(1, sizeof(*a));
+		char text[48];
+
+		mac[strcspn(mac, "\n")] = 0;
+		snprintf(text, sizeof(text), "%s/%d", mac, xwfi_params.ep_id >= 0 ? xwfi_params.ep_id : 1);
+		if (!a)
+			goto err;
+		fi->src_addr = a;
+		fi->src_addrlen = sizeof(*a);
+		if (xw_addr_parse(text, a)) {
+			free(a);
+			fi->src_addr = NULL;
+			fi->src_addrlen = 0;
+		}
+	}
 	if (h && h->dest_addr) {
 		fi->dest_addr = malloc(sizeof(struct xw_addr));
 		if (!fi->dest_addr)
@@ -116,8 +143,7 @@ static struct fi_info *info_new(const char *ifname, const struct fi_info *h)
 	fi->tx_attr->iov_limit = 1;
 	fi->tx_attr->rma_iov_limit = 0;
 
-	fi->rx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE |
-				    FI_REMOTE_CQ_DATA);
+	fi->rx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE);
 	fi->rx_attr->op_flags = h && h->rx_attr ? h->rx_attr->op_flags : 0;
 	fi->rx_attr->msg_order = XWFI_ORDER;
 	fi->rx_attr->comp_order = FI_ORDER_NONE;
@@ -163,7 +189,7 @@ static struct fi_info *info_new(const char *ifname, const struct fi_info *h)
 	fi->domain_attr->max_ep_rx_ctx = 1;
 	fi->domain_attr->cntr_cnt = 64;
 	fi->domain_attr->mr_iov_limit = 1;
-	fi->domain_attr->caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
+	fi->domain_attr->caps = XWFI_DOMAIN_CAPS;
 	fi->domain_attr->max_err_data = 0;
 	fi->domain_attr->mr_cnt = 0;
 

@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 # Issue 15: Open MPI over xdpwake against Open MPI over its TCP BTL,
 # libfabric's tcp;ofi_rxm and udp;ofi_rxd, ranks on namespace hosts
-# (bench/mpi/run.sh -> bench/results/mpi.csv, mpi.md).
+# (bench/mpi/run.sh -> bench/results/mpi.csv, mpi.md, mpi.svg/png).
 #   make bench-mpi            3 runs into bench/results
 #   BENCH_MPI_ARGS="--runs 1 --out DIR"
 .PHONY: bench-mpi
 
 bench-mpi:
-	$(Q)scripts/deps.sh python3
+	$(Q)scripts/deps.sh python3 python3-matplotlib
 	$(Q)$(MAKE) all
 	$(Q)OUTPUT=$(OUTPUT) bench/mpi/run.sh $(BENCH_MPI_ARGS)

@@ -4,6 +4,7 @@
 # process, two RDM endpoints on the two ends of a veth pair inside a fresh
 # namespace.  Also: fi_info lists one entry per usable interface with the
 # interface as domain name, and fi_info -e shows the FI_XDPWAKE_* settings.
+# Then fi_unit --peer-death: the peer is a child process, killed.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 XW_SRC=${XW_SRC:-$(cd "$here/.." && pwd)}
@@ -53,5 +54,12 @@ if ip netns exec "$NS_A" timeout 120 "$BIN" xwa xwb; then
 	echo "ok:   fi_unit"
 else
 	echo "FAIL: fi_unit"; fail=1
+fi
+# B in a child process, killed: A's requests with it fail once the library
+# gives it up (5 s); the program bounds its own waits to 60 s
+if ip netns exec "$NS_A" timeout 120 "$BIN" --peer-death xwa xwb; then
+	echo "ok:   fi_unit --peer-death"
+else
+	echo "FAIL: fi_unit --peer-death"; fail=1
 fi
 exit $fail

@@ -18,50 +18,13 @@ XW_SRC=${XW_SRC:-$(cd "$here/.." && pwd)}
 OUTPUT=${OUTPUT:-$XW_SRC/.output}
 parts=${XW_MPI_PARTS:-a2 a4 b}
 
-skip() { echo "SKIP $*"; exit 77; }
-[ "$(id -u)" -eq 0 ] || skip "needs root (namespaces, XDP)"
-command -v mpicc >/dev/null && command -v mpirun >/dev/null ||
-	skip "Open MPI missing (openmpi-bin, libopenmpi-dev)"
-PROVDIR=$OUTPUT/fabric
-[ -f "$PROVDIR/libxdpwake-fi.so" ] || skip "provider not built (libfabric-dev missing?)"
-mkdir -p "$OUTPUT/tests/mpi"
-BIN=$OUTPUT/tests/mpi/xw_mpi_test
-mpicc -O2 -Wall -Werror -o "$BIN" "$here/mpi/xw_mpi_test.c" || { echo "FAIL: mpicc"; exit 1; }
-AGENT=$here/mpi/ns_agent.sh
-
-T=$$
-TMP=$(mktemp -d /tmp/xwmpi.XXXXXX)
-. "$here/mpi/hosts.sh"
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-MPI_COMMON=(--allow-run-as-root --bind-to none
-	--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include xdpwake --mca btl self
-	-x FI_PROVIDER_PATH="$PROVDIR" ${XW_MPI_EXTRA:-})
-fail=0
-
-# expect NAME LOG RC RANKS
-expect() {
-	[ -n "${XW_MPI_LOGDIR:-}" ] && cp "$2" "$XW_MPI_LOGDIR/"
-	if [ "$3" -eq 0 ] && grep -q "ok:   all parts passed on $4 ranks" "$2"; then
-		echo "ok:   $1"
-		grep '^ok:' "$2" | grep -v 'all parts' | sed 's/^/    /'
-	else
-		echo "FAIL: $1 (exit $3)"
-		sed 's/^/    | /' "$2" | tail -40
-		fail=1
-	fi
-}
+. "$here/mpi/common.sh"
 
 # (a) N ranks on N namespace hosts
 run_a() {
-	local n=$1 data=$2 hl log=$TMP/a$1.log rc
+	local n=$1 data=$2 log=$TMP/a$1.log rc
 	hosts "$n" "$data"
-	hl=$(IFS=,; echo "${HOSTS[*]}")
-	timeout --kill-after=10 "${XW_MPI_TIMEOUT:-300}" mpirun "${MPI_COMMON[@]}" --host "$hl" -np "$n" \
-		--mca plm rsh --mca plm_rsh_agent "$AGENT" --mca plm_rsh_no_tree_spawn 1 \
-		--mca oob_tcp_if_include 10.212.0.0/24 \
-		-x FI_XDPWAKE_IFACE=xwd0 "$BIN" >"$log" 2>&1
+	mpirun_hosts "$log"
 	rc=$?
 	expect "(a) $n ranks on $n namespace hosts, data over a $data" "$log" "$rc" "$n"
 }

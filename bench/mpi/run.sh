@@ -8,7 +8,8 @@
 #   tcp-btl      pml ob1, btl self,tcp
 #   tcp-rxm      pml cm, mtl ofi, provider tcp;ofi_rxm
 #   udp-rxd      pml cm, mtl ofi, provider udp;ofi_rxd (if it runs)
-# all in one run.  Writes RESULTS_DIR/mpi.csv and mpi.md.
+# all in one run.  Writes RESULTS_DIR/mpi.csv, mpi.md and the plot mpi.svg/png
+# (bench/mpi/report.py).
 #   bench/mpi/run.sh [--out DIR] [--runs N]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -69,39 +70,5 @@ for nh in 2 4; do
 	done
 done
 
-python3 - "$csv" > "$out/mpi.md" <<'PY'
-import csv, statistics, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-ts = []
-for r in rows:
-    if r['transport'] not in ts:
-        ts.append(r['transport'])
-def med(t, kind, size, field, hosts='2'):
-    v = [float(r[field]) for r in rows if r['transport'] == t and r['kind'] == kind
-         and r['size'] == size and r['hosts'] == hosts and r[field]]
-    return statistics.median(v) if v else None
-sizes = sorted({int(r['size']) for r in rows if r['kind'] == 'pingpong'})
-print('MPI ping-pong between two namespace hosts on a veth pair: round trip in us '
-      '(bandwidth in MB/s for >= 256 KiB), median of the runs.\n')
-print('| size | ' + ' | '.join(ts) + ' |')
-print('|---|' + '---|' * len(ts))
-for s in sizes:
-    cells = []
-    for t in ts:
-        v = med(t, 'pingpong', str(s), 'rtt_us')
-        b = med(t, 'pingpong', str(s), 'mb_per_s')
-        cells.append('-' if v is None else (f'{v:.1f}' + (f' ({b:.0f} MB/s)' if s >= 262144 else '')))
-    print(f'| {s} | ' + ' | '.join(cells) + ' |')
-print('\nCPU per message (both ranks, us of user+system time, 8 B):\n')
-print('| ' + ' | '.join(ts) + ' |')
-print('|' + '---|' * len(ts))
-print('| ' + ' | '.join('-' if med(t, 'pingpong', '8', 'cpu_us_per_msg') is None else
-                        f"{med(t, 'pingpong', '8', 'cpu_us_per_msg'):.1f}" for t in ts) + ' |')
-print('\nMPI_Allreduce (8 B) latency in us:\n')
-print('| hosts | ' + ' | '.join(ts) + ' |')
-print('|---|' + '---|' * len(ts))
-for h in ('2', '4'):
-    print(f'| {h} | ' + ' | '.join('-' if med(t, 'allreduce', '8', 'rtt_us', h) is None else
-                                  f"{med(t, 'allreduce', '8', 'rtt_us', h):.1f}" for t in ts) + ' |')
-PY
+/usr/bin/python3 "$here/report.py" "$csv" "$out" > "$out/mpi.md"
 cat "$out/mpi.md"

@@ -6,16 +6,25 @@
  * tagged and untagged messages, inject, senddata with remote CQ data,
  * directed receives, peek (FI_ENOMSG), peek+claim, claim, discard,
  * cancel (FI_ECANCELED), truncation (FI_ETRUNC, olen), selective
- * completion, counters, sends to self, fi_cq_sread, and FI_WAIT_FD with
- * fi_trywait and poll on the fd.  Every wait is bounded (10 s).
+ * completion, counters, sends to self, fi_cq_sread, FI_WAIT_FD with
+ * fi_trywait and poll on the fd, and a peer that restarts (FI_ECONNRESET).
+ * Every wait is bounded (10 s).
+ *
+ * fi_unit --peer-death IFACE_A IFACE_B: the peer in a child process,
+ * killed (FI_ETIMEDOUT after the library's give-up time; waits bounded by
+ * 60 s).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -63,6 +72,8 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+static void open_ep(struct side *s);
+
 static void open_side(struct side *s, const char *ifname, enum fi_av_type avt,
 		      enum fi_wait_obj wait)
 {
@@ -82,6 +93,15 @@ static void open_side(struct side *s, const char *ifname, enum fi_av_type avt,
 	CHECK(!s->info->next, "one fi_info per interface");
 	CHECK(!strcmp(s->info->domain_attr->name, ifname), "domain name = interface");
 	CHECK(s->info->domain_attr->cq_data_size == 4, "cq_data_size");
+	/* (fabtests' fi_getinfo_test) FI_REMOTE_CQ_DATA is an operation flag,
+	 * asked for above but not a capability; tx and rx caps within the
+	 * caps; the source address is set */
+	CHECK(!(s->info->caps & FI_REMOTE_CQ_DATA) &&
+	      !(s->info->tx_attr->caps & ~s->info->caps) &&
+	      !(s->info->rx_attr->caps & ~s->info->caps),
+	      "caps %#llx tx %#llx rx %#llx", (unsigned long long)s->info->caps,
+	      (unsigned long long)s->info->tx_attr->caps, (unsigned long long)s->info->rx_attr->caps);
+	CHECK(s->info->src_addr && s->info->src_addrlen == 16, "src_addr");
 	fi_freeinfo(hints);
 	REQUIRE(!fi_fabric(s->info->fabric_attr, &s->fab, NULL), "fi_fabric");
 	REQUIRE(!fi_domain(s->fab, s->info, &s->dom, NULL), "fi_domain");
@@ -89,7 +109,15 @@ static void open_side(struct side *s, const char *ifname, enum fi_av_type avt,
 	REQUIRE(!fi_cq_open(s->dom, &cqa, &s->cq, NULL), "fi_cq_open");
 	REQUIRE(!fi_cntr_open(s->dom, &ca, &s->tx_cntr, NULL), "tx cntr");
 	REQUIRE(!fi_cntr_open(s->dom, &ca, &s->rx_cntr, NULL), "rx cntr");
-	err = fi_endpoint(s->dom, s->info, &s->ep, NULL);
+	open_ep(s);
+}
+
+/* @s's endpoint, bound to its AV, CQ and counters, enabled. */
+static void open_ep(struct side *s)
+{
+	const char *ifname = s->info->domain_attr->name;
+	int err = fi_endpoint(s->dom, s->info, &s->ep, NULL);
+
 	REQUIRE(!err, "fi_endpoint %s: %s", ifname, fi_strerror(-err));
 	REQUIRE(!fi_ep_bind(s->ep, &s->av->fid, 0), "bind av");
 	REQUIRE(!fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION),
@@ -104,6 +132,36 @@ static void open_side(struct side *s, const char *ifname, enum fi_av_type avt,
 		REQUIRE(!fi_control(&s->ep->fid, FI_SETOPSFLAG, &f), "rx op flags");
 	}
 	REQUIRE(!fi_enable(s->ep), "fi_enable");
+}
+
+/* What fabtests' fi_getinfo_test asks: hints with domain caps the provider
+ * lacks find nothing; with no caps, every capability is reported, none
+ * beyond them in the tx and rx attributes. */
+static void check_getinfo_hints(void)
+{
+	struct fi_info *hints = fi_allocinfo(), *info = NULL;
+	int err;
+
+	hints->fabric_attr->prov_name = strdup("xdpwake");
+	hints->domain_attr->caps = FI_SHARED_AV;
+	err = fi_getinfo(FI_VERSION(1, 5), NULL, NULL, 0, hints, &info);
+	CHECK(err == -FI_ENODATA, "domain caps FI_SHARED_AV: %d", err);
+	fi_freeinfo(info);
+	info = NULL;
+	hints->domain_attr->caps = 0;
+	err = fi_getinfo(FI_VERSION(1, 5), NULL, NULL, 0, hints, &info);
+	CHECK(!err && info, "getinfo without caps: %d", err);
+	for (struct fi_info *i = info; i; i = i->next)
+		CHECK((i->caps & (FI_TAGGED | FI_MSG | FI_DIRECTED_RECV)) ==
+			      (FI_TAGGED | FI_MSG | FI_DIRECTED_RECV) &&
+		      !(i->caps & FI_REMOTE_CQ_DATA) && !(i->rx_attr->caps & ~i->caps) &&
+		      !(i->tx_attr->caps & ~i->caps) &&
+		      i->domain_attr->caps == (FI_LOCAL_COMM | FI_REMOTE_COMM),
+		      "caps %#llx rx %#llx tx %#llx domain %#llx", (unsigned long long)i->caps,
+		      (unsigned long long)i->rx_attr->caps, (unsigned long long)i->tx_attr->caps,
+		      (unsigned long long)i->domain_attr->caps);
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
 }
 
 static void exchange(struct side *a, struct side *b)
@@ -121,11 +179,11 @@ static void exchange(struct side *a, struct side *b)
 	REQUIRE(fi_av_insert(b->av, nb, 1, &b->self, 0, NULL) == 1, "av insert self");
 }
 
-/* Read one completion (or error) from @s within 10 s, progressing @other. */
-static int get_comp(struct side *s, struct side *other, struct fi_cq_tagged_entry *e,
-		    fi_addr_t *src, struct fi_cq_err_entry *err)
+/* Read one completion (or error) from @s within @secs s, progressing @other. */
+static int get_comp_for(struct side *s, struct side *other, struct fi_cq_tagged_entry *e,
+			fi_addr_t *src, struct fi_cq_err_entry *err, double secs)
 {
-	double end = now() + 10;
+	double end = now() + secs;
 
 	while (now() < end) {
 		ssize_t r = fi_cq_readfrom(s->cq, e, 1, src);
@@ -145,6 +203,12 @@ static int get_comp(struct side *s, struct side *other, struct fi_cq_tagged_entr
 	return -ETIMEDOUT;
 }
 
+static int get_comp(struct side *s, struct side *other, struct fi_cq_tagged_entry *e,
+		    fi_addr_t *src, struct fi_cq_err_entry *err)
+{
+	return get_comp_for(s, other, e, src, err, 10);
+}
+
 /* Nothing more on @s's CQ after both sides progressed a while. */
 static bool cq_quiet(struct side *s, struct side *o)
 {
@@ -158,6 +222,123 @@ static bool cq_quiet(struct side *s, struct side *o)
 	return true;
 }
 
+/* ---- peer death: B is a child process, killed ---------------------------------- */
+
+static void xwrite(int fd, const void *p, size_t n)
+{
+	REQUIRE(write(fd, p, n) == (ssize_t)n, "pipe write");
+}
+
+/* Read @n bytes from @fd (non-blocking reads) while progressing @s, 10 s at most. */
+static bool read_progress(int fd, void *p, size_t n, struct side *s)
+{
+	double end = now() + 10;
+	size_t got = 0;
+
+	while (got < n && now() < end) {
+		ssize_t k = read(fd, (char *)p + got, n - got);
+
+		if (k > 0)
+			got += (size_t)k;
+		else if (k == 0)
+			return false;
+		fi_cq_read(s->cq, NULL, 0);
+	}
+	return got == n;
+}
+
+/* open_side() in a process of its own: its address goes out on @wfd, the
+ * peer's comes in on @rfd (into the AV as s->peer). */
+static void open_side_piped(struct side *s, const char *ifname, enum fi_av_type avt,
+			    enum fi_wait_obj wait, int rfd, int wfd)
+{
+	char me[64], peer[16];
+	size_t len = sizeof(me);
+
+	fcntl(rfd, F_SETFL, O_NONBLOCK);
+	open_side(s, ifname, avt, wait);
+	REQUIRE(!fi_getname(&s->ep->fid, me, &len), "getname");
+	xwrite(wfd, me, len);
+	REQUIRE(read_progress(rfd, peer, sizeof(peer), s), "the peer's address");
+	REQUIRE(fi_av_insert(s->av, peer, 1, &s->peer, 0, NULL) == 1, "av insert");
+}
+
+/*
+ * A's peer B, in a child process, is killed (no CLOSE: it vanishes) after
+ * one message went each way.  A's large send to it (waiting for B's PULLs)
+ * fails with FI_ETIMEDOUT once the library gives the peer up (no progress
+ * for its give-up time, 5 s by default).  A receive directed at B stays
+ * posted (the library fails the requests that have frames with the peer,
+ * not posted receives): it can be cancelled.
+ */
+static int peer_death(const char *ifa, const char *ifb)
+{
+	static char big[200000];
+	int p2c[2], c2p[2], ctx[4];
+	struct side a = { 0 }, b = { 0 };
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry ee;
+	char buf[16];
+	double end;
+	pid_t pid;
+	int st, r;
+
+	REQUIRE(!pipe(p2c) && !pipe(c2p), "pipe");
+	fflush(NULL);
+	pid = fork();
+	REQUIRE(pid >= 0, "fork");
+	if (pid == 0) {
+		/* B: one message from A, one back, then progress until killed
+		 * (300 s at most: the parent kills it long before) */
+		close(p2c[1]);
+		close(c2p[0]);
+		open_side_piped(&b, ifb, FI_AV_MAP, FI_WAIT_UNSPEC, p2c[0], c2p[1]);
+		REQUIRE(!fi_trecv(b.ep, buf, sizeof(buf), NULL, b.peer, 1, 0, &ctx[0]), "trecv");
+		REQUIRE(!get_comp(&b, NULL, &e, NULL, &ee) && !strcmp(buf, "ping"), "ping");
+		REQUIRE(!fi_tsend(b.ep, "pong", 5, NULL, b.peer, 2, &ctx[1]), "tsend");
+		REQUIRE(!get_comp(&b, NULL, &e, NULL, &ee), "pong sent");
+		xwrite(c2p[1], "R", 1);
+		for (end = now() + 300; now() < end;)
+			fi_cq_read(b.cq, NULL, 0);
+		_exit(0);
+	}
+	close(p2c[0]);
+	close(c2p[1]);
+	open_side_piped(&a, ifa, FI_AV_TABLE, FI_WAIT_FD, c2p[0], p2c[1]);
+	REQUIRE(!fi_trecv(a.ep, buf, sizeof(buf), NULL, a.peer, 2, 0, &ctx[0]), "trecv");
+	REQUIRE(!fi_tsend(a.ep, "ping", 5, NULL, a.peer, 1, &ctx[1]), "tsend");
+	for (int i = 0; i < 2; i++)
+		REQUIRE(!get_comp(&a, NULL, &e, NULL, &ee), "ping-pong with B");
+	CHECK(!strcmp(buf, "pong"), "pong");
+	REQUIRE(read_progress(c2p[0], buf, 1, &a), "B ready");
+
+	/* a large send B never receives, a receive from B only; then B dies */
+	REQUIRE(!fi_tsend(a.ep, big, sizeof(big), NULL, a.peer, 3, &ctx[2]), "tsend");
+	REQUIRE(!fi_trecv(a.ep, buf, sizeof(buf), NULL, a.peer, 4, 0, &ctx[3]), "directed trecv");
+	kill(pid, SIGKILL);
+	REQUIRE(waitpid(pid, &st, 0) == pid, "waitpid");
+	/* give-up time (5 s) plus a wide margin for a loaded machine */
+	r = get_comp_for(&a, NULL, &e, NULL, &ee, 60);
+	CHECK(r == FI_ETIMEDOUT && ee.op_context == &ctx[2] && (ee.flags & FI_SEND) &&
+	      ee.prov_errno == -ETIMEDOUT,
+	      "send to a dead peer: %d (%s)", r, fi_strerror(r > 0 ? r : -r));
+	CHECK(fi_cntr_readerr(a.tx_cntr) == 1, "tx counter errors %llu",
+	      (unsigned long long)fi_cntr_readerr(a.tx_cntr));
+	CHECK(!fi_cancel(&a.ep->fid, &ctx[3]), "cancel the receive from the dead peer");
+	r = get_comp(&a, NULL, &e, NULL, &ee);
+	CHECK(r == FI_ECANCELED && ee.op_context == &ctx[3], "cancelled: %d", r);
+	fi_close(&a.ep->fid);
+	fi_close(&a.cq->fid);
+	fi_close(&a.tx_cntr->fid);
+	fi_close(&a.rx_cntr->fid);
+	fi_close(&a.av->fid);
+	fi_close(&a.dom->fid);
+	fi_close(&a.fab->fid);
+	fi_freeinfo(a.info);
+	printf("%s: peer death: %d checks, %d failed\n", fails ? "FAIL" : "ok", checks, fails);
+	return fails ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct side a = { 0 }, b = { 0 };
@@ -169,13 +350,26 @@ int main(int argc, char **argv)
 	int r;
 
 	setvbuf(stdout, NULL, _IONBF, 0);
+	if (argc == 4 && !strcmp(argv[1], "--peer-death"))
+		return peer_death(argv[2], argv[3]);
 	if (argc != 3) {
-		fprintf(stderr, "usage: fi_unit IFACE_A IFACE_B\n");
+		fprintf(stderr, "usage: fi_unit [--peer-death] IFACE_A IFACE_B\n");
 		return 2;
 	}
 	open_side(&a, argv[1], FI_AV_TABLE, FI_WAIT_FD);
 	open_side(&b, argv[2], FI_AV_MAP, FI_WAIT_UNSPEC);
 	exchange(&a, &b);
+	{
+		/* fi_getinfo's source is the endpoint's address (its first
+		 * endpoint on the interface: id 1) */
+		char na[64];
+		size_t la = sizeof(na);
+
+		REQUIRE(!fi_getname(&a.ep->fid, na, &la), "getname");
+		CHECK(a.info->src_addr && !memcmp(a.info->src_addr, na, 16),
+		      "src_addr is the endpoint's address");
+		check_getinfo_hints();
+	}
 	for (size_t i = 0; i < sizeof(sbuf); i++)
 		sbuf[i] = (char)(i * 7 + 3);
 
@@ -344,6 +538,63 @@ int main(int argc, char **argv)
 				got = true;
 		}
 		CHECK(got && !strcmp(rbuf, "fd"), "FI_WAIT_FD receive");
+	}
+
+	/* peer failure: B restarts (its endpoint closed and opened again at
+	 * the same address) while A's large send to it is started (B holds its
+	 * RNDV, not received, and acknowledged it): the send fails with
+	 * FI_ECONNRESET as soon as the new B connects (a peer that only closes, or dies, is given up
+	 * after 5 s: FI_ETIMEDOUT, see peer_death()) */
+	{
+		uint64_t txerr0 = fi_cntr_readerr(a.tx_cntr);
+		struct fi_msg_tagged m = { .addr = FI_ADDR_UNSPEC, .tag = 16,
+					   .context = &ctx[15] };
+
+		REQUIRE(!fi_tsend(a.ep, sbuf, sizeof(sbuf), NULL, a.peer, 16, &ctx[15]), "tsend");
+		double end = now() + 10;
+
+		while (fi_cq_read(b.cq, &e, 1) == 1) /* the FI_WAIT_FD part's send */
+			;
+		r = -1;
+		while (r && now() < end) {
+			REQUIRE(!fi_trecvmsg(b.ep, &m, FI_PEEK), "peek");
+			r = get_comp(&b, &a, &e, NULL, &ee);
+		}
+		CHECK(!r && e.len == sizeof(sbuf), "the large message reached B: %d", r);
+		char n0[64], n1[64];
+		size_t l0 = sizeof(n0), l1 = sizeof(n1);
+
+		/* a message back, which carries B's acknowledgement of the RNDV:
+		 * A knows the old B has it */
+		REQUIRE(!fi_trecv(a.ep, rbuf, 100, NULL, a.peer, 18, 0, &ctx[0]), "trecv");
+		REQUIRE(!fi_tsend(b.ep, "got it", 7, NULL, b.peer, 18, &ctx[5]), "tsend");
+		for (int i = 0; i < 2; i++) {
+			r = get_comp(i ? &b : &a, i ? &a : &b, &e, NULL, &ee);
+			CHECK(!r, "the message back: %d", r);
+		}
+		REQUIRE(!fi_getname(&b.ep->fid, n0, &l0), "getname");
+		CHECK(!fi_close(&b.ep->fid), "close B's endpoint");
+		open_ep(&b);
+		REQUIRE(!fi_getname(&b.ep->fid, n1, &l1), "getname");
+		CHECK(l0 == l1 && !memcmp(n0, n1, l0), "B restarted at the same address");
+		REQUIRE(!fi_trecv(a.ep, rbuf, 100, NULL, a.peer, 17, 0, &ctx[0]), "trecv");
+		REQUIRE(!fi_tsend(b.ep, "again", 6, NULL, b.peer, 17, &ctx[5]), "tsend");
+		for (int i = 0, reset = 0, got = 0; i < 2; i++) {
+			r = get_comp(&a, &b, &e, NULL, &ee);
+			if (r == FI_ECONNRESET)
+				reset += ee.op_context == &ctx[15] && (ee.flags & FI_SEND) &&
+					 ee.prov_errno == -ECONNRESET;
+			else if (!r)
+				got += e.op_context == &ctx[0] && !strcmp(rbuf, "again");
+			else
+				CHECK(0, "completion %d (%s)", r, fi_strerror(r > 0 ? r : -r));
+			if (i == 1)
+				CHECK(reset == 1 && got == 1,
+				      "send to a restarted peer: FI_ECONNRESET %d, its new message %d",
+				      reset, got);
+		}
+		CHECK(fi_cntr_readerr(a.tx_cntr) == txerr0 + 1, "tx counter error count");
+		get_comp(&b, &a, &e, NULL, &ee);
 	}
 
 	fi_close(&a.ep->fid);

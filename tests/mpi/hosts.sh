@@ -1,16 +1,25 @@
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
-# Namespace "hosts" for Open MPI runs (sourced by tests/test_mpi.sh and
-# bench/mpi.sh).  Needs T (a unique tag, e.g. $$) and TMP; provides
-# hosts N veth|bridge, net_cleanup, cleanup, HOSTS.
+# Namespace "hosts" for Open MPI runs (sourced by tests/test_mpi.sh,
+# tests/test_mpi_fault.sh and bench/mpi/run.sh).  Needs T (a unique tag,
+# e.g. $$) and TMP; provides hosts N veth|bridge, fault_hosts, net_cleanup,
+# cleanup, HOSTS.
 HOSTS=()
 LINKS=()
+FAULT_PID= FAULT_IN= FAULT_OUT=
 # Remove this run's namespaces (and what still runs in them: processes of
-# this test's job only) and links.
+# this test's job only), links and fault harness.
 net_cleanup() {
 	local h l
 	for h in "${HOSTS[@]}"; do ip netns pids "$h" 2>/dev/null | xargs -r kill -9 2>/dev/null; done
 	for h in "${HOSTS[@]}"; do ip netns del "$h" 2>/dev/null; done
 	for l in "${LINKS[@]}"; do ip link del "$l" 2>/dev/null; done
+	if [ -n "$FAULT_PID" ]; then
+		# end of its stdin: it removes its namespaces and exits
+		exec {FAULT_IN}>&- 2>/dev/null
+		timeout 30 tail --pid="$FAULT_PID" -f /dev/null || kill -9 "$FAULT_PID" 2>/dev/null
+		wait "$FAULT_PID" 2>/dev/null
+		FAULT_PID=
+	fi
 	HOSTS=() LINKS=()
 	return 0
 }
@@ -19,16 +28,32 @@ cleanup() {
 	rm -rf "$TMP"
 }
 
-# hosts N DATA: namespaces xwh<i>-$T, management on bridge xbm$T
-# (10.212.0.1/24 in the root namespace), data interface xwd0 in each: a
-# veth pair between the two (DATA=veth) or ports of bridge xbd$T (bridge).
-hosts() {
-	local n=$1 data=$2 i h
-	net_cleanup
+# The management bridge xbm$T (10.212.0.1/24 in the root namespace) for
+# Open MPI's out-of-band TCP.
+mgmt_bridge() {
 	ip link add "xbm$T" type bridge || skip "cannot create a bridge"
 	LINKS+=("xbm$T")
 	ip addr add 10.212.0.1/24 dev "xbm$T"
 	ip link set "xbm$T" up
+}
+
+# mgmt_host I NS: namespace NS on the management bridge as 10.212.0.(10+I).
+mgmt_host() {
+	ip -n "$2" link set lo up
+	ip link add "xm$1$T" type veth peer name xwm0 netns "$2"
+	LINKS+=("xm$1$T")
+	ip link set "xm$1$T" master "xbm$T" up
+	ip -n "$2" addr add "10.212.0.$((10 + $1))/24" dev xwm0
+	ip -n "$2" link set xwm0 up
+}
+
+# hosts N DATA: namespaces xwh<i>-$T on the management bridge, data
+# interface xwd0 in each: a veth pair between the two (DATA=veth) or ports
+# of bridge xbd$T (bridge).
+hosts() {
+	local n=$1 data=$2 i h
+	net_cleanup
+	mgmt_bridge
 	if [ "$data" = bridge ]; then
 		ip link add "xbd$T" type bridge
 		LINKS+=("xbd$T")
@@ -38,12 +63,7 @@ hosts() {
 		h=xwh$i-$T
 		ip netns add "$h" || skip "cannot create namespaces"
 		HOSTS+=("$h")
-		ip -n "$h" link set lo up
-		ip link add "xm$i$T" type veth peer name xwm0 netns "$h"
-		LINKS+=("xm$i$T")
-		ip link set "xm$i$T" master "xbm$T" up
-		ip -n "$h" addr add "10.212.0.$((10 + i))/24" dev xwm0
-		ip -n "$h" link set xwm0 up
+		mgmt_host "$i" "$h"
 		if [ "$data" = bridge ]; then
 			ip link add "xd$i$T" type veth peer name xwd0 netns "$h"
 			LINKS+=("xd$i$T")
@@ -62,3 +82,37 @@ hosts() {
 	done
 }
 
+# fault_hosts DROP_PERMILLE REORDER_EVERY REORDER_BY: two hosts xwf1-$T and
+# xwf2-$T on the management bridge whose data interfaces xwd0 are joined
+# through the fault harness's impairing middle (tests/fault.h, through
+# $OUTPUT/tests/mpi/fault_hosts, which runs as a coprocess until
+# net_cleanup).  fault_counters prints its counters.
+fault_hosts() {
+	local line i
+	net_cleanup
+	[ -x "$OUTPUT/tests/mpi/fault_hosts" ] || skip "fault_hosts not built (make tests)"
+	mgmt_bridge
+	coproc FAULT { exec "$OUTPUT/tests/mpi/fault_hosts" "xwf1-$T" "xwf2-$T" "$@" 2>&1; }
+	FAULT_IN=${FAULT[1]} FAULT_OUT=${FAULT[0]}
+	HOSTS=("xwf1-$T" "xwf2-$T")
+	while :; do
+		# set-up takes well under a second; 60 s only bounds a hang
+		IFS= read -r -t 60 -u "$FAULT_OUT" line || { echo "FAIL: fault harness set-up"; return 1; }
+		case $line in
+		ready) break ;;
+		SKIP*) skip "fault harness: $line" ;;
+		fault-injection*) echo "    $line" ;;
+		*) echo "    | $line" ;;
+		esac
+	done
+	for i in 1 2; do mgmt_host "$i" "${HOSTS[$((i - 1))]}"; done
+}
+
+fault_counters() {
+	local line i
+	echo counters >&"$FAULT_IN"
+	for i in 1 2; do
+		IFS= read -r -t 30 -u "$FAULT_OUT" line || return 1
+		echo "$line"
+	done
+}
