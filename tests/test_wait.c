@@ -533,6 +533,62 @@ static void adaptive_reference(void)
 	CHECK(bad == 0, "adaptive spin differs from the rule in %d of 20000 waits", bad);
 }
 
+/* B learned from wake-ups on the endpoint's own path: the calibrated value
+ * until XWI_WAKE_MIN wakes are in, then the median of the last
+ * XWI_WAKE_HIST; spin-block's spin and adaptive's bounds follow it;
+ * impossible samples are ignored. */
+static void learned_block_cost(void)
+{
+	const __u64 B = B_NS;
+	struct xwi_waitpol w;
+
+	xwi_waitpol_init(&w, XW_WAIT_SPIN_BLOCK, B, 0);
+	for (int i = 0; i < XWI_WAKE_MIN - 1; i++)
+		xwi_waitpol_wake(&w, 4 * B);
+	CHECK(w.block_cost == B && xwi_waitpol_spin(&w) == B,
+	      "B moved to %llu with %d wakes (needs %d)", (unsigned long long)w.block_cost,
+	      XWI_WAKE_MIN - 1, XWI_WAKE_MIN);
+	xwi_waitpol_wake(&w, 4 * B);
+	CHECK(w.block_cost == 4 * B && xwi_waitpol_spin(&w) == 4 * B,
+	      "B %llu after %d wakes of 4B, spin %llu", (unsigned long long)w.block_cost,
+	      XWI_WAKE_MIN, (unsigned long long)xwi_waitpol_spin(&w));
+	/* the median of the window: one outlier does not move it */
+	xwi_waitpol_wake(&w, 100 * B);
+	CHECK(w.block_cost == 4 * B, "one slow wake moved B to %llu",
+	      (unsigned long long)w.block_cost);
+	/* impossible samples are ignored: 0 and over XWI_WAKE_MAX_NS */
+	for (int i = 0; i < 2 * XWI_WAKE_HIST; i++) {
+		xwi_waitpol_wake(&w, 0);
+		xwi_waitpol_wake(&w, XWI_WAKE_MAX_NS + 1);
+	}
+	CHECK(w.block_cost == 4 * B && w.nwake == XWI_WAKE_MIN + 1,
+	      "ignored samples counted: B %llu, %u samples", (unsigned long long)w.block_cost,
+	      w.nwake);
+	/* the window slides: cheaper wakes bring B down, below the calibration */
+	for (int i = 0; i < XWI_WAKE_HIST; i++)
+		xwi_waitpol_wake(&w, B / 2);
+	CHECK(w.block_cost == B / 2, "B %llu after a window of B/2 wakes",
+	      (unsigned long long)w.block_cost);
+	/* a configured spin time is kept whatever B is */
+	xwi_waitpol_init(&w, XW_WAIT_SPIN_BLOCK, B, 3 * B);
+	for (int i = 0; i < XWI_WAKE_HIST; i++)
+		xwi_waitpol_wake(&w, 7 * B);
+	CHECK(xwi_waitpol_spin(&w) == 3 * B, "configured spin moved to %llu",
+	      (unsigned long long)xwi_waitpol_spin(&w));
+	/* adaptive: its bounds [B/2, 2B] follow the learned B */
+	xwi_waitpol_init(&w, XW_WAIT_ADAPTIVE, B, 0);
+	for (int i = 0; i < XWI_WAIT_HIST; i++)
+		xwi_waitpol_done(&w, 100 * B); /* long waits: spin the minimum */
+	CHECK(xwi_waitpol_spin(&w) == B / 2, "adaptive, long waits: %llu",
+	      (unsigned long long)xwi_waitpol_spin(&w));
+	for (int i = 0; i < XWI_WAKE_HIST; i++)
+		xwi_waitpol_wake(&w, 4 * B);
+	CHECK(xwi_waitpol_spin(&w) == 2 * B, "adaptive after B became 4B: %llu, want %llu",
+	      (unsigned long long)xwi_waitpol_spin(&w), (unsigned long long)(2 * B));
+	printf("learned B: calibrated until %d wakes, then the median of %d; outliers ignored\n",
+	       XWI_WAKE_MIN, XWI_WAKE_HIST);
+}
+
 int main(void)
 {
 	names();
@@ -540,5 +596,6 @@ int main(void)
 	adaptive();
 	adaptive_reference();
 	competitive();
+	learned_block_cost();
 	return xwt_done();
 }

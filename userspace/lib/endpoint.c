@@ -75,6 +75,7 @@ struct xw_endpoint {
 	 * a spinning wait skips it (see wait_for). */
 	bool quiet;
 	__u64 pass_now; /* the time of the progress pass under way, else 0 */
+	__u64 wake_lat; /* the last wake record's wake-up latency (ring_cb) */
 
 	/* waiting */
 	struct xwi_waitpol wait;
@@ -288,10 +289,19 @@ const struct xwi_encap *xwi_endpoint_encap(const struct xw_endpoint *ep)
 static int ring_cb(void *ctx, void *data, size_t len)
 {
 	struct xw_endpoint *ep = ctx;
+	const struct xw_wake_rec *r = data;
+	__u64 t;
 
-	(void)data;
-	if (len == sizeof(struct xw_wake_rec))
-		ep->wake_records++;
+	if (len != sizeof(*r))
+		return 0;
+	ep->wake_records++;
+	/* How long the wake-up took on this path: the program stamped its
+	 * decision (CLOCK_MONOTONIC, as now_ns()).  Handed to the waiting
+	 * policy by the thread that sleeps (block_once). */
+	if (r->kind == XW_REC_WAKE) {
+		t = now_ns();
+		ep->wake_lat = t > r->ts_ns ? t - r->ts_ns : 0;
+	}
 	return 0;
 }
 
@@ -900,7 +910,13 @@ static void block_once(struct xw_endpoint *ep, __u64 deadline, int max_ms)
 	}
 	ep->ws.blocks++;
 	sleep_armed(ep, &ep->shared->armed, ring_buffer__epoll_fd(ep->rb), ms, true);
+	ep->wake_lat = 0;
 	ring_buffer__consume(ep->rb);
+	if (ep->wake_lat) {
+		/* B follows what a wake costs on this path */
+		xwi_waitpol_wake(&ep->wait, ep->wake_lat);
+		ep->ws.block_cost_ns = ep->wait.block_cost;
+	}
 	if (ep->wake_records != before) {
 		ep->ws.wakes += ep->wake_records - before;
 		if (!frames_in_flight(ep) && !xwi_port_rx_ready(ep->port))

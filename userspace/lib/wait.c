@@ -47,7 +47,34 @@ void xwi_waitpol_init(struct xwi_waitpol *w, enum xw_wait_strategy s, __u64 bloc
 	w->strategy = s == XW_WAIT_DEFAULT ? XW_WAIT_SPIN_BLOCK : s;
 	w->block_cost = block_cost;
 	w->spin_ns = spin_ns;
+	w->block_cal = block_cost;
 	w->adaptive_spin = block_cost; /* no history yet: spin-block */
+}
+
+void xwi_waitpol_wake(struct xwi_waitpol *w, __u64 lat)
+{
+	__u64 v[XWI_WAKE_HIST], b;
+	unsigned int n, i, j;
+
+	if (!lat || lat > XWI_WAKE_MAX_NS)
+		return;
+	w->wake[w->wpos] = lat;
+	w->wpos = (w->wpos + 1) % XWI_WAKE_HIST;
+	if (w->nwake < XWI_WAKE_HIST)
+		w->nwake++;
+	n = w->nwake;
+	if (n < XWI_WAKE_MIN)
+		return;
+	for (i = 0; i < n; i++) {
+		for (j = i; j > 0 && v[j - 1] > w->wake[i]; j--)
+			v[j] = v[j - 1];
+		v[j] = w->wake[i];
+	}
+	b = v[n / 2];
+	if (b != w->block_cost) {
+		w->block_cost = b;
+		w->stale = true; /* the adaptive bounds follow B */
+	}
 }
 
 __u64 xwi_waitpol_spin(struct xwi_waitpol *w)
@@ -110,6 +137,8 @@ __u64 xwi_waitpol_adaptive(struct xwi_waitpol *w)
 	if (!w->stale)
 		return w->adaptive_spin;
 	w->stale = false;
+	if (!n) /* no history yet: spin-block */
+		return w->adaptive_spin = b;
 	/* The delays within 2B, sorted (insertion: at most 16 of them). */
 	for (i = 0, lim = 0; i < n; i++) {
 		__u64 d = w->hist[i];

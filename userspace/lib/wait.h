@@ -23,6 +23,13 @@
 #include "xdpwake.h"
 
 #define XWI_WAIT_HIST 16
+/* Wakes on this endpoint's path that B is learned from (see
+ * xwi_waitpol_wake); fewer than XWI_WAKE_MIN: the calibrated B. */
+#define XWI_WAKE_HIST 8
+#define XWI_WAKE_MIN 4
+/* A wake record older than this is not a wake-up latency (a test's fixed
+ * program clock, a record read long after). */
+#define XWI_WAKE_MAX_NS 10000000ULL
 
 enum xwi_wait_act {
 	XWI_ACT_SPIN = 0,
@@ -39,6 +46,9 @@ struct xwi_waitpol {
 	unsigned int nhist, pos;
 	__u64 adaptive_spin; /* the adaptive spin time, valid unless stale */
 	bool stale;	     /* delays recorded since adaptive_spin was worked out */
+	__u64 block_cal;     /* B as calibrated at start-up */
+	__u64 wake[XWI_WAKE_HIST]; /* the last wake-up latencies on the path */
+	unsigned int nwake, wpos;
 };
 
 void xwi_waitpol_init(struct xwi_waitpol *w, enum xw_wait_strategy s, __u64 block_cost,
@@ -53,6 +63,14 @@ enum xwi_wait_act xwi_waitpol_next(struct xwi_waitpol *w, __u64 waited);
 void xwi_waitpol_done(struct xwi_waitpol *w, __u64 delay);
 /* The adaptive strategy's spin time from the recorded delays. */
 __u64 xwi_waitpol_adaptive(struct xwi_waitpol *w);
+/* A wake-up on the endpoint's own path took @lat ns, from the XDP
+ * program's decision to the woken thread reading the record.  B becomes the
+ * median of the last XWI_WAKE_HIST (once XWI_WAKE_MIN are in): the
+ * calibration at start-up wakes a thread from BPF_PROG_TEST_RUN, which can
+ * be several times cheaper than a wake from the data path (8.5 us against
+ * 35 us on the development VM), and a spin time below the real cost makes
+ * both sides of a ping-pong block in turn once one has. */
+void xwi_waitpol_wake(struct xwi_waitpol *w, __u64 lat);
 /* The cost model above, for tests and benchmarks: the cost of waiting
  * @delay ns with spin time @spin then blocking at cost @b. */
 __u64 xwi_wait_cost(__u64 spin, __u64 b, __u64 delay);
