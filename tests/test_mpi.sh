@@ -45,7 +45,8 @@ run_b() {
 		mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf || exit 1
 		exec "$@"' sh mpirun "${MPI_COMMON[@]}" --mca oob_tcp_if_include lo \
 		-np 1 -x FI_XDPWAKE_IFACE=xwa "$BIN" \
-		: -np 1 -x FI_PROVIDER_PATH="$PROVDIR" -x FI_XDPWAKE_IFACE=xwb "$BIN" \
+		: -np 1 -x FI_PROVIDER_PATH="$PROVDIR" ${SAN_MPI_X[@]+"${SAN_MPI_X[@]}"} \
+		-x FI_XDPWAKE_IFACE=xwb "$BIN" \
 		>"$log" 2>&1
 	rc=$?
 	expect "(b) MPMD: 2 ranks in one namespace, FI_XDPWAKE_IFACE per rank" "$log" "$rc" 2

@@ -12,6 +12,8 @@ fi_common_checks() {
 	PROVDIR=$OUTPUT/fabric
 	[ -f "$PROVDIR/libxdpwake-fi.so" ] || skip "provider not built (libfabric-dev missing?)"
 	export FI_PROVIDER_PATH=$PROVDIR
+	. "$XW_SRC/tests/fabric/san_preload.sh"
+	san_preload "$PROVDIR/libxdpwake-fi.so"
 }
 
 # fi_pair TAG: namespaces xwfi-TAG-a-$$ / -b-$$, veth fa$$ / fb$$ with

@@ -11,6 +11,8 @@ command -v mpicc >/dev/null && command -v mpirun >/dev/null ||
 	skip "Open MPI missing (openmpi-bin, libopenmpi-dev)"
 PROVDIR=$OUTPUT/fabric
 [ -f "$PROVDIR/libxdpwake-fi.so" ] || skip "provider not built (libfabric-dev missing?)"
+. "$here/fabric/san_preload.sh"
+san_preload "$PROVDIR/libxdpwake-fi.so"
 mkdir -p "$OUTPUT/tests/mpi"
 BIN=$OUTPUT/tests/mpi/xw_mpi_test
 mpicc -O2 -Wall -Werror -o "$BIN" "$here/mpi/xw_mpi_test.c" || { echo "FAIL: mpicc"; exit 1; }
@@ -25,6 +27,11 @@ trap 'exit 1' INT TERM
 MPI_COMMON=(--allow-run-as-root --bind-to none
 	--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include xdpwake --mca btl self
 	-x FI_PROVIDER_PATH="$PROVDIR" ${XW_MPI_EXTRA:-})
+# (-x before an MPMD launch's first app context applies to that one only:
+# test_mpi.sh passes SAN_MPI_X to its second context too)
+SAN_MPI_X=()
+[ "$SAN_PRELOADED" = 1 ] && SAN_MPI_X=(-x LD_PRELOAD -x ASAN_OPTIONS)
+MPI_COMMON+=(${SAN_MPI_X[@]+"${SAN_MPI_X[@]}"})
 fail=0
 
 # mpirun_hosts LOG [OPTION...]: the MPI program on one rank per host of
