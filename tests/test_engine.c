@@ -2268,25 +2268,32 @@ static void rnet_free(void)
 
 static int rx_rc_bad; /* rx returned something else than 0, -EBADMSG */
 
+/* Deliver what node @i's queue holds now (nothing else moves); any? */
+static bool rdeliver(int i)
+{
+	size_t n = nodes[i].qn;
+
+	for (size_t k = 0; k < n; k++) {
+		struct qframe f = qpop(i);
+		int rc = xwi_engine_rx(nodes[i].e, &nodes[f.src].addr, &f.h, f.pl, f.len);
+
+		if (rc && rc != -EBADMSG)
+			rx_rc_bad++;
+		free(f.pl);
+	}
+	return n > 0;
+}
+
 /* One pass: deliver what is queued, progress every engine, 2 us pass. */
 static bool rpass(void)
 {
 	bool moved = false;
 
 	for (int i = 0; i < nnodes; i++) {
-		size_t n = nodes[i].qn;
-
 		if (!nodes[i].e)
 			continue;
-		for (size_t k = 0; k < n; k++) {
-			struct qframe f = qpop(i);
-			int rc = xwi_engine_rx(nodes[i].e, &nodes[f.src].addr, &f.h, f.pl, f.len);
-
-			if (rc && rc != -EBADMSG)
-				rx_rc_bad++;
-			free(f.pl);
+		if (rdeliver(i))
 			moved = true;
-		}
 		if (xwi_engine_progress(nodes[i].e, 64) > 0)
 			moved = true;
 		bounds_check(i);
@@ -3593,21 +3600,6 @@ static void test_rel_partial_dead(void)
 	printf("reliability: a sender dead in the middle of an eager message: a live peer's message "
 	       "over the bound refused until the dead one was silent for give-up, then its "
 	       "partial message dropped and the live one taken\n");
-}
-
-/* Deliver what node @i's queue holds now (nothing else moves). */
-static void rdeliver(int i)
-{
-	size_t n = nodes[i].qn;
-
-	for (size_t k = 0; k < n; k++) {
-		struct qframe f = qpop(i);
-		int rc = xwi_engine_rx(nodes[i].e, &nodes[f.src].addr, &f.h, f.pl, f.len);
-
-		if (rc && rc != -EBADMSG)
-			rx_rc_bad++;
-		free(f.pl);
-	}
 }
 
 /*
