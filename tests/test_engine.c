@@ -2268,25 +2268,32 @@ static void rnet_free(void)
 
 static int rx_rc_bad; /* rx returned something else than 0, -EBADMSG */
 
+/* Deliver what node @i's queue holds now (nothing else moves); any? */
+static bool rdeliver(int i)
+{
+	size_t n = nodes[i].qn;
+
+	for (size_t k = 0; k < n; k++) {
+		struct qframe f = qpop(i);
+		int rc = xwi_engine_rx(nodes[i].e, &nodes[f.src].addr, &f.h, f.pl, f.len);
+
+		if (rc && rc != -EBADMSG)
+			rx_rc_bad++;
+		free(f.pl);
+	}
+	return n > 0;
+}
+
 /* One pass: deliver what is queued, progress every engine, 2 us pass. */
 static bool rpass(void)
 {
 	bool moved = false;
 
 	for (int i = 0; i < nnodes; i++) {
-		size_t n = nodes[i].qn;
-
 		if (!nodes[i].e)
 			continue;
-		for (size_t k = 0; k < n; k++) {
-			struct qframe f = qpop(i);
-			int rc = xwi_engine_rx(nodes[i].e, &nodes[f.src].addr, &f.h, f.pl, f.len);
-
-			if (rc && rc != -EBADMSG)
-				rx_rc_bad++;
-			free(f.pl);
+		if (rdeliver(i))
 			moved = true;
-		}
 		if (xwi_engine_progress(nodes[i].e, 64) > 0)
 			moved = true;
 		bounds_check(i);
@@ -3595,6 +3602,83 @@ static void test_rel_partial_dead(void)
 	       "partial message dropped and the live one taken\n");
 }
 
+/*
+ * A CONNECT bound to a session of the previous incarnation.  Crossing
+ * handshakes: B takes A's CONNECT (its session is now bound to A's) while
+ * its own CONNECT and first message are answered by A, whose answer is
+ * slow; A is then reopened and talks to B (its CONNECT is slow too).  B
+ * retries its CONNECT - its ack names the old A's session - and resends its
+ * message from its ISN; the new A must not adopt that session: its frames
+ * are numbered in B's message stream to the old A, which B starts again
+ * from id 0 once the new A's CONNECT arrives (a restart).  Before, the new A
+ * took the resent fragment under id 0 (a receive matched it), then refused
+ * B's next message, a large one renumbered to id 0, with -EPROTO
+ * (acknowledged all the same): it was lost, its send failed (here; in the
+ * fuzzer's case it waited for PULLs for ever while the new A answered its
+ * probes).
+ */
+static void test_rel_stale_connect(void)
+{
+	struct xwi_engine_cfg c = rel_cfg(1), d = rel_cfg(2);
+	unsigned char small[10], med[150], big[1000], rb[1000], rs[10];
+	struct xw_request *s0, *s1, *ms, *ls, *rr, *x;
+	struct xwi_engine_stats a;
+
+	c.give_up_ns = d.give_up_ns = 400000000ULL;
+	rnet_init2(c, d, 1400);
+	rx_rc_bad = 0;
+	fill(small, sizeof(small), 1);
+	fill(med, sizeof(med), 2);
+	fill(big, sizeof(big), 3);
+	/* both open at once; each takes the other's CONNECT */
+	REQUIRE(xwi_engine_isend(nodes[0].e, &nodes[1].addr, small, sizeof(small), 1, &s0) == 0,
+		"isend");
+	REQUIRE(xwi_engine_isend(nodes[1].e, &nodes[0].addr, med, sizeof(med), 2, &ms) == 0,
+		"isend");
+	rdeliver(1);
+	rdeliver(0);
+	xwi_engine_progress(nodes[0].e, 64); /* A's answer: in B's queue, slow */
+	/* A is reopened and talks to B: its CONNECT is behind the old answer */
+	CHECK(s0->state == XWI_REQ_DONE, "stale connect: A's eager send is buffered");
+	xwi_request_free(s0);
+	rnode_restart(0);
+	REQUIRE(xwi_engine_isend(nodes[0].e, &nodes[1].addr, small, sizeof(small), 3, &s1) == 0,
+		"isend");
+	/* B retries its CONNECT and resends its message; the new A gets them */
+	rclock += d.rto_init_ns + 1000;
+	xwi_engine_progress(nodes[1].e, 64);
+	rdeliver(0);
+	xwi_engine_progress(nodes[0].e, 64);
+	/* B's next message; then the link heals */
+	REQUIRE(xwi_engine_isend(nodes[1].e, &nodes[0].addr, big, sizeof(big), 4, &ls) == 0,
+		"isend");
+	REQUIRE(xwi_engine_irecv(nodes[0].e, rb, sizeof(rb), 4, ALL, &rr) == 0, "irecv");
+	REQUIRE(xwi_engine_irecv(nodes[0].e, rs, sizeof(rs), 2, ALL, &x) == 0, "irecv");
+	rpump(NULL, NULL, 4 * d.give_up_ns);
+	a = rst(0);
+	CHECK(rr->state == XWI_REQ_DONE && !rr->status.error && !memcmp(rb, big, sizeof(big)) &&
+		      ls->state == XWI_REQ_DONE && !ls->status.error,
+	      "stale connect: B's large message: receive %d/%d, send %d/%d", rr->state,
+	      rr->status.error, ls->state, ls->status.error);
+	CHECK(x->state == XWI_REQ_PENDING,
+	      "stale connect: the new A got B's message to the old one (%d/%d)", x->state,
+	      x->status.error);
+	CHECK(s1->state == XWI_REQ_DONE && !s1->status.error && rx_rc_bad == 0 && !a.rx_bad,
+	      "stale connect: A's send %d/%d, %d frames refused", s1->state, s1->status.error,
+	      rx_rc_bad);
+	CHECK(xwi_engine_cancel(nodes[0].e, x) == 0, "cancel");
+	xwi_request_free(x);
+	xwi_request_free(rr);
+	xwi_request_free(ls);
+	xwi_request_free(ms);
+	xwi_request_free(s1);
+	rsettle();
+	rnet_free();
+	printf("reliability: a reopened endpoint does not adopt a session bound to its previous "
+	       "incarnation (crossing handshakes): the peer's next message is taken in its new "
+	       "stream\n");
+}
+
 static void test_rel_bound(void)
 {
 	struct xwi_engine_cfg a = rel_cfg(1), b = rel_cfg(2);
@@ -3757,6 +3841,7 @@ int main(void)
 	test_rel_more_hint();
 	test_rel_blackhole();
 	test_rel_restart();
+	test_rel_stale_connect();
 	test_rel_bound();
 	test_rel_partial_dead();
 	test_rel_close();

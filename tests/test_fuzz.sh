@@ -13,6 +13,17 @@
 #                  2000000, other targets 100000; about 20 s each here idle)
 #   FUZZ_SECONDS   fuzz for this long per target instead (make fuzz: long,
 #                  exploratory runs, not reproducible run for run)
+# Reproducible run for run (the same binary explores the same inputs): the
+# corpus goes in as a sorted list (-seed_inputs; a directory is read in
+# readdir order, the file system's, which differs between clones, and
+# libFuzzer's start-up shuffle, seeded, permutes whatever order it gets);
+# no reload of the output directory and no allocator purge (both every
+# second: time); address randomization off (setarch -R) - pointer values
+# reach libFuzzer's comparison tracing (-use_cmp), whose operands it
+# writes into inputs, so with ASLR every process mutates differently.
+# Without setarch (or where the personality cannot be set) it still runs,
+# not reproducibly (said once).  With a FUZZ_WORK_DIR that already holds
+# inputs, those are read in readdir order too.
 #   FUZZ_SEED      default 1
 #   FUZZ_CRASH_DIR where crashers are kept (default $OUTPUT/fuzz/crashes)
 #   FUZZ_WORK_DIR  where new corpus inputs go, per target (default: temporary)
@@ -52,6 +63,12 @@ else
 	echo "fuzz: seed $seed, a fixed number of runs per target: ${targets[*]}"
 fi
 
+norand=(setarch "$(uname -m)" -R)
+if ! "${norand[@]}" true 2>/dev/null; then
+	echo "fuzz: setarch -R unavailable: address randomization stays on, runs not reproducible"
+	norand=()
+fi
+
 fail=0
 for t in "${targets[@]}"; do
 	bin=$OUTPUT/fuzz/$t
@@ -86,11 +103,16 @@ for t in "${targets[@]}"; do
 	fi
 	# 2. bounded fuzzing from the corpus; new inputs go to $workdir/$t
 	mkdir -p "$workdir/$t"
-	corp=("$workdir/$t")
-	[ -d "$here/fuzz/corpus/$t" ] && corp+=("$here/fuzz/corpus/$t")
-	if ! "$bin" -seed="$seed" "${budget[@]}" -timeout=60 -rss_limit_mb=1024 \
-		-max_len=4096 -print_final_stats=1 \
-		-artifact_prefix="$crashdir/$t-" "${corp[@]}" >"$log" 2>&1 ||
+	seeds=()
+	list=$(find "$workdir/$t" "$here/fuzz/corpus/$t" -maxdepth 1 -type f 2>/dev/null |
+		LC_ALL=C sort | paste -sd, -)
+	if [ -n "$list" ]; then
+		printf '%s' "$list" >"$tmp/$t.seeds"
+		seeds=(-seed_inputs=@"$tmp/$t.seeds")
+	fi
+	if ! "${norand[@]}" "$bin" -seed="$seed" "${budget[@]}" -timeout=60 -rss_limit_mb=1024 \
+		-max_len=4096 -print_final_stats=1 -reload=0 -purge_allocator_interval=-1 \
+		"${seeds[@]}" -artifact_prefix="$crashdir/$t-" "$workdir/$t" >"$log" 2>&1 ||
 		grep -q '^==[0-9]*==ERROR' "$log"; then
 		repro=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)
 		echo "FAIL $t (seed $seed)"

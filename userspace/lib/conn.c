@@ -262,6 +262,16 @@ static bool ack_knows_us(const struct peer *p, __u32 ack)
 }
 
 /*
+ * May the peer's CONNECT carrying @ack start a session with us?  Its ack
+ * is 0 while its session knows none of ours (a new one), else it names the
+ * session of ours it is bound to: it must be our current one.
+ */
+static bool connect_for_us(const struct peer *p, __u32 ack)
+{
+	return !ack || (p->cn.cstate != C_NONE && ack_knows_us(p, ack));
+}
+
+/*
  * The peer's incarnation we adopted is still empty: nothing of it received
  * (no sequenced frame beyond its ISN, none held) and nothing of ours
  * acknowledged by anyone.  Such a session can be replaced by another one
@@ -526,6 +536,29 @@ static int rx_connect(struct xwi_engine *e, const struct xw_addr *src, const str
 		e->st.session_rejects++;
 		if (p->cn.rx_known)
 			conn_event(e, p, p->cn.peer_sid); /* the XDP program dropped it */
+		return 0;
+	}
+	if (!connect_for_us(p, ack)) {
+		/*
+		 * The CONNECT's session is bound to a session of ours that we
+		 * no longer have: of an earlier incarnation of this endpoint
+		 * (we were reopened), or one we reset.  Its frames are
+		 * numbered in the peer's message stream to that endpoint,
+		 * which the peer restarts from id 0 once it learns of us;
+		 * taking them now would mix the two numberings (a message
+		 * held under an id the new stream gives to another one).
+		 * Not adopted: like a frame of a session we do not know, it
+		 * makes us introduce ourselves (a reconnect or a restart for
+		 * the peer, which then answers with a session bound to ours).
+		 */
+		if (p->cn.rx_known) {
+			e->st.session_rejects++; /* stale: ours goes on */
+			conn_event(e, p, p->cn.peer_sid); /* the XDP program dropped it */
+			return 0;
+		}
+		e->st.no_session++;
+		if (p->cn.cstate == C_NONE && !p->cn.unsol_due)
+			p->cn.unsol_due = now(e) + 2 * e->cfg.rto_init_ns;
 		return 0;
 	}
 	if (p->cn.rx_known && peer_sess_empty(p)) {
