@@ -361,7 +361,9 @@ XW_API int xw_endpoint__irecv(struct xw_endpoint *ep, void *buf, size_t len, __u
 struct xw_recv_opts {
 	size_t sz;
 	const struct xw_addr *src; /* directed: only messages from this sender
-				    * match (NULL: any sender)             */
+				    * match (NULL: any sender); when the
+				    * connection with it is given up, the
+				    * receive completes with -ETIMEDOUT     */
 };
 /** xw_endpoint__irecv() with options (NULL: none). */
 XW_API int xw_endpoint__irecv_opts(struct xw_endpoint *ep, void *buf, size_t len, __u64 match,

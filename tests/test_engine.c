@@ -3372,6 +3372,76 @@ static void test_rel_probe(void)
 }
 
 /*
+ * A peer given up takes its directed receives with it: node 0 waits for a
+ * message from node 1 (directed), one from node 2 (directed) and one from
+ * anyone; node 1 dies while node 0 sends to it.  When node 0 gives node 1
+ * up, its large send and the receive directed at node 1 complete with
+ * -ETIMEDOUT (nobody else could ever satisfy that receive); the other two
+ * stay posted and still work.
+ */
+static void test_rel_giveup_directed(void)
+{
+	struct xwi_engine_cfg c[3] = { rel_cfg(1), rel_cfg(2), rel_cfg(3) };
+	static unsigned char sb[3000];
+	unsigned char rb[3][300];
+	struct xw_request *sr, *rr[3], *s2;
+	__u64 t0;
+
+	fill(sb, sizeof(sb), 11);
+	for (int i = 0; i < 3; i++)
+		c[i].give_up_ns = 1000000000ULL;
+	rnet_init(3, c, 1700);
+	rx_rc_bad = 0;
+	REQUIRE(xwi_engine_irecv_from(nodes[0].e, rb[0], 300, 9, ALL, &nodes[1].addr, &rr[0]) == 0,
+		"irecv from 1");
+	REQUIRE(xwi_engine_irecv_from(nodes[0].e, rb[1], 300, 9, ALL, &nodes[2].addr, &rr[1]) == 0,
+		"irecv from 2");
+	REQUIRE(xwi_engine_irecv(nodes[0].e, rb[2], 300, 10, ALL, &rr[2]) == 0, "irecv any");
+	/* a session with node 1 first, then it dies */
+	REQUIRE(xwi_engine_isend(nodes[0].e, &nodes[1].addr, sb, 100, 1, &sr) == 0, "isend");
+	rpump(NULL, NULL, 50000000ULL);
+	CHECK(sr->state == XWI_REQ_DONE && !sr->status.error, "first send: state %d error %d",
+	      sr->state, sr->status.error);
+	xwi_request_free(sr);
+	xwi_engine_free(nodes[1].e);
+	nodes[1].e = NULL;
+	drop_queue(1);
+	/* a large send (RNDV): it completes only when node 1 has pulled it */
+	REQUIRE(xwi_engine_isend(nodes[0].e, &nodes[1].addr, sb, 3000, 2, &sr) == 0, "isend");
+	t0 = rclock;
+	while (sr->state != XWI_REQ_DONE && rclock - t0 < 5ULL * 1000000000ULL)
+		rpass();
+	CHECK(sr->state == XWI_REQ_DONE && sr->status.error == -ETIMEDOUT,
+	      "send to the dead peer: state %d error %d", sr->state, sr->status.error);
+	CHECK(rr[0]->state == XWI_REQ_DONE && rr[0]->status.error == -ETIMEDOUT &&
+		      xw_addr_equal(&rr[0]->status.src, &nodes[1].addr),
+	      "receive directed at the given-up peer: state %d error %d", rr[0]->state,
+	      rr[0]->status.error);
+	CHECK(rr[1]->state != XWI_REQ_DONE && rr[2]->state != XWI_REQ_DONE,
+	      "other receives completed with the give-up: directed %d/%d, any %d/%d",
+	      rr[1]->state, rr[1]->status.error, rr[2]->state, rr[2]->status.error);
+	/* node 2 still gets through to both */
+	REQUIRE(xwi_engine_isend(nodes[2].e, &nodes[0].addr, sb, 300, 9, &s2) == 0, "isend 2");
+	rpump(NULL, NULL, 50000000ULL);
+	xwi_request_free(s2);
+	REQUIRE(xwi_engine_isend(nodes[2].e, &nodes[0].addr, sb, 200, 10, &s2) == 0, "isend 2");
+	rpump(NULL, NULL, 50000000ULL);
+	CHECK(rr[1]->state == XWI_REQ_DONE && !rr[1]->status.error && rr[1]->status.len == 300 &&
+		      !memcmp(rb[1], sb, 300) && rr[2]->state == XWI_REQ_DONE &&
+		      !rr[2]->status.error && rr[2]->status.len == 200 && !memcmp(rb[2], sb, 200),
+	      "after the give-up: from 2 %d/%d, any %d/%d", rr[1]->state, rr[1]->status.error,
+	      rr[2]->state, rr[2]->status.error);
+	CHECK(!rx_rc_bad, "%d frames rejected", rx_rc_bad);
+	xwi_request_free(s2);
+	xwi_request_free(sr);
+	for (int i = 0; i < 3; i++)
+		xwi_request_free(rr[i]);
+	rnet_free();
+	printf("reliability: a peer given up fails the receives directed at it (-ETIMEDOUT); "
+	       "receives from others and from anyone stay and complete\n");
+}
+
+/*
  * XWI_SEND_MORE: a batch of eager messages sent with the hint, the last one
  * without: every frame of the flagged ones says MORE and carries no LAT;
  * the last message's frames carry the marks as usual and its last frame no
@@ -3835,6 +3905,7 @@ int main(void)
 	test_rel_forged();
 	test_rel_flood();
 	test_rel_probe();
+	test_rel_giveup_directed();
 	test_rel_crossing();
 	test_rel_reconnect();
 	test_rel_sack();

@@ -197,10 +197,10 @@ static bool sid_retired(const struct peer *p, __u32 sid)
  *  RM_RECONNECT: the message streams go on (carry_over); only large
  *   messages being received complete with @err (the sender starts them
  *   again: taken again, see redo).
- *  RM_GIVEUP: every request with the peer completes with @err; the message
- *   ids go on (if the same peer endpoint comes back, nothing it already
- *   gave us is taken twice), and messages of it we hold without a receive
- *   stay.
+ *  RM_GIVEUP: every request with the peer completes with @err, receives
+ *   posted for messages from it only (directed) too; the message ids go on
+ *   (if the same peer endpoint comes back, nothing it already gave us is
+ *   taken twice), and messages of it we hold without a receive stay.
  * Complete eager messages in the unexpected queue always stay.
  */
 void xwi_conn_reset(struct xwi_engine *e, struct peer *p, int err, enum xwi_reset_mode mode)

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <string.h>
 
 #include "engine_int.h"
 #include "match.h"
@@ -44,6 +45,25 @@ struct xw_request *xwi_match_posted(struct xwi_engine *e, __u64 match,
 		}
 	}
 	return NULL;
+}
+
+void xwi_match_fail_directed(struct xwi_engine *e, const struct peer *p, int err)
+{
+	struct xl *l, *n;
+
+	for (l = e->posted.next; l != &e->posted; l = n) {
+		struct xwi_req_priv *r = xl_entry(l, struct xwi_req_priv, qlink);
+		struct xw_request *req = r->req;
+
+		n = l->next;
+		if (!r->has_src || !xw_addr_equal(&r->src, &p->addr))
+			continue;
+		xwi_match_unpost(r);
+		memset(&req->status, 0, sizeof(req->status));
+		req->status.error = err;
+		req->status.src = p->addr;
+		xwi_req_done(e, req);
+	}
 }
 
 bool xwi_engine_has_unexpected(const struct xwi_engine *e)

@@ -23,6 +23,11 @@ struct xw_request *xwi_match_posted(struct xwi_engine *e, __u64 match,
 				    const struct xw_addr *from);
 /* Would a posted receive take it?  (Nothing changes.) */
 bool xwi_match_would(const struct xwi_engine *e, __u64 match, const struct xw_addr *from);
+/* The connection with @p was given up (RM_GIVEUP): receives posted for
+ * messages from @p only (directed), which no other sender can satisfy,
+ * complete with @err instead of waiting for a peer that is gone.  Receives
+ * for any sender stay posted, and so do messages of @p already held. */
+void xwi_match_fail_directed(struct xwi_engine *e, const struct peer *p, int err);
 /* @m (eligible, no receive took it) joins the unexpected queue. */
 void xwi_match_unexpected(struct xwi_engine *e, struct rmsg *m);
 

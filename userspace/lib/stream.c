@@ -13,6 +13,7 @@
 
 #include "engine_int.h"
 #include "conn.h"
+#include "match.h"
 #include "msg.h"
 
 static struct carry *carry_find(struct peer *p);
@@ -518,10 +519,10 @@ void xwi_msg_stream_sync(struct xwi_engine *e, struct peer *p, __u32 eid, __u32 
  *  RM_RECONNECT: the message streams go on (carry_over); only large
  *   messages being received complete with @err (the sender starts them
  *   again: taken again, see redo).
- *  RM_GIVEUP: every request with the peer completes with @err; the message
- *   ids go on (if the same peer endpoint comes back, nothing it already
- *   gave us is taken twice), and messages of it we hold without a receive
- *   stay.
+ *  RM_GIVEUP: every request with the peer completes with @err, receives
+ *   posted for messages from it only (directed) too; the message ids go on
+ *   (if the same peer endpoint comes back, nothing it already gave us is
+ *   taken twice), and messages of it we hold without a receive stay.
  * Complete eager messages in the unexpected queue always stay.
  */
 void xwi_msg_reset(struct xwi_engine *e, struct peer *p, int err, enum xwi_reset_mode mode,
@@ -580,6 +581,8 @@ void xwi_msg_reset(struct xwi_engine *e, struct peer *p, int err, enum xwi_reset
 		if (c->standalone)
 			free(c);
 	}
+	if (mode == RM_GIVEUP)
+		xwi_match_fail_directed(e, p, err);
 	if (mode == RM_NEWPEER)
 		p->ms.tx_next_id = p->ms.rx_next_id = 0;
 	p->ms.last = NULL;
