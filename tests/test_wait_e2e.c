@@ -479,6 +479,11 @@ static void part_idle(struct xw_endpoint *ep)
 #define DL_SHORT 200
 #define DL_LONG 100
 #define ADAPT_N (XWI_WAIT_HIST + 4) /* a full adaptive history and then some */
+/* Delays "much longer than B" for adaptive: B is the median of the path's
+ * recent wake-up latencies, each at most XWI_WAKE_MAX_NS (wait.h), which on
+ * a loaded machine are milliseconds; delays above twice that bound are
+ * longer than 2B on any machine, however loaded. */
+#define ADAPT_THINK (2 * XWI_WAKE_MAX_NS + 5 * MS)
 
 struct delays {
 	__u64 dur[DL_SHORT]; /* host A: the receive wait, from its start      */
@@ -705,8 +710,8 @@ static void part_delays(struct xw_endpoint *ep, const struct xw_addr *peer)
 		       blocks, (unsigned long long)dl.wakes, zero, preempted);
 	}
 
-	/* Adaptive learns long delays: its spin drops to B/2, whether it is
-	 * the endpoint default or chosen per call. */
+	/* Adaptive learns long delays (ADAPT_THINK > 2B): its spin drops to
+	 * B/2, whether it is the endpoint default or chosen per call. */
 	for (int per_call = 0; per_call < 2; per_call++) {
 		struct xw_wait_stats w;
 
@@ -714,18 +719,19 @@ static void part_delays(struct xw_endpoint *ep, const struct xw_addr *peer)
 			REQUIRE(xw_endpoint__set_wait(ep, per_call ? XW_WAIT_SPIN_BLOCK
 								   : XW_WAIT_ADAPTIVE, 0) == 0,
 				"set_wait");
-		delay_phase(ep, peer, ADAPT_N, 2 * MS, per_call ? XW_WAIT_ADAPTIVE : XW_WAIT_DEFAULT,
-			    0, &dl);
+		delay_phase(ep, peer, ADAPT_N, ADAPT_THINK,
+			    per_call ? XW_WAIT_ADAPTIVE : XW_WAIT_DEFAULT, 0, &dl);
 		if (is_b)
 			continue;
 		w = wstats(ep);
 		CHECK(w.adaptive_spin_ns == w.block_cost_ns / 2,
-		      "adaptive (%s) after %d waits of 2 ms: spin %llu ns, want B/2 = %llu",
+		      "adaptive (%s) after %d waits of %llu ms: spin %llu ns, want B/2 = %llu",
 		      per_call ? "per call" : "endpoint default", ADAPT_N,
-		      (unsigned long long)w.adaptive_spin_ns,
+		      (unsigned long long)(ADAPT_THINK / MS), (unsigned long long)w.adaptive_spin_ns,
 		      (unsigned long long)(w.block_cost_ns / 2));
-		printf("   adaptive (%s) after %d waits of 2 ms: spin %.2f us (B/2 = %.2f us)\n",
-		       per_call ? "per call" : "endpoint default", ADAPT_N, w.adaptive_spin_ns / 1e3,
+		printf("   adaptive (%s) after %d waits of %llu ms: spin %.2f us (B/2 = %.2f us)\n",
+		       per_call ? "per call" : "endpoint default", ADAPT_N,
+		       (unsigned long long)(ADAPT_THINK / MS), w.adaptive_spin_ns / 1e3,
 		       w.block_cost_ns / 2e3);
 		REQUIRE(xw_endpoint__set_wait(ep, XW_WAIT_SPIN_BLOCK, 0) == 0, "restore");
 	}
