@@ -196,6 +196,7 @@ static int open_port(struct xw_endpoint *ep, const char *ifname, int ifindex, __
 {
 	struct xw_iface *ifc = ep->iref->ifc;
 	int qfd = xw_iface__map_fd(ifc, "udp_queues");
+	bool busy = false;
 	__u32 n;
 	int err;
 
@@ -206,17 +207,23 @@ static int open_port(struct xw_endpoint *ep, const char *ifname, int ifindex, __
 	n = xwi_rx_queues(ifname);
 	for (int pass = 0; pass < 2; pass++) {
 		for (__u32 q = 0; q < n; q++) {
-			if (!xwi_port_have(ifindex, q) && queue_held_elsewhere(ifc, q))
+			if (!xwi_port_have(ifindex, q) && queue_held_elsewhere(ifc, q)) {
+				busy = true;
 				continue;
+			}
 			err = xwi_port_get(ifname, ifindex, q, umem,
 					   XWI_PORT_QUIET | (pass ? XWI_PORT_WAIT : 0), qfd,
 					   &ep->port);
 			if (err != -EBUSY && err != -EINVAL)
 				return err;
+			busy |= err == -EBUSY;
 		}
 	}
-	xwi_err("%s: no free queue (%u RX queues, every one bound by another process)",
-		ifname, n);
+	if (!busy) {
+		xwi_err("%s: none of its %u RX queues takes an AF_XDP socket", ifname, n);
+		return -EINVAL;
+	}
+	xwi_err("%s: no free queue (%u RX queues, each bound by another process)", ifname, n);
 	return -EBUSY;
 }
 
