@@ -548,6 +548,10 @@ XW_API int xw_endpoint__open(const char *ifname, __u16 id, const struct xw_endpo
 			goto fail;
 		}
 		ep->enc.udp_port = (__u16)(ep->enc.udp_port + ep->port->queue);
+	} else if (XWI_OPT(o, queue, 0) == XW_QUEUE_ANY && ep->port->queue) {
+		xwi_warn("%s: endpoint %u took queue %u with Ethernet encapsulation: a NIC "
+			 "cannot steer its frames there (use UDP and xdpwake steer)", ifname, id,
+			 ep->port->queue);
 	}
 	if (ep->port->eps[id]) {
 		xwi_err("%s: endpoint %u is already open in this process", ifname, id);
