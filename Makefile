@@ -100,7 +100,8 @@ test-repeat:
 	$(Q)OUTPUT=$(OUTPUT) SANITIZE=$(SANITIZE) LOAD=$(LOAD) tests/repeat.sh $(N)
 
 # Helper programs of the shell tests (not tests themselves).
-TEST_HELPERS := $(OUTPUT)/tests/mpi/fault_hosts
+TEST_HELPERS := $(OUTPUT)/tests/mpi/fault_hosts $(OUTPUT)/tests/mpi/steer \
+	$(OUTPUT)/tests/multiq_peer
 
 tests: $(TEST_BINS) $(TEST_HELPERS) $(BENCH_BINS)
 benches: $(BENCH_BINS)

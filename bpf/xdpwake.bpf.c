@@ -131,6 +131,14 @@ struct {
 	__type(value, __u32);
 } conns SEC(".maps");
 
+/* UDP mode: the queues in use on this interface (see proto.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XW_MAX_QUEUES);
+	__type(key, __u32);
+	__type(value, __u32);
+} udp_queues SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_XSKMAP);
 	__uint(max_entries, XW_MAX_ENDPOINTS);
@@ -589,7 +597,7 @@ int xw_xdp(struct xdp_md *ctx)
 	if ((encap & XW_ENCAP_ETH) && proto == bpf_htons((__u16)xw_ethertype)) {
 		h = pos;
 	} else if ((encap & XW_ENCAP_UDP) && proto == bpf_htons(ETH_P_IP)) {
-		__u32 ihl, tot, ulen;
+		__u32 ihl, tot, ulen, uq, *inuse;
 
 		ip = pos;
 		if ((void *)(ip + 1) > data_end)
@@ -601,7 +609,14 @@ int xw_xdp(struct xdp_md *ctx)
 		udp = pos + ihl;
 		if ((void *)(udp + 1) > data_end)
 			return pass(g, frame_len);
-		if (udp->dest != bpf_htons((__u16)xw_udp_port))
+		/* Port udp_port + q belongs to the endpoints on queue q: ours
+		 * only while a socket of ours is bound to q.  Other ports
+		 * pay no map lookup. */
+		uq = (__u32)bpf_ntohs(udp->dest) - (xw_udp_port & 0xFFFF);
+		if (uq >= XW_MAX_QUEUES)
+			return pass(g, frame_len);
+		inuse = bpf_map_lookup_elem(&udp_queues, &uq);
+		if (!inuse || !*inuse)
 			return pass(g, frame_len);
 		/* Ours from here on: the lengths must not lie. */
 		g->frames_ours++;

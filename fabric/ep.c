@@ -1111,10 +1111,23 @@ static struct fi_ops ep_fi_ops = XWFI_FI_OPS(ep_close, ep_bind, ep_control);
 
 static int xep_open(struct xwfi_ep *ep)
 {
-	XW_OPTS(xw_endpoint_opts, o, .queue = (__u32)(xwfi_params.queue > 0 ? xwfi_params.queue : 0),
+	XW_OPTS(xw_endpoint_opts, o, .queue = XW_QUEUE_ANY,
 		.pin_root = xwfi_params.pin_root && *xwfi_params.pin_root ? xwfi_params.pin_root
 									   : NULL);
 	int first = 1, last = XW_MAX_ENDPOINTS - 1, err = -EBUSY;
+	const char *q = xwfi_params.queue;
+
+	if (q && *q && strcmp(q, "any")) {
+		char *end;
+		unsigned long v = strtoul(q, &end, 10);
+
+		if (*end || end == q || v > 4095) {
+			FI_WARN(&xwfi_prov, FI_LOG_EP_CTRL,
+				"FI_XDPWAKE_QUEUE: '%s' is neither a queue number nor any\n", q);
+			return -FI_EINVAL;
+		}
+		o.queue = (__u32)v;
+	}
 
 	if (xwfi_params.encap && !strcmp(xwfi_params.encap, "udp"))
 		o.encap = XW_ENCAP_UDP;

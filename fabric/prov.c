@@ -13,7 +13,7 @@
 
 #include "xwfi.h"
 
-struct xwfi_params xwfi_params = { .queue = 0, .ep_id = -1 };
+struct xwfi_params xwfi_params = { .ep_id = -1 };
 
 #define XWFI_CAPS                                                                          \
 	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE |           \
@@ -413,8 +413,11 @@ FI_EXT_INI
 	fi_param_define(&xwfi_prov, "iface", FI_PARAM_STRING,
 			"Interface to use (default: every usable Ethernet interface, one "
 			"fi_info each)");
-	fi_param_define(&xwfi_prov, "queue", FI_PARAM_INT,
-			"Interface queue the endpoint binds (default: 0)");
+	fi_param_define(&xwfi_prov, "queue", FI_PARAM_STRING,
+			"Interface queue the endpoint binds: a number, or any (default): the "
+			"first queue no other process holds, so that every rank of a host "
+			"gets its own queue (with udp, port = base + queue; steer each port "
+			"to its queue: xdpwake steer)");
 	fi_param_define(&xwfi_prov, "ep_id", FI_PARAM_INT,
 			"xdpwake endpoint id 0..63 (default: the first free id from 1)");
 	fi_param_define(&xwfi_prov, "encap", FI_PARAM_STRING,
@@ -431,7 +434,7 @@ FI_EXT_INI
 	fi_param_define(&xwfi_prov, "pin_root", FI_PARAM_STRING,
 			"bpffs directory of the pinned maps (default: /sys/fs/bpf/xdpwake)");
 	fi_param_get_str(&xwfi_prov, "iface", &xwfi_params.iface);
-	fi_param_get_int(&xwfi_prov, "queue", &xwfi_params.queue);
+	fi_param_get_str(&xwfi_prov, "queue", &xwfi_params.queue);
 	fi_param_get_int(&xwfi_prov, "ep_id", &xwfi_params.ep_id);
 	fi_param_get_str(&xwfi_prov, "encap", &xwfi_params.encap);
 	fi_param_get_str(&xwfi_prov, "policy", &xwfi_params.policy);

@@ -52,7 +52,7 @@ extern struct fi_provider xwfi_prov;
 /* FI_XDPWAKE_* settings, read once at fi_prov_ini. */
 struct xwfi_params {
 	char *iface;		/* only this interface (NULL: all usable)  */
-	int queue;		/* interface queue (default 0)             */
+	char *queue;		/* interface queue or "any" (default)      */
 	int ep_id;		/* endpoint id (-1: first free from 1)     */
 	char *encap;		/* "eth" (default) or "udp"                */
 	char *policy;		/* wake policy (NULL: the interface's)     */

@@ -255,7 +255,8 @@ struct xw_endpoint_opts {
 	size_t sz;
 	const char *pin_root;	/* as in xw_iface_opts (NULL: default)          */
 	enum xw_xdp_mode mode;	/* when this endpoint attaches the program      */
-	__u32 queue;		/* interface queue to bind (default 0)          */
+	__u32 queue;		/* interface queue to bind (default 0), or
+				 * XW_QUEUE_ANY                                 */
 	__u32 encap;		/* XW_ENCAP_ETH (default) or XW_ENCAP_UDP       */
 	__u32 ethertype;	/* 0: the interface's current/default EtherType */
 	__u32 udp_port;		/* 0: the interface's current/default port      */
@@ -295,6 +296,12 @@ struct xw_endpoint_opts {
 	bool crc_off;
 };
 
+/* xw_endpoint_opts.queue: the first queue of the interface (0 .. its RX
+ * queues - 1) that this process has already or that it can bind; queues
+ * that other processes hold are skipped.  With UDP encapsulation an
+ * endpoint on queue q has port udp_port + q (see xdpwake/proto.h). */
+#define XW_QUEUE_ANY 0xFFFFFFFFu
+
 /* Mark kinds for xw_endpoint_opts.marks. */
 #define XW_MARK_SMALL (1u << 0)	     /* SMALL                           */
 #define XW_MARK_MEDIUM (1u << 1)     /* the last MEDIUM fragment        */
@@ -320,6 +327,8 @@ XW_API int xw_endpoint__open(const char *ifname, __u16 id, const struct xw_endpo
 XW_API void xw_endpoint__close(struct xw_endpoint *ep);
 /** This endpoint's address (Ethernet: MAC/id, UDP: IPv4:port/id). */
 XW_API int xw_endpoint__addr(const struct xw_endpoint *ep, struct xw_addr *addr);
+/** The interface queue the endpoint's AF_XDP socket is bound to. */
+XW_API int xw_endpoint__queue(const struct xw_endpoint *ep);
 /** The interface handle (knobs, statistics). */
 XW_API struct xw_iface *xw_endpoint__iface(const struct xw_endpoint *ep);
 /** A file descriptor that becomes readable when the XDP program wakes this

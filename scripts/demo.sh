@@ -186,7 +186,8 @@ It prints "listening on ADDR".  Then run here:
 
 The peer's frames must arrive on queue ${QUEUE:-0} of each side (the queue the endpoints
 bind): with RSS, use one queue (ethtool -L IFACE combined 1) or a flow-steering
-rule for EtherType 0x88b5 (or the UDP port with --encap udp).
+rule for EtherType 0x88b5 (with --encap udp: UDP port 49152 + queue to that queue, which
+`xdpwake steer IFACE --apply` installs).
 EOF
 		exit 2
 	fi

@@ -107,9 +107,10 @@ declare -A opts=(
 	[set]="--ep --pin-root"
 	[get]="--ep --pin-root"
 	[knobs]=""
+	[steer]="--queues --apply --remove --udp-port --pin-root"
 	[help]=""
 )
-for c in attach detach status stats set get knobs help; do
+for c in attach detach status stats set get knobs steer help; do
 	run "$X" "$c" --help
 	missing=
 	for o in ${opts[$c]} --json --verbose --help; do
@@ -318,6 +319,41 @@ check "initial knobs were applied" \
 	"('eth,udp', 5000, 'timeout')"
 run "$X" -j status "$A" "${P[@]}"
 check "status shows generic mode" test "$(jq_py "$out" 'd["interfaces"][0]["mode"]')" = generic
+
+# Several queues: ports udp_port + queue, and the steering check (veth:
+# nothing to install, a note on what steers).
+if command -v bpftool >/dev/null; then
+	pid=$$
+	for e in "5 0" "6 2"; do
+		set -- $e
+		bpftool map update pinned "$ROOT/$A/endpoints" key "$1" 0 0 0 value 1 0 0 0 "$2" 0 0 0 \
+			$((pid & 255)) $(((pid >> 8) & 255)) $(((pid >> 16) & 255)) 0 0 0 0 0
+	done
+	run "$X" -j status "$A" "${P[@]}"
+	check "status -j shows each endpoint's queue and UDP port (udp_port + queue)" \
+		test "$(jq_py "$out" '[(e["ep"], e["queue"], e["udp_port"]) for e in d["interfaces"][0]["endpoints"]]')" = \
+		"[(5, 0, 5000), (6, 2, 5002)]"
+	check "status -j notes that a veth's RX queue follows the sender's TX queue" \
+		test "$(jq_py "$out" 'any("sender" in i and "TX queue" in i for i in d["interfaces"][0]["info"])')" = True
+	run "$X" status "$A" "${P[@]}"
+	check "status text has the PORT column and the steering note" \
+		test -n "$(has "$out" 'PORT' && has "$out" '5002' && has "$out" "info: endpoints on 2 queues" && echo y)"
+	for e in 5 6; do
+		bpftool map update pinned "$ROOT/$A/endpoints" key "$e" 0 0 0 value 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0
+	done
+fi
+
+# steer: a veth has no n-tuple filters: a clear error, nothing changed.
+run "$X" steer "$A" "${P[@]}"
+check "steer on a veth exits 1 and says why (no n-tuple filters, steer on the path)" \
+	test "$rc" -eq 1 -a -n "$(has "$err" 'n-tuple' && has "$err" 'veth' && has "$err" "TX queue" && echo y)"
+run "$X" -j steer "$A" --apply --queues 4 "${P[@]}"
+check "steer --apply -j on a veth: JSON error -EOPNOTSUPP" \
+	test "$rc" -eq 1 -a "$(jq_py "$out" 'd["error"]["code"]')" = -95
+run "$X" steer "$A" --apply --remove "${P[@]}"
+check "steer --apply --remove exits 2" test "$rc" -eq 2
+run "$X" steer "$A" --queues 0 "${P[@]}"
+check "steer --queues 0 exits 2" test "$rc" -eq 2
 run "$X" detach "$A" "${P[@]}"
 check "detach of the generic-mode program exits 0" test "$rc" -eq 0 -a -n "$(! xdp_on "$A" && echo y)"
 

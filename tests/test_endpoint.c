@@ -923,6 +923,29 @@ static void test_errors(void)
 		expect_open_err("queue 5 on a one-queue veth", IF_QA, 2, &o, -EINVAL,
 				"invalid argument", "queue 5");
 	}
+	{
+		/* XW_QUEUE_ANY: the queue this process has already; in another
+		 * process the only queue is held by a live endpoint: skipped at
+		 * once (no wait for a release), nothing else free. */
+		XW_OPTS(xw_endpoint_opts, o, .pin_root = pin_root, .queue = XW_QUEUE_ANY);
+		struct xw_endpoint *e2 = NULL;
+		int err;
+		unsigned long long t0;
+
+		err = xw_endpoint__open(IF_QA, 2, &o, &e2);
+		CHECK(err == 0 && xw_endpoint__queue(e2) == 0,
+		      "XW_QUEUE_ANY in the process holding queue 0: %s, queue %d", xw_strerror(err),
+		      err ? -1 : xw_endpoint__queue(e2));
+		if (!err)
+			xw_endpoint__close(e2);
+		t0 = xwt_now_ns();
+		helper_call(hroot, H_OPEN, IF_QA, 2, XW_QUEUE_ANY, &r);
+		expect_err("XW_QUEUE_ANY, the only queue held by a live process", r.err, -EBUSY,
+			   "busy", r.logerrs, r.log, "no free queue");
+		CHECK(xwt_now_ns() - t0 < 2000000000ULL,
+		      "XW_QUEUE_ANY waited %.1f s for a queue a live process holds",
+		      (xwt_now_ns() - t0) / 1e9);
+	}
 	/* Missing privileges, the program attached (its pins exist). */
 	helper_call(huser, H_OPEN, IF_QA, 3, 0, &r);
 	expect_eperm("uid 65534, no capabilities, program attached", &r);

@@ -42,6 +42,7 @@ struct fx {
 	__u64 produced, consumed;
 	struct knobset knobs[3];
 	__u32 queue;	      /* frame's rx queue */
+	__u32 queues;	      /* UDP queues in use, bit q (0: queue 0 only) */
 	/* expected */
 	int verdict;
 	int wake;
@@ -61,6 +62,8 @@ struct fx {
 #define MORE XW_F_MORE
 #define D(name, v) { C(name), (v) }
 #define K(name, v) { #name, (v) }
+/* The UDP port of queue q (the default base). */
+#define UQ(q) ((__u16)(XW_DEFAULT_UDP_PORT + (q)))
 
 static const struct fx table[] = {
 	/* ---- not ours: passed untouched ---- */
@@ -84,6 +87,22 @@ static const struct fx table[] = {
 	{ "frame cut inside the UDP header", { .encap = XWT_ENC_UDP, .type = XW_PKT_SMALL, .truncate = 38 },
 	  .knobs = { K(encap, 3) }, .verdict = XDP_PASS },
 	{ "our EtherType changed away", SMALL(LAT), .knobs = { K(ethertype, 0x9000) }, .verdict = XDP_PASS },
+	/* per-queue UDP ports: udp_port + q is ours only while queue q is in use */
+	{ "UDP port of queue 1, queue 1 not in use", { .encap = XWT_ENC_UDP, .udp_port = UQ(1),
+	  .type = XW_PKT_SMALL, .frag_count = 1, .payload_len = 8, .present = -1 },
+	  .knobs = { K(encap, 2) }, .verdict = XDP_PASS },
+	{ "UDP port of queue 0, only queue 31 in use", { .encap = XWT_ENC_UDP, .type = XW_PKT_SMALL,
+	  .frag_count = 1, .payload_len = 8, .present = -1 }, .knobs = { K(encap, 2) },
+	  .queues = 1u << 31, .verdict = XDP_PASS },
+	{ "UDP port udp_port + XW_MAX_QUEUES (out of range)", { .encap = XWT_ENC_UDP,
+	  .udp_port = UQ(XW_MAX_QUEUES), .type = XW_PKT_SMALL, .frag_count = 1, .payload_len = 8,
+	  .present = -1 }, .knobs = { K(encap, 2) }, .queues = 0xFFFFFFFF, .verdict = XDP_PASS },
+	{ "UDP port udp_port - 1 (below the range)", { .encap = XWT_ENC_UDP, .udp_port = UQ(-1),
+	  .type = XW_PKT_SMALL, .frag_count = 1, .payload_len = 8, .present = -1 },
+	  .knobs = { K(encap, 2) }, .queues = 0xFFFFFFFF, .verdict = XDP_PASS },
+	{ "UDP port of queue 3 in use, encap eth only", { .encap = XWT_ENC_UDP, .udp_port = UQ(3),
+	  .type = XW_PKT_SMALL, .frag_count = 1, .payload_len = 8, .present = -1 },
+	  .queues = 0x9, .verdict = XDP_PASS },
 
 	/* ---- ours but malformed: dropped and counted by reason ---- */
 	{ "truncated header", { .type = XW_PKT_SMALL, .truncate = 14 + 40 }, .verdict = XDP_DROP,
@@ -120,6 +139,10 @@ static const struct fx table[] = {
 	{ "wrong session", { .type = XW_PKT_SMALL, .session = 0x9999, .frag_count = 1, .payload_len = 8,
 	  .present = -1 }, .knobs = { K(session, 0x1234) }, .verdict = XDP_DROP, .delta = { D(drop_session, 1) } },
 	{ "wrong queue", SMALL(LAT), .queue = 1, .verdict = XDP_DROP, .delta = { D(drop_queue, 1) } },
+	{ "UDP port of queue 1 (in use) on queue 1, endpoint on queue 0", { .encap = XWT_ENC_UDP,
+	  .udp_port = UQ(1), .type = XW_PKT_SMALL, .flags = LAT, .frag_count = 1, .payload_len = 8,
+	  .present = -1 }, .knobs = { K(encap, 2) }, .queues = 0x3, .queue = 1, .verdict = XDP_DROP,
+	  .delta = { D(drop_queue, 1) } },
 	{ "no AF_XDP socket", { .type = XW_PKT_SMALL, .dst_ep = EP_NOSOCK, .frag_count = 1,
 	  .payload_len = 8, .present = -1 }, .verdict = XDP_DROP, .delta = { D(drop_nosocket, 1) } },
 	{ "UDP length beyond IP length", { .encap = XWT_ENC_UDP, .udp_len_delta = 4, .type = XW_PKT_SMALL,
@@ -153,6 +176,15 @@ static const struct fx table[] = {
 	{ "UDP mode, IP options, VLAN, custom port", { .encap = XWT_ENC_UDP, .vlans = 1, .ip_opt_words = 3,
 	  .udp_port = 7777, .type = XW_PKT_SMALL, .flags = LAT, .frag_count = 1, .payload_len = 4,
 	  .present = -1 }, .knobs = { K(encap, 2), K(udp_port, 7777) }, .policy = XW_POLICY_MARKER,
+	  .verdict = XDP_REDIRECT, .wake = W_NOW, .reason = XW_WAKE_MARKER,
+	  .delta = { D(wake_marker, 1), D(lat_frames, 1) } },
+	{ "UDP port of queue 5 in use", { .encap = XWT_ENC_UDP, .udp_port = UQ(5), .type = XW_PKT_SMALL,
+	  .flags = LAT, .frag_count = 1, .payload_len = 4, .present = -1 }, .knobs = { K(encap, 2) },
+	  .queues = 1u << 5, .policy = XW_POLICY_MARKER, .verdict = XDP_REDIRECT, .wake = W_NOW,
+	  .reason = XW_WAKE_MARKER, .delta = { D(wake_marker, 1), D(lat_frames, 1) } },
+	{ "UDP port of queue 2 in use, custom port", { .encap = XWT_ENC_UDP, .udp_port = 7779,
+	  .type = XW_PKT_SMALL, .flags = LAT, .frag_count = 1, .payload_len = 4, .present = -1 },
+	  .knobs = { K(encap, 3), K(udp_port, 7777) }, .queues = 0x5, .policy = XW_POLICY_MARKER,
 	  .verdict = XDP_REDIRECT, .wake = W_NOW, .reason = XW_WAKE_MARKER,
 	  .delta = { D(wake_marker, 1), D(lat_frames, 1) } },
 	{ "session matches", { .type = XW_PKT_SMALL, .flags = LAT, .session = 0x1234, .frag_count = 1,
@@ -305,6 +337,8 @@ static int run_row(struct xwt_xdp *x, const struct fx *r)
 	restore_knobs(x);
 	apply_knobs(x, r->knobs, 3);
 	prepare(x, r->policy, r->unarmed, r->produced, r->consumed, &ws);
+	for (__u32 q = 0; q < 32; q++)
+		xwt_set_queue(x, q, ((r->queues ? r->queues : 1u) >> q) & 1 ? 4242 : 0);
 
 	len = xwt_build(&r->f, in);
 	if (getenv("XWT_VERBOSE"))
@@ -365,6 +399,8 @@ static int run_row(struct xwt_xdp *x, const struct fx *r)
 		      xw_stat_name(i), d, want[i]);
 	}
 	xwt_set_clock(x, 0);
+	for (__u32 q = 0; q < 32; q++)
+		xwt_set_queue(x, q, q == 0 ? 4242 : 0);
 	return xwt_failures == fails;
 }
 

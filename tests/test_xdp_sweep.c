@@ -10,7 +10,8 @@
  *     no frames_redirected moves while frames_passed grows by exactly the
  *     number of frames.
  *  2. UDP sweep (encap udp): IPv4/UDP to every destination port behind 0
- *     and 1 VLAN tag: only XW_DEFAULT_UDP_PORT redirects, the rest passes
+ *     and 1 VLAN tag, queues 0 and 5 in use: only their ports
+ *     (XW_DEFAULT_UDP_PORT + 0 and + 5) redirect, the rest passes
  *     unmodified; our EtherType frames now pass.
  *  3. Fuzz (encap eth+udp): random frames (lengths 14..1514, often with our
  *     EtherType / VLAN tags / IPv4+UDP to our port planted) and mutations of
@@ -237,6 +238,9 @@ static void udp_sweep(struct xwt_xdp *x)
 	int len, port_off, v, mod, bad_verdict = 0, bad_mod = 0;
 
 	xwt_set_knob(x, "encap", 0, XW_ENCAP_UDP);
+	/* Queues 0 and 5 in use: their ports (udp_port, udp_port + 5) are
+	 * ours, every other port passes, those of the other queues too. */
+	xwt_set_queue(x, 5, (__u32)getpid());
 	a = xwt_stats(x);
 	for (int tags = 0; tags <= 1; tags++) {
 		struct xwt_frame f = { .encap = XWT_ENC_UDP, .vlans = tags, .type = XW_PKT_SMALL,
@@ -249,7 +253,7 @@ static void udp_sweep(struct xwt_xdp *x)
 				buf[port_off + 1] == (XW_DEFAULT_UDP_PORT & 0xFF),
 			"UDP port offset");
 		for (__u32 port = 0; port <= 0xFFFF; port++) {
-			if (port == XW_DEFAULT_UDP_PORT)
+			if (port == XW_DEFAULT_UDP_PORT || port == XW_DEFAULT_UDP_PORT + 5)
 				continue;
 			buf[port_off] = (__u8)(port >> 8);
 			buf[port_off + 1] = (__u8)port;
@@ -284,18 +288,24 @@ static void udp_sweep(struct xwt_xdp *x)
 				       .frag_count = 1, .payload_len = 8, .present = -1,
 				       .dst_ep = EP };
 
-		len = xwt_build(&f, buf);
-		a = xwt_stats(x);
-		v = run(x, buf, len, 0, &mod, NULL);
-		b = xwt_stats(x);
-		CHECK(v == XDP_REDIRECT, "UDP, %d tag(s), port %u: %s, want REDIRECT", tags,
-		      XW_DEFAULT_UDP_PORT, xwt_verdict(v));
-		CHECK(delta(&a, &b, C(frames_redirected)) == 1, "UDP, %d tag(s): not counted", tags);
+		for (int q = 0; q <= 5; q += 5) {
+			f.udp_port = (__u16)(XW_DEFAULT_UDP_PORT + q);
+			len = xwt_build(&f, buf);
+			a = xwt_stats(x);
+			v = run(x, buf, len, 0, &mod, NULL);
+			b = xwt_stats(x);
+			CHECK(v == XDP_REDIRECT, "UDP, %d tag(s), port %u: %s, want REDIRECT", tags,
+			      f.udp_port, xwt_verdict(v));
+			CHECK(delta(&a, &b, C(frames_redirected)) == 1, "UDP, %d tag(s), port %u: "
+			      "not counted", tags, f.udp_port);
+		}
 	}
-	printf("UDP sweep: %lld foreign frames (ports 0..65535 but %u, 0 and 1 VLAN tag; "
-	       "EtherType %#06x): %lld passed, %d other verdicts, %d modified; port %u redirected\n",
-	       foreign, XW_DEFAULT_UDP_PORT, XW_DEFAULT_ETHERTYPE, t.v[XDP_PASS], bad_verdict,
-	       bad_mod, XW_DEFAULT_UDP_PORT);
+	xwt_set_queue(x, 5, 0);
+	printf("UDP sweep: %lld foreign frames (ports 0..65535 but %u and %u (queues 0 and 5 in "
+	       "use), 0 and 1 VLAN tag; EtherType %#06x): %lld passed, %d other verdicts, %d "
+	       "modified; ports %u and %u redirected\n",
+	       foreign, XW_DEFAULT_UDP_PORT, XW_DEFAULT_UDP_PORT + 5, XW_DEFAULT_ETHERTYPE,
+	       t.v[XDP_PASS], bad_verdict, bad_mod, XW_DEFAULT_UDP_PORT, XW_DEFAULT_UDP_PORT + 5);
 }
 
 /* ---- 3. fuzz -------------------------------------------------------------------- */

@@ -1109,9 +1109,14 @@ static inline int xwe_register(struct xwe *e)
 	struct xw_ep_entry ep = { .flags = XW_EPF_ACTIVE, .queue_id = 0,
 				  .owner_pid = (__u32)getpid() };
 	int fd = xsk_socket__fd(e->xsk);
+	__u32 q0 = 0, pid = (__u32)getpid();
 
 	if (bpf_map_update_elem(xw_iface__map_fd(e->iface, "xsks"), &e->ep, &fd, BPF_ANY))
 		return xwe_fail(e, XWE_FAIL, "xsks[%u]: %s", e->ep, strerror(errno));
+	/* Queue 0 in use, as the library's port marks it: its UDP port is
+	 * ours (proto.h, "Per-queue UDP ports"). */
+	if (bpf_map_update_elem(xw_iface__map_fd(e->iface, "udp_queues"), &q0, &pid, BPF_ANY))
+		return xwe_fail(e, XWE_FAIL, "udp_queues[0]: %s", strerror(errno));
 	e->ring_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "xwe_wake", 0, 0, XW_RING_BYTES, NULL);
 	if (e->ring_fd < 0)
 		return xwe_fail(e, XWE_SKIP, "BPF ring buffer: %s", strerror(errno));

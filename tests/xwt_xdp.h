@@ -88,6 +88,14 @@ static inline void xwt_set_endpoint(struct xwt_xdp *x, __u32 ep, __u32 flags, __
 		"endpoint %u", ep);
 }
 
+/* Mark UDP queue @q in use (@pid, 0: not in use) as the library's port
+ * does when it binds the queue (proto.h, "Per-queue UDP ports"). */
+static inline void xwt_set_queue(struct xwt_xdp *x, __u32 q, __u32 pid)
+{
+	REQUIRE(bpf_map_update_elem(bpf_map__fd(x->skel->maps.udp_queues), &q, &pid, 0) == 0,
+		"udp_queues %u", q);
+}
+
 static inline void xwt_set_shared(struct xwt_xdp *x, __u32 ep, const struct xw_shared *s)
 {
 	REQUIRE(bpf_map_update_elem(bpf_map__fd(x->skel->maps.shared), &ep, s, 0) == 0,
@@ -237,6 +245,7 @@ static inline void xwt_setup(struct xwt_xdp *x, __u32 ep)
 	REQUIRE(bpf_map_update_elem(bpf_map__fd(x->skel->maps.xsks), &ep, &fd, 0) == 0,
 		"xskmap: %s", strerror(errno));
 	xwt_set_endpoint(x, ep, XW_EPF_ACTIVE, 0);
+	xwt_set_queue(x, 0, (__u32)getpid());
 	xwt_add_rings(x, ep);
 }
 

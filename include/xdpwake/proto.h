@@ -32,6 +32,21 @@
 /* UDP mode destination port (dynamic range, unassigned). */
 #define XW_DEFAULT_UDP_PORT 49152
 
+/*
+ * Per-queue UDP ports.  In UDP mode an endpoint on RX queue q listens on
+ * (and sends from) port udp_port + q, so a NIC's n-tuple rule "UDP
+ * destination port udp_port + q -> RX queue q" steers its frames to its
+ * queue (`xdpwake steer`).  The XDP program takes a frame as ours only when
+ * its port belongs to a queue in use on the interface: array map
+ * `udp_queues`, key q, value = the pid of the process whose AF_XDP socket
+ * is bound to queue q (0: not in use); the port code sets it when it binds
+ * the queue and clears it when it closes the socket.  A crashed process
+ * leaves its entry set: the port of that queue stays ours (frames to it are
+ * dropped as for a closed endpoint) until another process binds the queue.
+ * Queues at or beyond XW_MAX_QUEUES cannot be used with UDP encapsulation.
+ */
+#define XW_MAX_QUEUES 256
+
 /* Bits of the per-interface `encap` knob: which encapsulations are ours. */
 #define XW_ENCAP_ETH 0x1u /* Ethernet, optional VLAN tags, EtherType      */
 #define XW_ENCAP_UDP 0x2u /* Ethernet, optional VLAN tags, IPv4, UDP port */

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 # Namespace "hosts" for Open MPI runs (sourced by tests/test_mpi.sh,
-# tests/test_mpi_fault.sh and bench/mpi/run.sh).  Needs T (a unique tag,
-# e.g. $$) and TMP; provides hosts N veth|bridge, fault_hosts, net_cleanup,
-# cleanup, HOSTS.
+# tests/test_mpi_fault.sh, tests/test_multiq.sh and bench/mpi/run.sh).
+# Needs T (a unique tag, e.g. $$) and TMP; provides hosts N veth|bridge,
+# fault_hosts, net_cleanup, cleanup, HOSTS, steer_counts.
 HOSTS=()
 LINKS=()
 FAULT_PID= FAULT_IN= FAULT_OUT=
@@ -20,6 +20,7 @@ net_cleanup() {
 		wait "$FAULT_PID" 2>/dev/null
 		FAULT_PID=
 	fi
+	rm -f "/sys/fs/bpf/xwsteer-$T"
 	HOSTS=() LINKS=()
 	return 0
 }
@@ -49,11 +50,21 @@ mgmt_host() {
 
 # hosts N DATA: namespaces xwh<i>-$T on the management bridge, data
 # interface xwd0 in each: a veth pair between the two (DATA=veth) or ports
-# of bridge xbd$T (bridge).
+# of bridge xbd$T (bridge).  With QUEUES=Q > 1 (bridge only) the veths have
+# Q queues each way and every bridge port steers like a NIC's n-tuple rules
+# "UDP destination port STEER_BASE+q -> RX queue q" (bpf/steer.bpf.c at tc
+# ingress of the bridge ports, through $OUTPUT/tests/mpi/steer; STEER_BASE
+# defaults to xdpwake's UDP port 49152): an endpoint on queue q of one host
+# gets the frames the other hosts send to its port on its queue.
 hosts() {
-	local n=$1 data=$2 i h
+	local n=$1 data=$2 i h q=${QUEUES:-1} mq=() ports=()
 	net_cleanup
 	mgmt_bridge
+	if [ "$q" -gt 1 ]; then
+		[ "$data" = bridge ] || { echo "FAIL: QUEUES > 1 needs the bridge set-up"; return 1; }
+		[ -x "$OUTPUT/tests/mpi/steer" ] || skip "steer not built (make tests)"
+		mq=(numtxqueues "$q" numrxqueues "$q")
+	fi
 	if [ "$data" = bridge ]; then
 		ip link add "xbd$T" type bridge
 		LINKS+=("xbd$T")
@@ -65,11 +76,21 @@ hosts() {
 		HOSTS+=("$h")
 		mgmt_host "$i" "$h"
 		if [ "$data" = bridge ]; then
-			ip link add "xd$i$T" type veth peer name xwd0 netns "$h"
+			ip link add "xd$i$T" "${mq[@]}" type veth peer name xwd0 netns "$h" "${mq[@]}"
 			LINKS+=("xd$i$T")
+			ports+=("xd$i$T")
 			ip link set "xd$i$T" master "xbd$T" up
 		fi
 	done
+	if [ "$q" -gt 1 ]; then
+		"$OUTPUT/tests/mpi/steer" attach "${STEER_BASE:-49152}" "$q" "/sys/fs/bpf/xwsteer-$T" \
+			"${ports[@]}"
+		case $? in
+		0) ;;
+		77) skip "the tc steering program cannot be attached" ;;
+		*) echo "FAIL: attaching the steering program"; return 1 ;;
+		esac
+	fi
 	if [ "$data" = veth ]; then
 		ip link add xwd0 netns "${HOSTS[0]}" type veth peer name xwd0 netns "${HOSTS[1]}"
 	fi
@@ -80,6 +101,12 @@ hosts() {
 		ip -n "$h" addr add "10.213.0.$i/24" dev xwd0
 		ip -n "$h" link set xwd0 up
 	done
+}
+
+# steer_counts: frames the bridge ports steered, "q<i> N" per queue
+# ("other N": our port range but beyond QUEUES).
+steer_counts() {
+	"$OUTPUT/tests/mpi/steer" counts "/sys/fs/bpf/xwsteer-$T"
 }
 
 # fault_hosts DROP_PERMILLE REORDER_EVERY REORDER_BY: two hosts xwf1-$T and

@@ -148,6 +148,38 @@ int cli_open_attached(const struct cli_args *a, const char *ifname, struct xw_if
 int cli_list_pinned(const char *pin_root, char ***names);
 void cli_free_names(char **names, int n);
 
+/* ---- n-tuple rules and device facts (ntuple.c, ethtool ioctl) ---- */
+
+/* A rule steering UDP/IPv4 destination port @port to RX queue @queue. */
+struct cli_ntuple_rule {
+	__u32 loc;	/* location in the device's rule table            */
+	__u16 port;
+	__u32 queue;
+	bool drop;	/* the rule drops instead                         */
+	bool exact;	/* matches the destination port alone              */
+};
+
+struct cli_ntuple_list {
+	__u32 table_size;	/* rule table size                          */
+	bool loc_any;		/* the driver chooses locations itself      */
+	__u32 nrules, *locs;	/* every rule's location (any kind)         */
+	int n;			/* UDP destination-port rules in @rules     */
+	struct cli_ntuple_rule *rules;
+};
+
+/* The device's rules: 0, or -errno (-EOPNOTSUPP: no n-tuple filters). */
+int cli_ntuple_list(const char *ifname, struct cli_ntuple_list *out);
+void cli_ntuple_free(struct cli_ntuple_list *l);
+/* Insert "UDP/IPv4 destination port @port -> RX queue @queue" (at the
+ * lowest free location of @l when the driver needs one); *@loc: where. */
+int cli_ntuple_add(const char *ifname, const struct cli_ntuple_list *l, __u16 port, __u32 queue,
+		   __u32 *loc);
+int cli_ntuple_del(const char *ifname, __u32 loc);
+/* RX queues (ethtool channels: rx + combined), or -errno. */
+int cli_rx_queues(const char *ifname);
+/* The driver's name (e.g. "veth"): 0 or -errno. */
+int cli_driver(const char *ifname, char *buf, size_t len);
+
 /* Monotonic time in seconds. */
 double cli_now(void);
 
@@ -169,5 +201,6 @@ extern const struct cli_cmd cli_cmd_get;
 extern const struct cli_cmd cli_cmd_knobs;
 extern const struct cli_cmd cli_cmd_pingpong;
 extern const struct cli_cmd cli_cmd_stream;
+extern const struct cli_cmd cli_cmd_steer;
 
 #endif

@@ -242,8 +242,10 @@ static int parse_perf_ep(struct cli_args *a, const char *val)
 
 static int parse_queue(struct cli_args *a, const char *val)
 {
-	if (cli_parse_ulong(val, 0, 4095, &po.queue))
-		return opt_err(a, "bad queue '%s': expected 0-4095", val);
+	if (!strcmp(val, "any"))
+		po.queue = XW_QUEUE_ANY;
+	else if (cli_parse_ulong(val, 0, 4095, &po.queue))
+		return opt_err(a, "bad queue '%s': expected 0-4095 or any", val);
 	po.queue_set = true;
 	return 0;
 }
@@ -1312,13 +1314,13 @@ static int run_server(struct perf *p)
 				json_kv_str("listening", p->me_text);
 				json_kv_str("ifname", p->ifname);
 				json_kv_u64("ep", (unsigned long long)po.ep);
-				json_kv_u64("queue", po.queue);
+				json_kv_u64("queue", (unsigned long long)xw_endpoint__queue(p->ep));
 				json_kv_str("encap", p->me.encap == XW_ENCAP_UDP ? "udp" : "eth");
 				json_obj_end();
 			} else {
-				printf("listening on %s (%s queue %lu, %s); on the client run:\n"
+				printf("listening on %s (%s queue %d, %s); on the client run:\n"
 				       "  xdpwake pingpong IFACE --client --peer %s [OPTIONS]\n",
-				       p->me_text, p->ifname, po.queue,
+				       p->me_text, p->ifname, xw_endpoint__queue(p->ep),
 				       p->me.encap == XW_ENCAP_UDP ? "UDP" : "Ethernet", p->me_text);
 			}
 			fflush(stdout);
@@ -1947,7 +1949,8 @@ static int run_stream(struct cli_args *a)
 	{ "addr-file", 0x121, "FILE", "server: write the address to FILE once listening", \
 	  parse_addr_file },                                                              \
 	{ "ep", 'e', "N", "endpoint id 0-63 (default 1)", parse_perf_ep },                \
-	{ "queue", 'q', "N", "interface queue to bind (default 0)", parse_queue },       \
+	{ "queue", 'q', "N|any", "interface queue to bind (default 0; any: the first " \
+	  "free one)", parse_queue },                                                    \
 	{ "encap", 0x122, "eth|udp", "encapsulation (default eth; udp needs IPv4 "        \
 	  "addresses)", parse_perf_encap },                                              \
 	{ "sizes", 'S', "LIST", "message sizes, e.g. 0,64,1K,32K,1M (K, M, G: binary; "   \

@@ -21,7 +21,7 @@
 
 #include "cli.h"
 
-#define MAX_FINDINGS 8
+#define MAX_FINDINGS 12
 
 struct finding {
 	bool warn;		/* false: information */
@@ -193,6 +193,108 @@ static bool pid_running(__u32 pid, char *comm, size_t len)
 	return true;
 }
 
+/* The UDP port of endpoint row @r, 0 without UDP encapsulation. */
+static unsigned int ep_port(const struct iface_status *s, const struct ep_row *r)
+{
+	if (!(s->knob[0] & XW_ENCAP_UDP) || r->e.queue_id >= XW_MAX_QUEUES ||
+	    s->knob[2] + r->e.queue_id > 0xFFFF)
+		return 0;
+	return s->knob[2] + r->e.queue_id;
+}
+
+/*
+ * Endpoints of live processes on several queues: each queue must get its
+ * endpoints' frames.  With UDP encapsulation the NIC's n-tuple rules do
+ * that ("UDP port udp_port + q -> RX queue q", `xdpwake steer`): name the
+ * missing ones.  veth cannot be steered (its RX queue is the sender's TX
+ * queue); Ethernet encapsulation cannot be steered per process by ordinary
+ * NICs.
+ */
+static void check_steering(struct iface_status *s)
+{
+	bool used[XW_MAX_QUEUES] = { false };
+	char drv[64] = "", missing[240], fix[96];
+	struct cli_ntuple_list l;
+	__u32 maxq = 0;
+	int nq = 0, nmiss = 0, err;
+	size_t o = 0;
+
+	for (int i = 0; i < s->nep; i++) {
+		__u32 q = s->eps[i].e.queue_id;
+
+		if (!s->eps[i].running || q >= XW_MAX_QUEUES || used[q])
+			continue;
+		used[q] = true;
+		nq++;
+		if (q > maxq)
+			maxq = q;
+	}
+	if (!nq)
+		return;
+	cli_driver(s->name, drv, sizeof(drv));
+	/* Endpoints on queue 0 alone: fine on a single-queue device and on
+	 * veth (the peer sends on queue 0), but a multi-queue NIC's RSS
+	 * spreads UDP flows over all its queues. */
+	if (nq == 1 && maxq == 0 && (!strcmp(drv, "veth") || cli_rx_queues(s->name) <= 1))
+		return;
+	if (!(s->knob[0] & XW_ENCAP_UDP)) {
+		if (nq == 1 && maxq == 0)
+			return; /* nothing better exists for Ethernet */
+		add_finding(&s->notes, true, NULL,
+			    "endpoints on %d queues (up to %u) with Ethernet encapsulation: a "
+			    "NIC cannot steer these frames to the endpoint's queue (RSS does not "
+			    "hash non-IP frames; they land on one queue) and frames on another "
+			    "queue are dropped (drop_queue); use UDP encapsulation and `xdpwake "
+			    "steer`",
+			    nq, maxq);
+		return;
+	}
+	err = cli_ntuple_list(s->name, &l);
+	if (err == -EOPNOTSUPP && !strcmp(drv, "veth")) {
+		add_finding(&s->notes, false, NULL,
+			    "endpoints on %d queues (up to %u) of a veth: its RX queue is the "
+			    "sender's TX queue, not chosen by destination; steering has to be "
+			    "done on the path (tests/mpi/hosts.sh: bpf/steer.bpf.c on the "
+			    "bridge ports), or frames land on a wrong queue (drop_queue)",
+			    nq, maxq);
+		return;
+	}
+	if (err) {
+		add_finding(&s->notes, true, NULL,
+			    "endpoints on %d queues (up to %u), but the n-tuple rules that steer "
+			    "their UDP ports to their queues cannot be read (%s%s%s): frames "
+			    "reach a queue by RSS and are dropped on a wrong one (drop_queue)",
+			    nq, maxq, strerror(-err), drv[0] ? ", driver " : "", drv);
+		return;
+	}
+	missing[0] = '\0';
+	for (__u32 q = 0; q <= maxq; q++) {
+		unsigned int port = s->knob[2] + q;
+		bool ok = false;
+
+		if (!used[q])
+			continue;
+		for (int i = 0; i < l.n && !ok; i++)
+			ok = l.rules[i].port == port && l.rules[i].exact && !l.rules[i].drop &&
+			     l.rules[i].queue == q;
+		if (ok)
+			continue;
+		nmiss++;
+		if (o < sizeof(missing))
+			o += snprintf(missing + o, sizeof(missing) - o, "%sudp4 dst-port %u -> queue %u",
+				      o ? ", " : "", port, q);
+	}
+	cli_ntuple_free(&l);
+	if (!nmiss)
+		return;
+	snprintf(fix, sizeof(fix), "xdpwake steer %s --apply --queues %u", s->name, maxq + 1);
+	add_finding(&s->notes, true, fix,
+		    "endpoints on %d queues, %d without the n-tuple rule that steers their "
+		    "UDP port to their queue (%s): their frames reach a queue by RSS and are "
+		    "dropped on a wrong one (drop_queue)",
+		    nq, nmiss, missing);
+}
+
 /* Fill @s from the open handle; 0 or exit code (error reported). */
 static int collect(struct xw_iface *ifc, struct iface_status *s)
 {
@@ -231,6 +333,7 @@ static int collect(struct xw_iface *ifc, struct iface_status *s)
 				    ep, r->e.owner_pid);
 		s->nep++;
 	}
+	check_steering(s);
 	if (s->mode == XW_MODE_GENERIC)
 		add_finding(&s->notes, false, NULL,
 			    "generic (skb) mode, slower than native (asked for with --mode "
@@ -303,6 +406,11 @@ static void json_iface(const struct iface_status *s)
 		json_obj_begin();
 		json_kv_u64("ep", r->ep);
 		json_kv_u64("queue", r->e.queue_id);
+		json_key("udp_port");
+		if (ep_port(s, r))
+			json_u64(ep_port(s, r));
+		else
+			json_null();
 		json_kv_u64("owner_pid", r->e.owner_pid);
 		json_kv_bool("running", r->running);
 		json_kv_str("comm", r->comm[0] ? r->comm : NULL);
@@ -347,8 +455,8 @@ static void print_iface(const struct iface_status *s)
 		printf("  endpoints   none active\n");
 	} else {
 		printf("  endpoints   %d active\n", s->nep);
-		printf("    %-4s %-6s %-8s %-9s %s\n", "EP", "QUEUE", "PID", "POLICY",
-		       "PROCESS");
+		printf("    %-4s %-6s %-6s %-8s %-9s %s\n", "EP", "QUEUE", "PORT", "PID",
+		       "POLICY", "PROCESS");
 		for (int i = 0; i < s->nep; i++) {
 			const struct ep_row *r = &s->eps[i];
 			char pol[32];
@@ -357,7 +465,11 @@ static void print_iface(const struct iface_status *s)
 				snprintf(pol, sizeof(pol), "?");
 			else
 				cli_knob_text(xw_knob_find("policy"), r->policy, pol, sizeof(pol));
-			printf("    %-4u %-6u %-8u %-9s %s\n", r->ep, r->e.queue_id,
+			char port[8] = "-";
+
+			if (ep_port(s, r))
+				snprintf(port, sizeof(port), "%u", ep_port(s, r));
+			printf("    %-4u %-6u %-6s %-8u %-9s %s\n", r->ep, r->e.queue_id, port,
 			       r->e.owner_pid, pol,
 			       r->running ? (r->comm[0] ? r->comm : "?") : "(not running)");
 		}
@@ -497,10 +609,14 @@ const struct cli_cmd cli_cmd_status = {
 	.desc = "For IFACE, or for every interface with a directory under PIN_ROOT: the "
 		"program id, XDP mode, whether the libxdp dispatcher is used, the "
 		"per-interface knobs (encap, ethertype, udp_port), and the active endpoints "
-		"with their queue, owner process and policy. Then warnings about settings "
-		"that fight the wake policy, each with the command that fixes it: NIC "
-		"interrupt coalescing (ethtool -c) and the net.core.busy_poll / busy_read "
-		"sysctls. Never attaches anything; exits with 3 if xdpwake is not attached "
+		"with their queue, UDP port (udp_port + queue, with UDP encapsulation), owner "
+		"process and policy. Then warnings about settings that fight the wake "
+		"policy, each with the command that fixes it: NIC interrupt coalescing "
+		"(ethtool -c) and the net.core.busy_poll / busy_read sysctls; and, when "
+		"live endpoints use several queues, the steering of their frames to their "
+		"queues: n-tuple rules missing on the NIC (xdpwake steer), a veth (its RX "
+		"queue follows the sender's TX queue: steer on the path), Ethernet "
+		"encapsulation (not steerable per process). Never attaches anything; exits with 3 if xdpwake is not attached "
 		"(to IFACE, or anywhere under PIN_ROOT). -v also shows the coalescing and "
 		"sysctl values.",
 	.opts = (const struct cli_opt[]){ CLI_OPT_PIN_ROOT, { NULL } },

@@ -84,7 +84,7 @@ static const struct cli_cmd cli_cmd_help = {
 static const struct cli_cmd *const commands[] = {
 	&cli_cmd_attach, &cli_cmd_detach, &cli_cmd_status, &cli_cmd_stats,
 	&cli_cmd_set,	 &cli_cmd_get,	  &cli_cmd_knobs,  &cli_cmd_pingpong,
-	&cli_cmd_stream, &cli_cmd_help,
+	&cli_cmd_stream, &cli_cmd_steer, &cli_cmd_help,
 };
 #define NR_COMMANDS (int)(sizeof(commands) / sizeof(commands[0]))
 

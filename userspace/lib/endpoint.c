@@ -184,6 +184,49 @@ static bool queue_held_elsewhere(struct xw_iface *ifc, __u32 queue)
 	return false;
 }
 
+/*
+ * The endpoint's port: on @queue, or with XW_QUEUE_ANY on the first queue
+ * of the interface that this process has already or that it can bind.  A
+ * queue a live endpoint of another process holds is skipped at once; a
+ * first pass takes only queues that bind right away, a second one waits
+ * for queues on their way out of a closed socket (a process restarting).
+ */
+static int open_port(struct xw_endpoint *ep, const char *ifname, int ifindex, __u32 queue,
+		     __u32 umem)
+{
+	struct xw_iface *ifc = ep->iref->ifc;
+	int qfd = xw_iface__map_fd(ifc, "udp_queues");
+	bool busy = false;
+	__u32 n;
+	int err;
+
+	if (queue != XW_QUEUE_ANY)
+		return xwi_port_get(ifname, ifindex, queue, umem,
+				    queue_held_elsewhere(ifc, queue) ? 0 : XWI_PORT_WAIT, qfd,
+				    &ep->port);
+	n = xwi_rx_queues(ifname);
+	for (int pass = 0; pass < 2; pass++) {
+		for (__u32 q = 0; q < n; q++) {
+			if (!xwi_port_have(ifindex, q) && queue_held_elsewhere(ifc, q)) {
+				busy = true;
+				continue;
+			}
+			err = xwi_port_get(ifname, ifindex, q, umem,
+					   XWI_PORT_QUIET | (pass ? XWI_PORT_WAIT : 0), qfd,
+					   &ep->port);
+			if (err != -EBUSY && err != -EINVAL)
+				return err;
+			busy |= err == -EBUSY;
+		}
+	}
+	if (!busy) {
+		xwi_err("%s: none of its %u RX queues takes an AF_XDP socket", ifname, n);
+		return -EINVAL;
+	}
+	xwi_err("%s: no free queue (%u RX queues, each bound by another process)", ifname, n);
+	return -EBUSY;
+}
+
 /* Live endpoints registered on the interface (any process). */
 static int live_endpoints(struct xw_iface *ifc)
 {
@@ -489,11 +532,26 @@ XW_API int xw_endpoint__open(const char *ifname, __u16 id, const struct xw_endpo
 	if (err)
 		goto fail;
 	ifindex = (__u32)xw_iface__ifindex(ep->iref->ifc);
-	err = xwi_port_get(ifname, (int)ifindex, XWI_OPT(o, queue, 0), umem,
-			   queue_held_elsewhere(ep->iref->ifc, XWI_OPT(o, queue, 0)), &ep->port);
+	err = open_port(ep, ifname, (int)ifindex, XWI_OPT(o, queue, 0), umem);
 	if (err) {
 		ep->port = NULL;
 		goto fail;
+	}
+	if (ep->enc.encap == XW_ENCAP_UDP) {
+		/* The queue's own port (proto.h, "Per-queue UDP ports"). */
+		if (ep->port->queue >= XW_MAX_QUEUES ||
+		    ep->enc.udp_port + ep->port->queue > 0xFFFF) {
+			xwi_err("%s: queue %u cannot carry UDP encapsulation (port %u + queue "
+				"beyond %s)", ifname, ep->port->queue, ep->enc.udp_port,
+				ep->port->queue >= XW_MAX_QUEUES ? "the queue map" : "65535");
+			err = -ERANGE;
+			goto fail;
+		}
+		ep->enc.udp_port = (__u16)(ep->enc.udp_port + ep->port->queue);
+	} else if (XWI_OPT(o, queue, 0) == XW_QUEUE_ANY && ep->port->queue) {
+		xwi_warn("%s: endpoint %u took queue %u with Ethernet encapsulation: a NIC "
+			 "cannot steer its frames there (use UDP and xdpwake steer)", ifname, id,
+			 ep->port->queue);
 	}
 	if (ep->port->eps[id]) {
 		xwi_err("%s: endpoint %u is already open in this process", ifname, id);
@@ -593,6 +651,11 @@ XW_API int xw_endpoint__addr(const struct xw_endpoint *ep, struct xw_addr *a)
 		a->port = htons(ep->enc.udp_port);
 	}
 	return 0;
+}
+
+XW_API int xw_endpoint__queue(const struct xw_endpoint *ep)
+{
+	return ep ? (int)ep->port->queue : -EINVAL;
 }
 
 XW_API struct xw_iface *xw_endpoint__iface(const struct xw_endpoint *ep)

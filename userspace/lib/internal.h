@@ -40,7 +40,8 @@ void xwi_hook_lib_logs(void);
 	X(xsks)              \
 	X(wake_rings)        \
 	X(wd_rings)          \
-	X(stats)
+	X(stats)             \
+	X(udp_queues)
 
 enum {
 #define XWI__KNOB_ENUM(name, scope, def, min, max) XWI_KNOB_##name,

@@ -25,7 +25,11 @@
 #include <linux/if_xdp.h>
 #include <linux/ip.h>
 #include <linux/udp.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
 #include <netinet/in.h>
+#include <dirent.h>
+#include <bpf/bpf.h>
 
 #include "frame.h"
 #include "internal.h"
@@ -88,6 +92,15 @@ static int bind_error(const struct xwi_port *p, int err)
 
 static void port_free(struct xwi_port *p)
 {
+	__u32 none = 0, key = p->queue;
+
+	/* The queue's port stops being ours before the socket goes: while
+	 * we hold the socket no other process can have bound the queue, so
+	 * the entry we clear is ours. */
+	if (p->queues_fd >= 0) {
+		bpf_map_update_elem(p->queues_fd, &key, &none, BPF_ANY);
+		close(p->queues_fd);
+	}
 	if (p->xsk)
 		xsk_socket__delete(p->xsk);
 	if (p->umem)
@@ -122,7 +135,7 @@ static __u64 mono_ns(void)
 }
 
 static int port_create(const char *ifname, int ifindex, __u32 queue, __u32 nframes,
-		       struct xwi_port **portp, bool quiet_busy)
+		       int queues_fd, struct xwi_port **portp, bool quiet_busy, bool quiet_inval)
 {
 	struct xsk_umem_config ucfg = {};
 	struct xsk_socket_config scfg = {};
@@ -138,6 +151,7 @@ static int port_create(const char *ifname, int ifindex, __u32 queue, __u32 nfram
 	if (!p)
 		return -ENOMEM;
 	p->arp_fd = -1;
+	p->queues_fd = -1;
 	pthread_mutex_init(&p->lock, NULL);
 	snprintf(p->ifname, sizeof(p->ifname), "%s", ifname);
 	p->ifindex = ifindex;
@@ -177,7 +191,7 @@ static int port_create(const char *ifname, int ifindex, __u32 queue, __u32 nfram
 	scfg.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD;
 	scfg.bind_flags = XDP_USE_NEED_WAKEUP;
 	err = xsk_socket__create(&p->xsk, ifname, queue, p->umem, &p->rx, &p->tx, &scfg);
-	if (err == -EBUSY && quiet_busy) {
+	if ((err == -EBUSY && quiet_busy) || (err == -EINVAL && quiet_inval)) {
 		p->xsk = NULL;
 		goto fail;
 	}
@@ -187,6 +201,18 @@ static int port_create(const char *ifname, int ifindex, __u32 queue, __u32 nfram
 		goto fail;
 	}
 	p->fd = xsk_socket__fd(p->xsk);
+	if (queues_fd >= 0 && queue < XW_MAX_QUEUES) {
+		__u32 pid = (__u32)getpid();
+
+		p->queues_fd = fcntl(queues_fd, F_DUPFD_CLOEXEC, 0);
+		if (p->queues_fd < 0 ||
+		    bpf_map_update_elem(p->queues_fd, &queue, &pid, BPF_ANY)) {
+			err = -errno;
+			xwi_err("%s queue %u: cannot mark the queue in use: %s", ifname, queue,
+				strerror(errno));
+			goto fail;
+		}
+	}
 	if (getsockopt(p->fd, SOL_XDP, XDP_OPTIONS, &xo, &optlen) == 0)
 		p->zerocopy = !!(xo.flags & XDP_OPTIONS_ZEROCOPY);
 
@@ -220,8 +246,9 @@ fail:
 }
 
 int xwi_port_get(const char *ifname, int ifindex, __u32 queue, __u32 umem_frames,
-		 bool held_elsewhere, struct xwi_port **portp)
+		 unsigned int flags, int queues_fd, struct xwi_port **portp)
 {
+	bool quiet = flags & XWI_PORT_QUIET;
 	struct xwi_port *p;
 	int err = 0;
 
@@ -233,12 +260,13 @@ int xwi_port_get(const char *ifname, int ifindex, __u32 queue, __u32 umem_frames
 		p->refs++;
 	} else {
 		/* A queue being released is busy for a while: see above. */
-		__u64 end = held_elsewhere ? 0 : mono_ns() + XWI_REBIND_NS;
+		__u64 end = (flags & XWI_PORT_WAIT) ? mono_ns() + XWI_REBIND_NS : 0;
 
 		for (;;) {
 			bool last = mono_ns() >= end;
 
-			err = port_create(ifname, ifindex, queue, umem_frames, &p, !last);
+			err = port_create(ifname, ifindex, queue, umem_frames, queues_fd, &p,
+					  !last || quiet, quiet);
 			if (err != -EBUSY || last)
 				break;
 			usleep(1000);
@@ -252,6 +280,50 @@ int xwi_port_get(const char *ifname, int ifindex, __u32 queue, __u32 umem_frames
 	if (!err)
 		*portp = p;
 	return err;
+}
+
+bool xwi_port_have(int ifindex, __u32 queue)
+{
+	struct xwi_port *p;
+
+	pthread_mutex_lock(&ports_lock);
+	for (p = ports; p; p = p->next)
+		if (p->ifindex == ifindex && p->queue == queue)
+			break;
+	pthread_mutex_unlock(&ports_lock);
+	return p != NULL;
+}
+
+__u32 xwi_rx_queues(const char *ifname)
+{
+	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
+	struct ifreq ifr = {};
+	char path[64 + IF_NAMESIZE];
+	struct dirent *de;
+	__u32 n = 0;
+	DIR *d;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd >= 0) {
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+		ifr.ifr_data = (void *)&ch;
+		if (ioctl(fd, SIOCETHTOOL, &ifr) == 0)
+			n = ch.rx_count + ch.combined_count;
+		close(fd);
+	}
+	if (n)
+		return n;
+	/* No channel information (some drivers): the queues sysfs shows (of
+	 * the network namespace sysfs was mounted in). */
+	snprintf(path, sizeof(path), "/sys/class/net/%s/queues", ifname);
+	d = opendir(path);
+	if (d) {
+		while ((de = readdir(d)))
+			if (!strncmp(de->d_name, "rx-", 3))
+				n++;
+		closedir(d);
+	}
+	return n ? n : 1;
 }
 
 void xwi_port_put(struct xwi_port *port)

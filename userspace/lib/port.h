@@ -62,6 +62,7 @@ struct xwi_port {
 	int arp_fd; /* UDP socket used to make the kernel resolve a peer */
 
 	__u64 tx_frames, rx_frames, tx_kicks, tx_full, rx_foreign, rx_noep;
+	int queues_fd;		/* the program's `udp_queues` map (ours: a dup), or -1 */
 	bool debug;		/* XDPWAKE_DEBUG=1: check the frame invariant */
 	__u64 invariant_violations;
 };
@@ -69,12 +70,23 @@ struct xwi_port {
 /* Every UMEM frame is in exactly one place (see port.c); 0 or -EFAULT. */
 int xwi_port_check_frames(struct xwi_port *port);
 
+/* xwi_port_get() flags. */
+#define XWI_PORT_WAIT 0x1  /* a queue still being released is waited for */
+#define XWI_PORT_QUIET 0x2 /* -EBUSY and -EINVAL are not logged (probing) */
+
 /* Find or create the port for (@ifname, @queue); @umem_frames only when
- * creating (power of two, >= 64).  Reference counted.  Unless
- * @held_elsewhere (a live endpoint of another process is registered on the
- * queue), a queue still being released by the kernel is waited for. */
+ * creating (power of two, >= 64).  Reference counted.  With XWI_PORT_WAIT
+ * (no live endpoint of another process is registered on the queue), a
+ * queue still being released by the kernel is waited for.  A new port
+ * marks its queue in use in the program's `udp_queues` map (@queues_fd,
+ * -1: none) until its socket is closed. */
 int xwi_port_get(const char *ifname, int ifindex, __u32 queue, __u32 umem_frames,
-		 bool held_elsewhere, struct xwi_port **portp);
+		 unsigned int flags, int queues_fd, struct xwi_port **portp);
+/* Whether this process has a port on (@ifindex, @queue). */
+bool xwi_port_have(int ifindex, __u32 queue);
+/* RX queues of @ifname as the kernel reports them (ethtool channels, else
+ * the queues in sysfs); at least 1. */
+__u32 xwi_rx_queues(const char *ifname);
 void xwi_port_put(struct xwi_port *port);
 
 /* Payload bytes per frame for @enc on this port's MTU. */

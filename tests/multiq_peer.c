@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * multiq_peer - one process of tests/test_multiq.sh: an endpoint on the
+ * first free queue of IFACE (XW_QUEUE_ANY, UDP encapsulation) exchanging
+ * messages with every endpoint of the other host.
+ *
+ *   multiq_peer IFACE ID DIR ALL PEERS VICTIMS ROUNDS
+ *
+ * ALL: every id of the run (both hosts), PEERS: the other host's ids,
+ * VICTIMS: ids the test kills mid-transfer ("-": none), all comma lists.
+ * DIR is shared by the run's processes:
+ *   addr.ID     written once open: "ADDRESS QUEUE PID"
+ *   started.ID  written after the first round (the test kills a victim then)
+ *   done.ID     all rounds done; quiet.ID: this process calls no more
+ *               library functions that could send (no-kill runs only)
+ * Each round, to and from every peer, one message of every size class
+ * (SMALL, MEDIUM = eager over several frames, RNDV > eager_max), every byte
+ * of a pattern of (sender, receiver, round, size) checked.  Exchanges with
+ * a victim are not waited for: they may fail once it is dead, and must not
+ * hold up the rest.  A victim runs rounds until it is killed.
+ *
+ * Prints one line "RESULT key=value..." (the test checks the counters):
+ * queue, port, ok (messages received and checked), bad (wrong bytes or
+ * errors with non-victims), the XDP program's counters of this endpoint
+ * since it opened (redirected, drop_queue, drop_other) and the endpoint's
+ * (tx, rx, rx_bad).  Exit 0 when every exchange with a non-victim passed.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "xdpwake.h"
+
+#define MAXP 16
+#define NSIZES 4
+#define MAX_ROUNDS 100000
+static const size_t sizes[NSIZES] = { 100, 6000, 70000, 300000 }; /* eager_max 32 KiB */
+
+static int all[MAXP], nall, peers[MAXP], npeers, victims[MAXP], nvictims, me;
+static const char *dir;
+
+static __u64 now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000 + (__u64)ts.tv_nsec / 1000000;
+}
+
+static int parse_list(const char *s, int *out)
+{
+	int n = 0;
+
+	if (!strcmp(s, "-"))
+		return 0;
+	while (*s && n < MAXP) {
+		out[n++] = (int)strtol(s, (char **)&s, 10);
+		if (*s == ',')
+			s++;
+	}
+	return n;
+}
+
+static bool is_victim(int id)
+{
+	for (int i = 0; i < nvictims; i++)
+		if (victims[i] == id)
+			return true;
+	return false;
+}
+
+static void put_file(const char *name, int id, const char *text)
+{
+	char p[512], t[520];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s.%d", dir, name, id);
+	snprintf(t, sizeof(t), "%s.tmp", p);
+	f = fopen(t, "w");
+	if (!f || fputs(text, f) < 0 || fclose(f) || rename(t, p)) {
+		fprintf(stderr, "peer %d: cannot write %s\n", me, p);
+		exit(2);
+	}
+}
+
+static bool have_file(const char *name, int id)
+{
+	char p[512];
+
+	snprintf(p, sizeof(p), "%s/%s.%d", dir, name, id);
+	return access(p, F_OK) == 0;
+}
+
+/* Wait (bounded) until every id in @ids has file @name, progressing. */
+static bool wait_all(struct xw_endpoint *ep, const char *name, const int *ids, int n, int ms)
+{
+	__u64 end = now_ms() + (__u64)ms;
+
+	for (;;) {
+		int have = 0;
+
+		for (int i = 0; i < n; i++)
+			have += have_file(name, ids[i]);
+		if (have == n)
+			return true;
+		if (now_ms() > end)
+			return false;
+		if (ep)
+			xw_endpoint__progress(ep);
+		usleep(1000);
+	}
+}
+
+static __u64 tag(int src, int round, int s)
+{
+	return (__u64)src << 48 | (__u64)round << 8 | (__u64)s;
+}
+
+static void fill(__u8 *b, size_t len, __u64 t, int dst)
+{
+	__u64 x = t * 0x9E3779B97F4A7C15ULL + (__u64)dst * 0xBF58476D1CE4E5B9ULL + 1;
+
+	for (size_t i = 0; i < len; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		b[i] = (__u8)x;
+	}
+}
+
+struct op {
+	struct xw_request *req;
+	__u8 *buf;
+	size_t len;
+	__u64 tag;
+	int peer;
+	bool recv;
+};
+
+static struct op *vops; /* exchanges with victims, settled at the end */
+static int nvops, capvops;
+
+static void keep_victim_op(const struct op *o)
+{
+	if (nvops == capvops) {
+		capvops = capvops ? capvops * 2 : 64;
+		vops = realloc(vops, sizeof(*vops) * (size_t)capvops);
+		if (!vops)
+			exit(2);
+	}
+	vops[nvops++] = *o;
+}
+
+static int check_recv(const struct op *o, const struct xw_status *st, __u8 *want)
+{
+	if (st->error || st->len != o->len || st->match != o->tag) {
+		fprintf(stderr, "peer %d: from %d: error %d, %zu bytes (want %zu), match %#llx (want %#llx)\n",
+			me, o->peer, st->error, st->len, o->len, (unsigned long long)st->match,
+			(unsigned long long)o->tag);
+		return 1;
+	}
+	fill(want, o->len, o->tag, me);
+	if (memcmp(want, o->buf, o->len)) {
+		fprintf(stderr, "peer %d: from %d: %zu bytes differ\n", me, o->peer, o->len);
+		return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct xw_addr paddr[MAXP], self;
+	struct xw_stats x0, x1, i0, i1;
+	struct xw_endpoint_stats es;
+	struct xw_endpoint *ep;
+	struct xw_iface *ifc;
+	struct xw_status st;
+	char text[256], atext[64];
+	int rounds, err, ok = 0, bad = 0, verrs = 0, vok = 0;
+	bool victim;
+	__u8 *want;
+
+	if (argc != 8) {
+		fprintf(stderr, "usage: multiq_peer IFACE ID DIR ALL PEERS VICTIMS ROUNDS\n");
+		return 2;
+	}
+	me = atoi(argv[2]);
+	dir = argv[3];
+	nall = parse_list(argv[4], all);
+	npeers = parse_list(argv[5], peers);
+	nvictims = parse_list(argv[6], victims);
+	victim = is_victim(me);
+	rounds = victim ? MAX_ROUNDS : atoi(argv[7]);
+	want = malloc(sizes[NSIZES - 1]);
+	if (!want)
+		return 2;
+
+	XW_OPTS(xw_endpoint_opts, o, .queue = XW_QUEUE_ANY, .encap = XW_ENCAP_UDP,
+		.give_up_ms = 2000);
+	err = xw_endpoint__open(argv[1], (__u16)me, &o, &ep);
+	if (err) {
+		fprintf(stderr, "peer %d: open %s: %s\n", me, argv[1], xw_strerror(err));
+		return 2;
+	}
+	ifc = xw_endpoint__iface(ep);
+	xw_iface__stats(ifc, me, &x0);
+	xw_iface__stats(ifc, XW_STATS_IFACE, &i0);
+	xw_endpoint__addr(ep, &self);
+	xw_addr_format(&self, atext, sizeof(atext));
+	snprintf(text, sizeof(text), "%s %d %d\n", atext, xw_endpoint__queue(ep), (int)getpid());
+	put_file("addr", me, text);
+
+	/* The peers' addresses. */
+	if (!wait_all(NULL, "addr", peers, npeers, 30000)) {
+		fprintf(stderr, "peer %d: peers' addresses missing after 30 s\n", me);
+		return 2;
+	}
+	for (int i = 0; i < npeers; i++) {
+		char p[512];
+		FILE *f;
+
+		memset(&paddr[i], 0, sizeof(paddr[i]));
+		snprintf(p, sizeof(p), "%s/addr.%d", dir, peers[i]);
+		f = fopen(p, "r");
+		if (!f || fscanf(f, "%63s", atext) != 1 || xw_addr_parse(atext, &paddr[i])) {
+			fprintf(stderr, "peer %d: bad address file %s\n", me, p);
+			return 2;
+		}
+		fclose(f);
+	}
+
+	for (int r = 0; r < rounds; r++) {
+		struct op ops[MAXP * NSIZES * 2];
+		int nops = 0;
+		__u64 end;
+
+		for (int i = 0; i < npeers; i++)
+			for (int s = 0; s < NSIZES; s++) {
+				struct op *op = &ops[nops++];
+
+				op->recv = true;
+				op->peer = peers[i];
+				op->len = sizes[s];
+				op->tag = tag(peers[i], r, s);
+				op->buf = malloc(op->len);
+				if (!op->buf)
+					return 2;
+				err = xw_endpoint__irecv(ep, op->buf, op->len, op->tag, ~0ULL, &op->req);
+				if (err) {
+					fprintf(stderr, "peer %d: irecv: %s\n", me, xw_strerror(err));
+					return 2;
+				}
+			}
+		for (int i = 0; i < npeers; i++)
+			for (int s = 0; s < NSIZES; s++) {
+				struct op *op = &ops[nops++];
+				__u64 t_end = now_ms() + 10000;
+
+				op->recv = false;
+				op->peer = peers[i];
+				op->len = sizes[s];
+				op->tag = tag(me, r, s);
+				op->buf = malloc(op->len);
+				if (!op->buf)
+					return 2;
+				fill(op->buf, op->len, op->tag, peers[i]);
+				/* -EAGAIN: the send backlog is full; progress drains it. */
+				while ((err = xw_endpoint__isend(ep, &paddr[i], op->buf, op->len,
+								 op->tag, &op->req)) == -EAGAIN &&
+				       now_ms() < t_end)
+					xw_endpoint__progress(ep);
+				if (err) {
+					fprintf(stderr, "peer %d: isend to %d: %s\n", me, peers[i],
+						xw_strerror(err));
+					return 2;
+				}
+			}
+		/* Everything with the non-victims completes, every byte right. */
+		end = now_ms() + 30000;
+		for (int k = 0; k < nops; k++) {
+			struct op *op = &ops[k];
+			__u64 t = now_ms();
+
+			if (is_victim(op->peer)) {
+				keep_victim_op(op);
+				continue;
+			}
+			err = xw_request__wait(op->req, &st, t < end ? (int)(end - t) : 0);
+			if (err) {
+				fprintf(stderr, "peer %d: round %d, %s %d, %zu bytes: %s\n", me, r,
+					op->recv ? "from" : "to", op->peer, op->len, xw_strerror(err));
+				bad++;
+				if (err == -ETIMEDOUT)
+					xw_request__cancel(op->req);
+				continue;
+			}
+			if (op->recv) {
+				if (check_recv(op, &st, want))
+					bad++;
+				else
+					ok++;
+			} else if (st.error) {
+				fprintf(stderr, "peer %d: send to %d: %s\n", me, op->peer,
+					xw_strerror(st.error));
+				bad++;
+			}
+			free(op->buf);
+		}
+		if (r == 0)
+			put_file("started", me, "1\n");
+		if (bad)
+			break;
+	}
+
+	/* Exchanges with victims: they complete or fail (the victim died);
+	 * what arrived from one is still checked byte for byte. */
+	if (nvops) {
+		__u64 end = now_ms() + 2000 + 5000;
+
+		for (int k = 0; k < nvops; k++) {
+			struct op *op = &vops[k];
+			__u64 t = now_ms();
+
+			if (op->recv && !xw_request__done(op->req))
+				xw_request__cancel(op->req);
+			err = xw_request__wait(op->req, &st, t < end ? (int)(end - t) : 0);
+			if (err) {
+				fprintf(stderr, "peer %d: exchange with victim %d did not settle: %s\n",
+					me, op->peer, xw_strerror(err));
+				bad++;
+				continue;
+			}
+			if (op->recv && !st.error) {
+				if (check_recv(op, &st, want))
+					bad++;
+				else
+					vok++;
+			} else if (st.error) {
+				verrs++;
+			} else {
+				vok++;
+			}
+		}
+	}
+
+	/* Without victims the counters must add up exactly: every process
+	 * stops sending before any reads them.  Linger first so the last
+	 * acknowledgements are through, then fall quiet together. */
+	put_file("done", me, "1\n");
+	if (!nvictims) {
+		__u64 linger;
+
+		if (!wait_all(ep, "done", all, nall, 60000)) {
+			fprintf(stderr, "peer %d: the others did not finish within 60 s\n", me);
+			bad++;
+		}
+		linger = now_ms() + 500;
+		while (now_ms() < linger)
+			xw_endpoint__progress(ep);
+		put_file("quiet", me, "1\n");
+		if (!wait_all(NULL, "quiet", all, nall, 30000)) {
+			fprintf(stderr, "peer %d: the others did not fall quiet\n", me);
+			bad++;
+		}
+		usleep(200000);
+		/* Take what is still in the RX ring (acknowledgements: nothing
+		 * answers them). */
+		for (int i = 0; i < 100 && xw_endpoint__progress(ep) > 0; i++)
+			;
+	}
+	xw_iface__stats(ifc, me, &x1);
+	xw_iface__stats(ifc, XW_STATS_IFACE, &i1);
+	xw_endpoint__stats(ep, &es);
+	printf("RESULT id=%d queue=%d port=%u ok=%d bad=%d victim_ok=%d victim_err=%d "
+	       "redirected=%llu drop_queue=%llu drop_other=%llu iface_drops=%llu tx=%llu rx=%llu "
+	       "rx_bad=%llu\n",
+	       me, xw_endpoint__queue(ep), ntohs(self.port), ok, bad, vok, verrs,
+	       (unsigned long long)(x1.frames_redirected - x0.frames_redirected),
+	       (unsigned long long)(x1.drop_queue - x0.drop_queue),
+	       (unsigned long long)((x1.drop_endpoint - x0.drop_endpoint) +
+				    (x1.drop_session - x0.drop_session) +
+				    (x1.drop_nosocket - x0.drop_nosocket)),
+	       (unsigned long long)((i1.drop_short - i0.drop_short) +
+				    (i1.drop_version - i0.drop_version) +
+				    (i1.drop_length - i0.drop_length) + (i1.drop_frag - i0.drop_frag) +
+				    (i1.drop_type - i0.drop_type) +
+				    (i1.drop_endpoint - i0.drop_endpoint)),
+	       (unsigned long long)es.tx_frames, (unsigned long long)es.rx_frames,
+	       (unsigned long long)es.rx_bad);
+	fflush(stdout);
+	xw_endpoint__close(ep);
+	return bad ? 1 : 0;
+}

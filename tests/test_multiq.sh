@@ -1,0 +1,149 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+# Several processes per host on one interface, each on its own queue.
+# Two namespace hosts on the steered bridge of tests/mpi/hosts.sh (QUEUES=4:
+# 4-queue veths, bpf/steer.bpf.c on the bridge ports standing in for a NIC's
+# n-tuple rules "UDP port 49152+q -> RX queue q"), four processes per host
+# (tests/multiq_peer: XW_QUEUE_ANY, UDP encapsulation).  Every process
+# exchanges messages of every size class with every process of the other
+# host, every byte checked (same-host pairs: the shared-memory path, later).
+#   1. all-to-all: each host's processes took queues 0-3 with ports
+#      49152+q; no frame reached a wrong queue (drop_queue) or endpoint (the
+#      frames the XDP program redirected to each endpoint are exactly those
+#      it took in, and a host's endpoints got exactly what the other host's
+#      sent); no frame dropped or rejected; the bridge steered to all four
+#      queues.
+#   2. one process per host killed (SIGKILL) mid-transfer: the exchanges of
+#      the others complete with every byte right, still no frame on a wrong
+#      queue.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+XW_SRC=${XW_SRC:-$(cd "$here/.." && pwd)}
+OUTPUT=${OUTPUT:-$XW_SRC/.output}
+PEER=$OUTPUT/tests/multiq_peer
+skip() { echo "SKIP $*"; exit 77; }
+[ "$(id -u)" -eq 0 ] || skip "needs root (namespaces, XDP)"
+[ -x "$PEER" ] || { echo "FAIL: $PEER not built (make tests)"; exit 1; }
+
+T=$$
+TMP=$(mktemp -d /tmp/xwmq.XXXXXX)
+. "$here/mpi/hosts.sh"
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+QUEUES=4 hosts 2 bridge || exit 1
+ids1=(1 2 3 4) ids2=(11 12 13 14)
+ALL=1,2,3,4,11,12,13,14
+
+# launch RUN VICTIMS ROUNDS: the four processes of each host under one
+# shell per host (one mount namespace: the host's processes share the bpffs
+# with the program's pinned maps); their pids in $D/pid.ID.
+launch() {
+	local run=$1 victims=$2 rounds=$3 h mine other
+	D=$TMP/$run
+	mkdir -p "$D"
+	for h in 1 2; do
+		if [ $h = 1 ]; then mine="${ids1[*]}" other=11,12,13,14; else mine="${ids2[*]}" other=1,2,3,4; fi
+		ip netns exec "${HOSTS[$((h - 1))]}" sh -c '
+			mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf || exit 1
+			peer=$1 d=$2 all=$3 other=$4 victims=$5 rounds=$6; shift 6
+			for id in "$@"; do
+				"$peer" xwd0 "$id" "$d" "$all" "$other" "$victims" "$rounds" \
+					>"$d/out.$id" 2>&1 &
+				echo $! >"$d/pid.$id"
+			done
+			wait' sh "$PEER" "$D" "$ALL" "$other" "$victims" "$rounds" $mine &
+		eval "HOST_SH$h=$!"
+	done
+}
+
+# finish: wait (bounded) for both host shells.
+finish() {
+	local i
+	for i in $(seq 1 1200); do
+		kill -0 "$HOST_SH1" 2>/dev/null || kill -0 "$HOST_SH2" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$HOST_SH1" 2>/dev/null || kill -0 "$HOST_SH2" 2>/dev/null; then
+		bad "processes still running after 120 s"
+		for f in "$D"/pid.*; do kill -9 "$(cat "$f")" 2>/dev/null; done
+	fi
+	wait "$HOST_SH1" "$HOST_SH2" 2>/dev/null
+}
+
+# field ID KEY: a value of process ID's RESULT line.
+field() {
+	sed -n "s/^RESULT .* $2=\([0-9]*\).*/\1/p; s/^RESULT $2=\([0-9]*\).*/\1/p" "$D/out.$1" | head -1
+}
+
+show() {
+	local id
+	for id in "$@"; do sed 's/^/    | /' "$D/out.$id" | tail -8; done
+}
+
+# ---- 1. all-to-all --------------------------------------------------------
+ROUNDS=${XW_MQ_ROUNDS:-4}
+launch a2a - "$ROUNDS"
+finish
+want_ok=$((ROUNDS * 4 * 4))
+for h in 1 2; do
+	if [ $h = 1 ]; then mine=("${ids1[@]}") other=("${ids2[@]}"); else mine=("${ids2[@]}") other=("${ids1[@]}"); fi
+	queues= redir=0 tx=0
+	for id in "${mine[@]}"; do
+		if ! grep -q '^RESULT' "$D/out.$id"; then bad "process $id gave no result"; show "$id"; continue; fi
+		q=$(field "$id" queue) port=$(field "$id" port)
+		queues="$queues $q"
+		[ "$port" = $((49152 + q)) ] || bad "process $id on queue $q has port $port, want $((49152 + q))"
+		[ "$(field "$id" ok)" = "$want_ok" ] && [ "$(field "$id" bad)" = 0 ] ||
+			{ bad "process $id: $(field "$id" ok) of $want_ok messages right, $(field "$id" bad) bad"; show "$id"; }
+		for k in drop_queue drop_other iface_drops rx_bad; do
+			[ "$(field "$id" $k)" = 0 ] || bad "process $id: $k = $(field "$id" $k)"
+		done
+		[ "$(field "$id" redirected)" = "$(field "$id" rx)" ] ||
+			bad "process $id: the XDP program redirected $(field "$id" redirected) frames to its endpoint, it took in $(field "$id" rx)"
+		redir=$((redir + $(field "$id" redirected)))
+	done
+	for id in "${other[@]}"; do tx=$((tx + $(field "$id" tx))); done
+	[ "$(tr ' ' '\n' <<<"$queues" | sort -n | xargs)" = "0 1 2 3" ] ||
+		bad "host $h: processes on queues$queues, want 0 1 2 3 (XW_QUEUE_ANY)"
+	[ "$redir" = "$tx" ] ||
+		bad "host $h: its endpoints were redirected $redir frames, the other host's sent $tx"
+	echo "    host $h: queues$queues, $redir frames redirected = $tx sent by the other host"
+done
+counts=$(steer_counts)
+echo "    steered by the bridge ports: $(xargs <<<"$counts")"
+for q in 0 1 2 3; do grep -q "^q$q [1-9]" <<<"$counts" || bad "nothing steered to queue $q"; done
+grep -q '^other' <<<"$counts" && bad "frames to ports beyond the queues: $counts"
+[ $fail = 0 ] && echo "ok:   all-to-all, 4 processes per host on queues 0-3, $ROUNDS rounds x 4 peers x 4 sizes (100 B .. 300 kB), every byte checked; drop_queue 0, per-endpoint redirected = received"
+
+# ---- 2. one process per host killed mid-transfer --------------------------
+f1=$fail
+V1=4 V2=13
+launch kill "$V1,$V2" "${XW_MQ_KILL_ROUNDS:-30}"
+for i in $(seq 1 600); do
+	[ -f "$D/started.$V1" ] && [ -f "$D/started.$V2" ] && break
+	sleep 0.05
+done
+if [ -f "$D/started.$V1" ] && [ -f "$D/started.$V2" ]; then
+	early=$(ls "$D"/done.* 2>/dev/null | wc -l)
+	kill -9 "$(cat "$D/pid.$V1")" "$(cat "$D/pid.$V2")"
+	[ "$early" = 0 ] || bad "$early processes had finished before the kill: not mid-transfer (raise XW_MQ_KILL_ROUNDS)"
+else
+	bad "the victims did not start within 30 s"; show $V1 $V2
+fi
+finish
+for id in "${ids1[@]}" "${ids2[@]}"; do
+	[ "$id" = $V1 ] || [ "$id" = $V2 ] && continue
+	if ! grep -q '^RESULT' "$D/out.$id"; then bad "process $id gave no result"; show "$id"; continue; fi
+	want=$((${XW_MQ_KILL_ROUNDS:-30} * 3 * 4))
+	[ "$(field "$id" ok)" = "$want" ] && [ "$(field "$id" bad)" = 0 ] ||
+		{ bad "process $id: $(field "$id" ok) of $want messages right, $(field "$id" bad) bad"; show "$id"; }
+	for k in drop_queue rx_bad; do
+		[ "$(field "$id" $k)" = 0 ] || bad "process $id: $k = $(field "$id" $k)"
+	done
+done
+grep -q '^RESULT' "$D/out.$V1" "$D/out.$V2" && bad "a victim finished: it was not killed"
+[ $fail = "$f1" ] && echo "ok:   processes $V1 and $V2 killed mid-transfer: the other 6 completed ${XW_MQ_KILL_ROUNDS:-30} rounds with every byte right (exchanges with the killed ones: $(cat "$D"/out.* | sed -n 's/.*victim_ok=\([0-9]*\) victim_err=\([0-9]*\).*/\1 \2/p' | awk '{o+=$1; e+=$2} END {print o " done, " e " failed"}'))"
+exit $fail
