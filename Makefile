@@ -153,10 +153,16 @@ $(LIB_A): $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(LIB_SO): $(LIB_OBJS) userspace/libxdpwake.map
+# Older symbol versions: the shared library only (userspace/compat.c).
+$(OUTPUT)/lib/compat.o: userspace/compat.c $(PUB_HDRS) | $(OUTPUT)/lib
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(LIB_CFLAGS) -c $< -o $@
+
+$(LIB_SO): $(LIB_OBJS) $(OUTPUT)/lib/compat.o userspace/libxdpwake.map
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -shared -Wl,-soname,$(SONAME) \
-		-Wl,--version-script=userspace/libxdpwake.map -o $@ $(LIB_OBJS) $(LDLIBS)
+		-Wl,--version-script=userspace/libxdpwake.map -o $@ $(LIB_OBJS) \
+		$(OUTPUT)/lib/compat.o $(LDLIBS)
 	$(Q)ln -sf $(notdir $@) $(OUTPUT)/$(SONAME)
 	$(Q)ln -sf $(SONAME) $(OUTPUT)/libxdpwake.so
 

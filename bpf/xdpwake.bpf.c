@@ -741,6 +741,44 @@ int xw_xdp(struct xdp_md *ctx)
 	return XDP_REDIRECT;
 }
 
+/*
+ * The wake decision for a frame that did not come through the NIC: a peer
+ * on the same host wrote it into the endpoint's shared-memory inbox
+ * (userspace/lib/local.c), incremented `produced` and found the receiver
+ * armed.  It runs this program with BPF_PROG_TEST_RUN; the input is a
+ * struct xw_local_in, and the decision is decide()'s, as for a frame
+ * redirected above: the endpoint's policy, the marks, deferral, the
+ * watchdog, the statistics and the wake through the same ring.  Returns
+ * XDP_PASS when a decision was made, XDP_ABORTED for bad input or an
+ * inactive endpoint.
+ */
+SEC("xdp")
+int xw_local(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct xw_local_in *in = data;
+	struct xw_ep_entry *epi;
+	struct xw_wake_state *ws;
+	struct xw_shared *sh;
+	struct xw_stats *s;
+	__u32 ep;
+
+	if ((void *)(in + 1) > data_end)
+		return XDP_ABORTED;
+	ep = in->ep;
+	if (ep >= XW_MAX_ENDPOINTS)
+		return XDP_ABORTED;
+	epi = bpf_map_lookup_elem(&endpoints, &ep);
+	s = bpf_map_lookup_elem(&stats, &ep);
+	sh = bpf_map_lookup_elem(&shared, &ep);
+	ws = bpf_map_lookup_elem(&wake_state, &ep);
+	if (!epi || !s || !sh || !ws || !(epi->flags & XW_EPF_ACTIVE))
+		return XDP_ABORTED;
+	decide(ep, epi->flags, ws, sh, s, in->type, in->flags, in->produced);
+	return XDP_PASS;
+}
+
 /* libxdp: run as part of a multi-program chain, continue on XDP_PASS. */
 struct {
 	__uint(priority, 20);

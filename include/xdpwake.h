@@ -477,6 +477,15 @@ struct xw_endpoint_stats {
 				 * (their requests had completed)                 */
 	__u64 abandoned;	/* incomplete incoming messages dropped because
 				 * their sender gave them up                      */
+	/* Peers on this host and interface (shared-memory inboxes; since
+	 * XDPWAKE_0.2: binaries built before get the fields above only) */
+	__u64 local_tx_frames;	/* frames written into a local peer's inbox       */
+	__u64 local_rx_frames;	/* frames taken from this endpoint's inbox        */
+	__u64 local_lost;	/* frames for a local peer whose inbox is closed
+				 * or gone (the connection layer's timers act)    */
+	__u64 local_rx_bad;	/* inbox records dropped as corrupt               */
+	__u64 local_wake_runs;	/* wake decisions run for a sleeping local peer
+				 * (one BPF_PROG_TEST_RUN each)                   */
 };
 /** Fill @st with the endpoint's counters (and its socket's, shared with the
  *  process's other endpoints on the same queue). */

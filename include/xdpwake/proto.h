@@ -241,6 +241,23 @@ struct xw_wake_rec {
 };
 XW_STATIC_ASSERT(sizeof(struct xw_wake_rec) == 24, "xw_wake_rec size");
 
+/*
+ * Input of the program `xw_local` (run with BPF_PROG_TEST_RUN by a sender
+ * on the same host, see userspace/lib/local.c): the wake decision for one
+ * frame written into endpoint @ep's shared-memory inbox.  @produced is the
+ * endpoint's `produced` count after the sender's increment.  Padded to
+ * 32 bytes (BPF_PROG_TEST_RUN wants at least an Ethernet header).
+ */
+struct xw_local_in {
+	__u32 ep;	/* destination endpoint id                   */
+	__u8 type;	/* the frame's xw_hdr.type                   */
+	__u8 flags;	/* the frame's xw_hdr.flags                  */
+	__u16 rsvd;
+	__u64 produced;	/* shared[ep].produced after the increment   */
+	__u64 rsvd2[2];
+};
+XW_STATIC_ASSERT(sizeof(struct xw_local_in) == 32, "xw_local_in size");
+
 /* Size of each per-endpoint ring buffer (inner map of wake_rings/wd_rings). */
 #define XW_RING_BYTES 16384
 

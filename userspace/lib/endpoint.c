@@ -22,6 +22,7 @@
 
 #include "internal.h"
 #include "engine.h"
+#include "local.h"
 #include "port.h"
 #include "wait.h"
 #include "calib.skel.h"
@@ -57,6 +58,7 @@ struct xw_endpoint {
 	__u16 id;
 	struct iface_ref *iref;
 	struct xwi_port *port;
+	struct xwi_local *local; /* our inbox and our local peers' (local.c) */
 	struct xwi_encap enc;
 	struct xw_shared *shared;
 	int ring_fd;
@@ -269,6 +271,9 @@ static int ep_send(void *ctx, const struct xw_addr *dst, const struct xw_hdr *h,
 {
 	struct xw_endpoint *ep = ctx;
 
+	/* A peer on this host and interface: through its inbox. */
+	if (xwi_local_is_local(ep->local, dst))
+		return xwi_local_send(ep->local, dst, &ep->enc, h, payload, len);
 	return xwi_port_tx(ep->port, &ep->enc, dst, h, payload, len);
 }
 
@@ -460,6 +465,7 @@ static void ep_free(struct xw_endpoint *ep)
 		port_unlock(ep);
 	}
 	unregister(ep);
+	xwi_local_close(ep->local);
 	if (ep->shared)
 		__atomic_store_n(&ep->shared->armed, 0, __ATOMIC_SEQ_CST);
 	ring_buffer__free(ep->rb);
@@ -599,6 +605,12 @@ XW_API int xw_endpoint__open(const char *ifname, __u16 id, const struct xw_endpo
 	ep->consumed = __atomic_load_n(&ep->shared->produced, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&ep->shared->consumed, ep->consumed, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&ep->shared->armed, 0, __ATOMIC_SEQ_CST);
+	/* The inbox after the count is in step: a local frame counted from
+	 * here on is one we take.  Without one (no /dev/shm), peers on this
+	 * host cannot reach us and we send to them through the interface. */
+	if (xwi_local_open(ep->iref->ifc, id, ep->port->mac, ep->port->ip, &ep->local))
+		xwi_warn("%s: endpoint %u: no local inbox: no shared-memory path to peers on "
+			 "this host", ifname, id);
 
 	pthread_mutex_lock(&ep->port->lock);
 	if (ep->port->eps[id]) {
@@ -682,6 +694,7 @@ static int progress_locked(struct xw_endpoint *ep)
 
 	ep->pass_now = now_ns();
 	n = xwi_port_rx(ep->port, 64);
+	n += xwi_local_rx(ep->local, ep, 64);
 	n += xwi_engine_progress(ep->eng, 256);
 	xwi_port_flush(ep->port);
 	ep->pass_now = 0;
@@ -895,6 +908,13 @@ static bool frames_in_flight(struct xw_endpoint *ep)
 	       __atomic_load_n(&ep->consumed, __ATOMIC_RELAXED);
 }
 
+/* Frames waiting to be taken: in the RX ring or in our inbox.  Without the
+ * port lock; writes nothing. */
+static bool rx_ready(struct xw_endpoint *ep)
+{
+	return xwi_port_rx_ready(ep->port) || xwi_local_ready(ep->local);
+}
+
 /*
  * Frames the program redirected may not be visible in the RX ring yet (it
  * is flushed at the end of the NAPI poll).  Spin, bounded, until they are;
@@ -905,10 +925,10 @@ static void await_visible(struct xw_endpoint *ep)
 {
 	__u64 end = now_ns() + XWI_VISIBLE_SPIN_NS;
 
-	while (frames_in_flight(ep) && !xwi_port_rx_ready(ep->port)) {
+	while (frames_in_flight(ep) && !rx_ready(ep)) {
 		if (now_ns() >= end) {
 			pthread_mutex_lock(&ep->port->lock);
-			if (!xwi_port_rx_ready(ep->port)) {
+			if (!rx_ready(ep)) {
 				ep->consumed = __atomic_load_n(&ep->shared->produced,
 							       __ATOMIC_SEQ_CST);
 				__atomic_store_n(&ep->shared->consumed, ep->consumed,
@@ -935,7 +955,7 @@ static bool sleep_armed(struct xw_endpoint *ep, __u32 *armed, int epfd, int ms, 
 
 	__atomic_store_n(armed, 1, __ATOMIC_SEQ_CST);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (recheck && (frames_in_flight(ep) || xwi_port_rx_ready(ep->port))) {
+	if (recheck && (frames_in_flight(ep) || rx_ready(ep))) {
 		woken = __atomic_exchange_n(armed, 0, __ATOMIC_SEQ_CST) == 0;
 		await_visible(ep);
 		return woken;
@@ -982,7 +1002,7 @@ static void block_once(struct xw_endpoint *ep, __u64 deadline, int max_ms)
 	}
 	if (ep->wake_records != before) {
 		ep->ws.wakes += ep->wake_records - before;
-		if (!frames_in_flight(ep) && !xwi_port_rx_ready(ep->port))
+		if (!frames_in_flight(ep) && !rx_ready(ep))
 			ep->ws.spurious_wakes++;
 	}
 	await_visible(ep);
@@ -1102,7 +1122,7 @@ static void block_many(struct xw_endpoint **eps, int n, __u64 deadline)
 	}
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	for (int i = 0; i < n; i++)
-		if (frames_in_flight(eps[i]) || xwi_port_rx_ready(eps[i]->port))
+		if (frames_in_flight(eps[i]) || rx_ready(eps[i]))
 			ms = 0;
 	for (int i = 0; i < n; i++)
 		eps[i]->ws.blocks += ms > 0;
@@ -1129,7 +1149,7 @@ static void block_many(struct xw_endpoint **eps, int n, __u64 deadline)
  */
 static bool pass_idle(struct xw_endpoint *ep, __u64 now)
 {
-	return __atomic_load_n(&ep->quiet, __ATOMIC_ACQUIRE) && !xwi_port_rx_ready(ep->port) &&
+	return __atomic_load_n(&ep->quiet, __ATOMIC_ACQUIRE) && !rx_ready(ep) &&
 	       now < __atomic_load_n(&ep->eng_deadline, __ATOMIC_RELAXED);
 }
 
@@ -1342,7 +1362,7 @@ XW_API int xw_endpoint__arm(struct xw_endpoint *ep)
 	ring_buffer__consume(ep->rb);
 	__atomic_store_n(armed, 1, __ATOMIC_SEQ_CST);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (frames_in_flight(ep) || xwi_port_rx_ready(ep->port)) {
+	if (frames_in_flight(ep) || rx_ready(ep)) {
 		__atomic_exchange_n(armed, 0, __ATOMIC_SEQ_CST);
 		return -EAGAIN;
 	}
@@ -1781,6 +1801,7 @@ _Static_assert(XW_PKT_TYPE_MAX <= 16, "xw_endpoint_stats.rtx_by_type");
 
 XW_API int xw_endpoint__stats(const struct xw_endpoint *ep, struct xw_endpoint_stats *st)
 {
+	struct xwi_local_stats ls;
 	struct xwi_engine_stats es;
 	struct xwi_port *p;
 
@@ -1830,5 +1851,11 @@ XW_API int xw_endpoint__stats(const struct xw_endpoint *ep, struct xw_endpoint_s
 	st->carried = es.carried;
 	st->sends_lost = es.sends_lost;
 	st->abandoned = es.abandoned;
+	xwi_local_stats(ep->local, &ls);
+	st->local_tx_frames = ls.tx;
+	st->local_rx_frames = ls.rx;
+	st->local_lost = ls.lost;
+	st->local_rx_bad = ls.rx_bad;
+	st->local_wake_runs = ls.wake_runs;
 	return 0;
 }

@@ -28,6 +28,10 @@
 
 #define XWI_PROG_NAME "xw_xdp"
 #define XWI_PROG_PIN "prog"
+/* The wake decision for frames from peers on this host (xw_local in
+ * bpf/xdpwake.bpf.c), pinned next to the maps for every process. */
+#define XWI_LOCAL_PROG_NAME "xw_local"
+#define XWI_LOCAL_PIN "local"
 #define XWI_LOCK_FILE ".lock"
 #ifndef BPF_FS_MAGIC
 #define BPF_FS_MAGIC 0xcafe4a11
@@ -138,6 +142,8 @@ static void unpin_all(const char *dir)
 			unlink(p);
 	if (!pin_path(p, sizeof(p), dir, XWI_PROG_PIN))
 		unlink(p);
+	if (!pin_path(p, sizeof(p), dir, XWI_LOCAL_PIN))
+		unlink(p);
 }
 
 static __u32 fd_prog_id(int fd)
@@ -228,6 +234,22 @@ static int find_attached(int ifindex, __u32 *idp, int *mode, int *multi,
 	return 0;
 }
 
+/* The local wake program of a program attached by another handle; one
+ * attached by a library without it has none (local frames are then found
+ * by the receiver's bounded sleeps only). */
+static void open_local_prog(struct xw_iface *ifc)
+{
+	char p[PATH_MAX];
+
+	if (pin_path(p, sizeof(p), ifc->pin_dir, XWI_LOCAL_PIN))
+		return;
+	ifc->local_fd = bpf_obj_get(p);
+	if (ifc->local_fd < 0)
+		xwi_warn("%s: no %s program pinned in %s: peers on this host cannot wake a "
+			 "sleeping receiver (reattach the program)", ifc->name,
+			 XWI_LOCAL_PROG_NAME, ifc->pin_dir);
+}
+
 static int open_pins(struct xw_iface *ifc)
 {
 	char p[PATH_MAX];
@@ -244,6 +266,7 @@ static int open_pins(struct xw_iface *ifc)
 			return err;
 		}
 	}
+	open_local_prog(ifc);
 	return 0;
 }
 
@@ -386,6 +409,7 @@ static int try_attach(struct xw_iface *ifc, enum xdp_attach_mode m, bool *loaded
 static int load_and_attach(struct xw_iface *ifc, const struct xw_iface_opts *opts)
 {
 	enum xw_xdp_mode mode = XWI_OPT(opts, mode, XW_MODE_AUTO);
+	struct bpf_program *lp;
 	char p[PATH_MAX];
 	bool loaded;
 	int err;
@@ -426,6 +450,17 @@ static int load_and_attach(struct xw_iface *ifc, const struct xw_iface_opts *opt
 		xwi_err("%s: cannot pin the program: %s", ifc->name, strerror(-err));
 		return err;
 	}
+	/* The local wake program came with the object (not attached). */
+	lp = bpf_object__find_program_by_name(ifc->skel->obj, XWI_LOCAL_PROG_NAME);
+	ifc->local_fd = lp && bpf_program__fd(lp) >= 0 ? dup(bpf_program__fd(lp)) : -1;
+	if (ifc->local_fd < 0 ||
+	    pin_path(p, sizeof(p), ifc->pin_dir, XWI_LOCAL_PIN) ||
+	    bpf_obj_pin(ifc->local_fd, p)) {
+		err = ifc->local_fd < 0 ? -ENOENT : -errno;
+		xwi_err("%s: cannot pin the %s program: %s", ifc->name, XWI_LOCAL_PROG_NAME,
+			strerror(-err));
+		return err;
+	}
 	err = find_attached(ifc->ifindex, &ifc->prog_id, &ifc->mode, &ifc->multiprog, NULL);
 	if (err || !ifc->prog_id) {
 		xwi_err("%s: program attached but not found on the interface", ifc->name);
@@ -444,6 +479,8 @@ static void iface_free(struct xw_iface *ifc)
 		return;
 	if (ifc->shared)
 		munmap(ifc->shared, ifc->shared_len);
+	if (ifc->local_fd >= 0)
+		close(ifc->local_fd);
 	for (int i = 0; i < XWI_MAP_NR; i++)
 		if (ifc->map_fd[i] >= 0)
 			close(ifc->map_fd[i]);
@@ -484,6 +521,7 @@ XW_API int xw_iface__open(const char *ifname, const struct xw_iface_opts *opts,
 		return -ENOMEM;
 	for (int i = 0; i < XWI_MAP_NR; i++)
 		ifc->map_fd[i] = -1;
+	ifc->local_fd = -1;
 	snprintf(ifc->name, sizeof(ifc->name), "%s", ifname);
 	ifc->ifindex = if_nametoindex(ifname);
 	if (!ifc->ifindex) {

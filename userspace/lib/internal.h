@@ -71,6 +71,7 @@ struct xw_iface {
 	struct xw_xdp_bpf *skel;	 /* set when this handle attached */
 	struct xdp_program *prog;	 /* ditto */
 	struct xw_shared *shared;	 /* mmapped `shared` map (lazily) */
+	int local_fd;			 /* the xw_local program (-1: none) */
 	size_t shared_len;
 };
 

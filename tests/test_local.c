@@ -1,0 +1,754 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Peers on the same host: endpoints on one interface talk through their
+ * shared-memory inboxes (userspace/lib/local.c), never through the wire.
+ *
+ * One anonymous network namespace, one multi-queue veth pair; process A
+ * (this one) holds endpoints 1 and 3 on queue 0 and, for the kill test, 5;
+ * process B endpoint 2 on queue 1; process C endpoint 4 on queue 2, killed
+ * with SIGKILL in the middle of a large transfer; process D opens endpoint
+ * 4 again.  Checked: every size class both ways between processes, inside
+ * one process and to self, byte for byte, and that every frame went the
+ * local way; cancel and truncation; a receiver asleep in block and in
+ * spin-block with the marker policy woken by a local send (a marker wake
+ * in the program's statistics); the death of a peer (the others go on, the
+ * pending send fails after give_up_ms, a new incarnation talks again); a
+ * corrupt record in an inbox is a counted drop; the XDPWAKE_0.1 version of
+ * xw_endpoint__stats() fills the old struct size only.
+ */
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <poll.h>
+#include <stddef.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+
+#include "harness.h"
+#include "xdpwake.h"
+#include "internal.h" /* xwi_iface_shared() */
+#include "local.h"    /* the inbox layout: a planted record */
+
+#define IF_A "xwla"
+#define IF_B "xwlb"
+#define TMO 20000 /* ms: a hang guard only */
+#define BIG (1u << 20)
+
+static char pin_root[PATH_MAX];
+static const char *who = "A";
+static pid_t main_pid;
+
+/* ---- small helpers --------------------------------------------------- */
+
+static void fill(unsigned char *p, size_t n, unsigned int seed)
+{
+	__u32 x = seed * 2654435761u + 1;
+
+	for (size_t i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		p[i] = (unsigned char)x;
+	}
+}
+
+static long first_diff(const unsigned char *p, size_t n, unsigned int seed)
+{
+	unsigned char *ref = malloc(n ? n : 1);
+
+	REQUIRE(ref, "malloc");
+	fill(ref, n, seed);
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != ref[i]) {
+			free(ref);
+			return (long)i;
+		}
+	free(ref);
+	return -1;
+}
+
+/* One byte each way over a socketpair, bounded; @ep keeps progressing. */
+static void bar(int fd, struct xw_endpoint *ep, const char *what)
+{
+	__u64 end = xwt_now_ns() + 120000000000ULL;
+	char c = 'x';
+
+	REQUIRE(write(fd, &c, 1) == 1, "%s: barrier %s: write", who, what);
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		int n = poll(&pfd, 1, ep ? 1 : 100);
+
+		if (n > 0)
+			break;
+		REQUIRE(n >= 0 || errno == EINTR, "%s: barrier %s: poll", who, what);
+		REQUIRE(xwt_now_ns() < end, "%s: barrier %s: the other side did not come", who,
+			what);
+		if (ep)
+			xw_endpoint__progress(ep);
+	}
+	REQUIRE(read(fd, &c, 1) == 1, "%s: barrier %s: the other side is gone", who, what);
+}
+
+static void put(int fd, const void *p, size_t n)
+{
+	REQUIRE(write(fd, p, n) == (ssize_t)n, "%s: put", who);
+}
+
+static void get(int fd, void *p, size_t n)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	REQUIRE(poll(&pfd, 1, TMO) == 1 && read(fd, p, n) == (ssize_t)n, "%s: get", who);
+}
+
+static struct xw_endpoint *open_ep(__u16 id, __u32 queue, __u32 give_up_ms)
+{
+	struct xw_endpoint *ep;
+	int err;
+
+	XW_OPTS(xw_endpoint_opts, o, .pin_root = pin_root, .queue = queue,
+		.give_up_ms = give_up_ms);
+	err = xw_endpoint__open(IF_A, id, &o, &ep);
+	if (err == -EAFNOSUPPORT)
+		xwt_skip("AF_XDP not supported by this kernel");
+	REQUIRE(err == 0, "%s: open endpoint %u on queue %u: %s", who, id, queue,
+		xw_strerror(err));
+	return ep;
+}
+
+static struct xw_addr addr_of(struct xw_endpoint *ep)
+{
+	struct xw_addr a;
+
+	REQUIRE(xw_endpoint__addr(ep, &a) == 0, "addr");
+	return a;
+}
+
+static struct xw_endpoint_stats stats(struct xw_endpoint *ep)
+{
+	struct xw_endpoint_stats s;
+
+	REQUIRE(xw_endpoint__stats(ep, &s) == 0, "stats");
+	return s;
+}
+
+static struct xw_stats xdp_stats(struct xw_endpoint *ep, __u16 id)
+{
+	struct xw_stats s;
+
+	REQUIRE(xw_iface__stats(xw_endpoint__iface(ep), id, &s) == 0, "xdp stats");
+	return s;
+}
+
+/* Wait for every request of @r (NULL entries skipped), progressing all of
+ * their endpoints; bounded. */
+static void wait_all(struct xw_request **r, struct xw_status *st, int n, const char *what)
+{
+	__u64 end = xwt_now_ns() + (__u64)TMO * 1000000ULL;
+	int left = 0;
+
+	for (int i = 0; i < n; i++)
+		left += r[i] != NULL;
+	while (left) {
+		struct xw_waitable w[4];
+		int idx[4], k = 0, got;
+
+		for (int i = 0; i < n; i++)
+			if (r[i]) {
+				w[k] = (struct xw_waitable){ .req = r[i] };
+				idx[k++] = i;
+			}
+		XW_OPTS(xw_wait_opts, o, .timeout_ms = 100, .strategy = XW_WAIT_SPIN);
+		got = xw_wait_any(w, k, &o);
+		REQUIRE(got >= 0 || got == -ETIMEDOUT, "%s: wait_any: %s", what,
+			xw_strerror(got));
+		REQUIRE(xwt_now_ns() < end, "%s: not done in %d ms", what, TMO);
+		if (got < 0)
+			continue;
+		REQUIRE(xw_request__test(r[idx[got]], &st[idx[got]]) == 1, "%s: test", what);
+		r[idx[got]] = NULL;
+		left--;
+	}
+}
+
+/* ---- (a) every size class -------------------------------------------- */
+
+static size_t size_list(struct xw_endpoint *ep, size_t *l)
+{
+	size_t P = (size_t)xw_endpoint__frag_payload(ep), n = 0;
+
+	l[n++] = 0;
+	l[n++] = 1;
+	l[n++] = P;	    /* SMALL, the largest */
+	l[n++] = P + 1;	    /* MEDIUM */
+	l[n++] = 20000;
+	l[n++] = 32768;	    /* eager_max */
+	l[n++] = 32769;	    /* RNDV + pull */
+	l[n++] = 300000;
+	l[n++] = BIG;
+	return n;
+}
+
+/* One message of @len from @tx to @rx, both in this process (@tx == @rx:
+ * to self); the receive posted first, or after (@late). */
+static void xfer_here(struct xw_endpoint *tx, struct xw_endpoint *rx, size_t len, int late,
+		      unsigned int seed, const char *what)
+{
+	unsigned char *out = malloc(len + 1), *in = malloc(len + 64);
+	struct xw_addr dst = addr_of(rx), src = addr_of(tx);
+	struct xw_request *r[2] = { NULL, NULL };
+	struct xw_status st[2] = {};
+	long d;
+
+	REQUIRE(out && in, "malloc");
+	fill(out, len, seed);
+	memset(in, 0xEE, len + 64);
+	if (!late)
+		REQUIRE(xw_endpoint__irecv(rx, in, len, 0x100 + seed, ~0ULL, &r[1]) == 0, "irecv");
+	REQUIRE(xw_endpoint__isend(tx, &dst, out, len, 0x100 + seed, &r[0]) == 0, "isend");
+	if (late) {
+		for (int i = 0; i < 20; i++) {
+			xw_endpoint__progress(tx);
+			xw_endpoint__progress(rx);
+		}
+		REQUIRE(xw_endpoint__irecv(rx, in, len, 0x100 + seed, ~0ULL, &r[1]) == 0, "irecv");
+	}
+	wait_all(r, st, 2, what);
+	CHECK(st[0].error == 0, "%s %zu: send error %d", what, len, st[0].error);
+	CHECK(st[1].error == 0 && st[1].len == len && st[1].msg_len == len &&
+	      xw_addr_equal(&st[1].src, &src),
+	      "%s %zu: recv error %d len %zu msg_len %zu", what, len, st[1].error, st[1].len,
+	      st[1].msg_len);
+	d = first_diff(in, len, seed);
+	CHECK(d < 0, "%s %zu: byte %ld differs", what, len, d);
+	for (int i = 0; i < 64; i++)
+		if (in[len + i] != 0xEE) {
+			CHECK(0, "%s %zu: wrote past the buffer", what, len);
+			break;
+		}
+	free(out);
+	free(in);
+}
+
+/* One message of @len between two processes (both call this). */
+static void xfer_peer(int fd, struct xw_endpoint *ep, const struct xw_addr *peer, int sender,
+		      size_t len, unsigned int seed)
+{
+	unsigned char *buf = malloc(len + 64);
+	struct xw_request *req;
+	struct xw_status st = {};
+	long d;
+	int err;
+
+	REQUIRE(buf, "malloc");
+	if (sender) {
+		fill(buf, len, seed);
+		bar(fd, ep, "posted");
+		err = xw_endpoint__send(ep, peer, buf, len, 0x200 + seed, TMO);
+		CHECK(err == 0, "%s: send %zu: %s", who, len, xw_strerror(err));
+	} else {
+		memset(buf, 0xEE, len + 64);
+		REQUIRE(xw_endpoint__irecv(ep, buf, len, 0x200 + seed, ~0ULL, &req) == 0, "irecv");
+		bar(fd, ep, "posted");
+		err = xw_request__wait(req, &st, TMO);
+		CHECK(err == 0 && st.error == 0 && st.len == len && xw_addr_equal(&st.src, peer),
+		      "%s: recv %zu: %s / error %d len %zu", who, len, xw_strerror(err), st.error,
+		      st.len);
+		d = first_diff(buf, len, seed);
+		CHECK(d < 0, "%s: recv %zu: byte %ld differs", who, len, d);
+		for (int i = 0; i < 64; i++)
+			if (buf[len + i] != 0xEE) {
+				CHECK(0, "%s: recv %zu: wrote past the buffer", who, len);
+				break;
+			}
+	}
+	free(buf);
+}
+
+/* Every frame of @ep went the local way, and some did. */
+static void all_local(struct xw_endpoint *ep, const char *what)
+{
+	struct xw_endpoint_stats s = stats(ep);
+
+	CHECK(s.local_tx_frames > 0 && s.local_tx_frames == s.tx_frames && s.local_lost == 0,
+	      "%s: %s: %llu frames sent, %llu of them local, %llu lost", who, what,
+	      (unsigned long long)s.tx_frames, (unsigned long long)s.local_tx_frames,
+	      (unsigned long long)s.local_lost);
+	CHECK(s.local_rx_frames > 0 && s.local_rx_frames == s.rx_frames && s.local_rx_bad == 0,
+	      "%s: %s: %llu frames received, %llu of them local, %llu bad", who, what,
+	      (unsigned long long)s.rx_frames, (unsigned long long)s.local_rx_frames,
+	      (unsigned long long)s.local_rx_bad);
+}
+
+static void sizes_peer(int fd, struct xw_endpoint *ep, const struct xw_addr *peer, int is_b)
+{
+	size_t l[16], n = size_list(ep, l);
+	unsigned int seed = 1;
+
+	for (size_t i = 0; i < n; i++)
+		for (int dir = 0; dir < 2; dir++)
+			xfer_peer(fd, ep, peer, dir == is_b, l[i], seed++);
+}
+
+static void sizes_here(struct xw_endpoint *e1, struct xw_endpoint *e3)
+{
+	size_t l[16], n = size_list(e1, l);
+	unsigned int seed = 100;
+
+	for (size_t i = 0; i < n; i++) {
+		xfer_here(e1, e3, l[i], (int)(i & 1), seed++, "1->3");
+		xfer_here(e3, e1, l[i], (int)(i & 1), seed++, "3->1");
+		xfer_here(e1, e1, l[i], (int)(i & 1), seed++, "1->1 (self)");
+	}
+}
+
+/* ---- (b) cancel and truncation --------------------------------------- */
+
+static void trunc_cancel(int fd, struct xw_endpoint *ep, const struct xw_addr *peer, int is_b)
+{
+	static unsigned char big[100000];
+	unsigned char small[1000 + 64];
+	size_t lens[] = { 5000, 100000 };
+	struct xw_request *req;
+	struct xw_status st;
+
+	for (int k = 0; k < 2; k++) {
+		if (!is_b) {
+			fill(big, lens[k], 99 + k);
+			bar(fd, ep, "trunc posted");
+			CHECK(xw_endpoint__send(ep, peer, big, lens[k], 0x99, TMO) == 0,
+			      "send %zu to a short receive", lens[k]);
+			continue;
+		}
+		memset(small, 0xEE, sizeof(small));
+		REQUIRE(xw_endpoint__irecv(ep, small, 1000, 0x99, ~0ULL, &req) == 0, "irecv");
+		bar(fd, ep, "trunc posted");
+		CHECK(xw_request__wait(req, &st, TMO) == 0, "wait");
+		CHECK(st.error == -EMSGSIZE && st.len == 1000 && st.msg_len == lens[k],
+		      "truncated %zu: error %d len %zu msg_len %zu", lens[k], st.error, st.len,
+		      st.msg_len);
+		CHECK(first_diff(small, 1000, 99 + k) < 0, "truncated data differs");
+		for (int i = 0; i < 64; i++)
+			CHECK(small[1000 + i] == 0xEE, "truncation wrote past the buffer");
+	}
+	if (is_b) {
+		REQUIRE(xw_endpoint__irecv(ep, small, 10, 0xDEAD, ~0ULL, &req) == 0, "irecv");
+		CHECK(xw_request__cancel(req) == 0, "cancel an unmatched receive");
+		CHECK(xw_request__wait(req, &st, TMO) == 0 && st.error == -ECANCELED,
+		      "cancelled receive: error %d", st.error);
+	}
+	bar(fd, ep, "trunc done");
+}
+
+/* ---- (c) a sleeping receiver is woken by a local send ----------------- */
+
+static void wake_part(int fd, struct xw_endpoint *ep, const struct xw_addr *peer, int is_b)
+{
+	enum xw_wait_strategy ss[2] = { XW_WAIT_BLOCK, XW_WAIT_SPIN_BLOCK };
+
+	for (int k = 0; k < 2; k++) {
+		char buf[64] = "";
+		struct xw_request *req;
+		struct xw_status st = {};
+		struct xw_wait_stats w0, w1;
+		struct xw_stats x0, x1;
+		__u64 t0, t1;
+		int err;
+
+		if (!is_b) {
+			bar(fd, ep, "sleeping");
+			usleep(30000); /* B is asleep by now */
+			CHECK(xw_endpoint__send(ep, peer, "wake up", 8, 0x77, TMO) == 0, "send");
+			bar(fd, ep, "woken");
+			continue;
+		}
+		REQUIRE(xw_iface__set_knob(xw_endpoint__iface(ep), "policy", 2,
+					   XW_POLICY_MARKER) == 0, "policy");
+		REQUIRE(xw_endpoint__irecv(ep, buf, sizeof(buf), 0x77, ~0ULL, &req) == 0, "irecv");
+		xw_endpoint__wait_stats(ep, &w0);
+		x0 = xdp_stats(ep, 2);
+		bar(fd, NULL, "sleeping");
+		t0 = xwt_now_ns();
+		{
+			/* spin-block spins 20 us, then sleeps */
+			XW_OPTS(xw_wait_opts, o, .timeout_ms = 5000, .strategy = ss[k],
+				.spin_ns = 20000);
+			err = xw_request__wait_opts(req, &st, &o);
+		}
+		t1 = xwt_now_ns();
+		xw_endpoint__wait_stats(ep, &w1);
+		x1 = xdp_stats(ep, 2);
+		CHECK(err == 0 && st.error == 0 && st.len == 8 && !strcmp(buf, "wake up"),
+		      "%s: the message: %s / error %d len %zu", xw_wait_strategy_name(ss[k]),
+		      xw_strerror(err), st.error, st.len);
+		CHECK(x1.wake_marker > x0.wake_marker,
+		      "%s: no marker wake in the program's statistics (%llu -> %llu)",
+		      xw_wait_strategy_name(ss[k]), (unsigned long long)x0.wake_marker,
+		      (unsigned long long)x1.wake_marker);
+		CHECK(w1.blocks > w0.blocks && w1.wakes > w0.wakes,
+		      "%s: blocks %llu -> %llu, wakes %llu -> %llu", xw_wait_strategy_name(ss[k]),
+		      (unsigned long long)w0.blocks, (unsigned long long)w1.blocks,
+		      (unsigned long long)w0.wakes, (unsigned long long)w1.wakes);
+		CHECK(t1 - t0 < 2000000000ULL, "%s: the wait took %llu ms",
+		      xw_wait_strategy_name(ss[k]), (unsigned long long)((t1 - t0) / 1000000));
+		bar(fd, ep, "woken");
+	}
+}
+
+/* ---- (e) a corrupt record -------------------------------------------- */
+
+static void *inbox_map(__u16 id)
+{
+	char path[128];
+	void *m;
+	int fd;
+
+	REQUIRE(xwi_local_path(path, sizeof(path), (int)if_nametoindex(IF_A), id) == 0, "path");
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	REQUIRE(fd >= 0, "open %s: %s", path, strerror(errno));
+	m = mmap(NULL, XWI_LOCAL_FILE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	REQUIRE(m != MAP_FAILED, "mmap the inbox");
+	return m;
+}
+
+/* A rogue sender @from writes @rec and @n bytes after it into @id's inbox,
+ * as a sender would (publish, pending bit, produced). */
+static void plant(struct xw_endpoint *ep, __u16 id, __u16 from, const struct xwi_local_rec *rec,
+		  const void *body, size_t n)
+{
+	__u8 *m = inbox_map(id);
+	struct xwi_local_hdr *h = (void *)m;
+	struct xwi_local_slot *s = (struct xwi_local_slot *)(m + XWI_LOCAL_SLOTS_OFF) + from;
+	__u8 *ring = m + XWI_LOCAL_RINGS_OFF + (size_t)from * XWI_LOCAL_RING_BYTES;
+	__u64 p = s->prod;
+	size_t adv = (sizeof(*rec) + n + 7) & ~(size_t)7;
+
+	memcpy(ring + (p & (XWI_LOCAL_RING_BYTES - 1)), rec, sizeof(*rec));
+	memcpy(ring + (p & (XWI_LOCAL_RING_BYTES - 1)) + sizeof(*rec), body, n);
+	__atomic_store_n(&s->prod, p + adv, __ATOMIC_RELEASE);
+	__atomic_fetch_or(&h->pending, 1ULL << from, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&xwi_iface_shared(xw_endpoint__iface(ep), id)->produced, 1,
+			   __ATOMIC_SEQ_CST);
+	munmap(m, XWI_LOCAL_FILE_BYTES);
+}
+
+static void corrupt_part(struct xw_endpoint *e1, struct xw_endpoint *e3)
+{
+	struct xwi_local_rec rec = { .encap = XW_ENCAP_ETH };
+	struct xw_endpoint_stats s0 = stats(e3), s1;
+	struct xw_hdr h = { .version = XW_VERSION, .type = XW_PKT_SMALL };
+	__u8 body[XW_HDR_LEN + 16];
+
+	/* A length shorter than a header: the layout is broken. */
+	rec.len = 12;
+	memset(body, 0x5A, sizeof(body));
+	plant(e3, 3, 9, &rec, body, 16);
+	for (int i = 0; i < 10; i++)
+		xw_endpoint__progress(e3);
+	s1 = stats(e3);
+	CHECK(s1.local_rx_bad == s0.local_rx_bad + 1, "bad record length: local_rx_bad %llu -> %llu",
+	      (unsigned long long)s0.local_rx_bad, (unsigned long long)s1.local_rx_bad);
+
+	/* A well-formed record whose frame is wrong (CRC): the engine's drop. */
+	h.dst_ep = htons(3);
+	h.src_ep = htons(9);
+	h.payload_len = htons(16);
+	h.msg_len = htonl(16);
+	h.frag_count = htonl(1);
+	h.csum = htonl(0x12345678);
+	memcpy(body, &h, sizeof(h));
+	rec.len = sizeof(body);
+	plant(e3, 3, 9, &rec, body, sizeof(body));
+	for (int i = 0; i < 10; i++)
+		xw_endpoint__progress(e3);
+	s0 = s1;
+	s1 = stats(e3);
+	CHECK(s1.local_rx_frames == s0.local_rx_frames + 1 &&
+	      s1.crc_failures + s1.rx_bad > s0.crc_failures + s0.rx_bad &&
+	      s1.local_rx_bad == s0.local_rx_bad,
+	      "bad frame: local rx %llu -> %llu, crc %llu -> %llu, rx_bad %llu -> %llu",
+	      (unsigned long long)s0.local_rx_frames, (unsigned long long)s1.local_rx_frames,
+	      (unsigned long long)s0.crc_failures, (unsigned long long)s1.crc_failures,
+	      (unsigned long long)s0.rx_bad, (unsigned long long)s1.rx_bad);
+	/* The endpoint works on. */
+	xfer_here(e1, e3, 5000, 0, 4242, "after corrupt records");
+}
+
+/* ---- the old xw_endpoint__stats -------------------------------------- */
+
+static void abi_part(struct xw_endpoint *ep)
+{
+	char so[PATH_MAX];
+	const char *out = getenv("OUTPUT");
+	union {
+		struct xw_endpoint_stats s;
+		unsigned char b[sizeof(struct xw_endpoint_stats)];
+	} u;
+	size_t old = offsetof(struct xw_endpoint_stats, local_tx_frames);
+	int (*old_fn)(const struct xw_endpoint *, struct xw_endpoint_stats *);
+	void *h;
+
+	snprintf(so, sizeof(so), "%s/libxdpwake.so.0", out ? out : ".output");
+	h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		printf("abi: %s not loadable (%s): not checked\n", so, dlerror());
+		return;
+	}
+	*(void **)&old_fn = dlvsym(h, "xw_endpoint__stats", "XDPWAKE_0.1");
+	CHECK(old_fn != NULL, "xw_endpoint__stats@XDPWAKE_0.1 missing");
+	CHECK(dlvsym(h, "xw_endpoint__stats", "XDPWAKE_0.2") != NULL,
+	      "xw_endpoint__stats@@XDPWAKE_0.2 missing");
+	if (old_fn) {
+		memset(&u, 0xA5, sizeof(u));
+		CHECK(old_fn(ep, &u.s) == 0, "old stats call");
+		for (size_t i = old; i < sizeof(u); i++)
+			if (u.b[i] != 0xA5) {
+				CHECK(0, "the 0.1 version wrote byte %zu (struct of %zu)", i, old);
+				break;
+			}
+	}
+	dlclose(h);
+}
+
+/* ---- processes ------------------------------------------------------- */
+
+static pid_t spawn(int *fd, void (*fn)(int))
+{
+	int sv[2];
+	pid_t pid;
+
+	REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0, "socketpair");
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	REQUIRE(pid >= 0, "fork");
+	if (pid == 0) {
+		close(sv[0]);
+		xwt_pin_dir[0] = '\0'; /* the pins are A's to remove */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		fn(sv[1]);
+		exit(xwt_failures ? 1 : 0);
+	}
+	close(sv[1]);
+	*fd = sv[0];
+	return pid;
+}
+
+/* B: endpoint 2 on queue 1. */
+static void host_b(int fd)
+{
+	struct xw_endpoint *ep;
+	struct xw_addr a1, a3, me;
+
+	who = "B";
+	ep = open_ep(2, 1, 0);
+	me = addr_of(ep);
+	put(fd, &me, sizeof(me));
+	get(fd, &a1, sizeof(a1));
+	get(fd, &a3, sizeof(a3));
+	sizes_peer(fd, ep, &a1, 1);
+	bar(fd, ep, "sizes done");
+	all_local(ep, "sizes");
+	trunc_cancel(fd, ep, &a1, 1);
+	wake_part(fd, ep, &a1, 1);
+	/* (d): a ping-pong with endpoint 3 while C dies */
+	bar(fd, ep, "kill starts");
+	for (int i = 0; i < 200; i++) {
+		char m[32], r[32];
+		struct xw_status st;
+
+		snprintf(m, sizeof(m), "ping %d", i);
+		CHECK(xw_endpoint__send(ep, &a3, m, sizeof(m), 0x300 + (__u64)i, TMO) == 0,
+		      "B: ping %d", i);
+		CHECK(xw_endpoint__recv(ep, r, sizeof(r), 0x400 + (__u64)i, ~0ULL, &st, TMO) == 0 &&
+		      !strcmp(r + 1, m + 1) && r[0] == 'q', "B: pong %d", i);
+	}
+	bar(fd, ep, "kill done");
+	xw_endpoint__close(ep);
+}
+
+/* C and D: endpoint 4 on queue 2; C receives a large message slowly (A
+ * kills it on the way), D exchanges one message each way with 5. */
+static void host_c(int fd)
+{
+	struct xw_endpoint *ep;
+	struct xw_request *req;
+	unsigned char *buf = malloc(8u << 20);
+
+	who = "C";
+	REQUIRE(buf, "malloc");
+	ep = open_ep(4, 2, 0);
+	REQUIRE(xw_endpoint__irecv(ep, buf, 8u << 20, 0x500, ~0ULL, &req) == 0, "irecv");
+	bar(fd, ep, "posted");
+	/* A slow receiver: one pass a millisecond (until killed). */
+	for (int i = 0; i < 60000; i++) {
+		xw_endpoint__progress(ep);
+		usleep(1000);
+	}
+	CHECK(0, "C: not killed");
+}
+
+static void host_d(int fd)
+{
+	struct xw_endpoint *ep;
+	struct xw_addr a5, me;
+	char m[64] = "";
+	struct xw_status st;
+
+	who = "D";
+	ep = open_ep(4, 2, 0);
+	me = addr_of(ep);
+	get(fd, &a5, sizeof(a5));
+	CHECK(xw_endpoint__send(ep, &a5, "from the new 4", 15, 0x600, TMO) == 0, "D: send");
+	CHECK(xw_endpoint__recv(ep, m, sizeof(m), 0x601, ~0ULL, &st, TMO) == 0 &&
+	      !strcmp(m, "to the new 4") && xw_addr_equal(&st.src, &a5), "D: recv");
+	all_local(ep, "new incarnation");
+	bar(fd, ep, "d done");
+	xw_endpoint__close(ep);
+	(void)me;
+}
+
+/* A's side of (d). */
+static void kill_part(int fb, struct xw_endpoint *e3, struct xw_addr *a2)
+{
+	struct xw_endpoint *e5 = open_ep(5, 0, 400);
+	unsigned char *big = malloc(8u << 20);
+	struct xw_addr a4;
+	struct xw_request *sreq, *dreq;
+	struct xw_status st = {};
+	struct xw_endpoint_stats s0;
+	__u64 t0, t_kill;
+	pid_t c, d;
+	int fc, fd, status, err;
+	char m[64] = "";
+
+	REQUIRE(big, "malloc");
+	fill(big, 8u << 20, 7);
+	c = spawn(&fc, host_c);
+	bar(fc, e5, "posted");
+	/* C's endpoint 4: same MAC as ours, id 4 */
+	a4 = addr_of(e5);
+	a4.ep = 4;
+	bar(fb, e3, "kill starts");
+	s0 = stats(e5);
+	REQUIRE(xw_endpoint__isend(e5, &a4, big, 8u << 20, 0x500, &sreq) == 0, "isend big");
+	/* Kill C once a good part is on its way. */
+	t0 = xwt_now_ns();
+	for (;;) {
+		struct xw_endpoint_stats s;
+
+		xw_endpoint__progress(e5);
+		xw_endpoint__progress(e3);
+		s = stats(e5);
+		if (s.local_tx_frames - s0.local_tx_frames > 500)
+			break;
+		REQUIRE(xwt_now_ns() - t0 < 10000000000ULL, "the large send did not start");
+		usleep(100);
+	}
+	CHECK(!xw_request__done(sreq), "the 8 MiB send completed before the kill");
+	kill(c, SIGKILL);
+	REQUIRE(waitpid(c, &status, 0) == c, "reap C");
+	close(fc);
+	t_kill = xwt_now_ns();
+	/* Meanwhile endpoint 3 answers B's pings (B checks them). */
+	for (int i = 0; i < 200; i++) {
+		char r[32];
+		struct xw_status s3;
+
+		CHECK(xw_endpoint__recv(e3, r, sizeof(r), 0x300 + (__u64)i, ~0ULL, &s3, TMO) == 0,
+		      "A: ping %d", i);
+		r[0] = 'q';
+		CHECK(xw_endpoint__send(e3, a2, r, sizeof(r), 0x400 + (__u64)i, TMO) == 0,
+		      "A: pong %d", i);
+		xw_endpoint__progress(e5);
+	}
+	/* The send to the dead peer fails after give_up_ms (400). */
+	err = xw_request__wait(sreq, &st, 10000);
+	CHECK(err == 0 && (st.error == -ETIMEDOUT || st.error == -ECONNRESET),
+	      "the send to the killed peer: %s / status %d", xw_strerror(err), st.error);
+	CHECK(xwt_now_ns() - t_kill < 8000000000ULL, "the send failed only after %llu ms",
+	      (unsigned long long)((xwt_now_ns() - t_kill) / 1000000));
+	bar(fb, e3, "kill done");
+
+	/* A new process opens endpoint 4 again: talks to 5. */
+	d = spawn(&fd, host_d);
+	{
+		struct xw_addr a5 = addr_of(e5);
+
+		put(fd, &a5, sizeof(a5));
+	}
+	CHECK(xw_endpoint__recv(e5, m, sizeof(m), 0x600, ~0ULL, &st, TMO) == 0 &&
+	      !strcmp(m, "from the new 4") && st.src.ep == 4, "A: recv from the new 4: %s",
+	      m);
+	CHECK(xw_endpoint__send(e5, &a4, "to the new 4", 13, 0x601, TMO) == 0, "A: send to D");
+	bar(fd, e5, "d done");
+	REQUIRE(waitpid(d, &status, 0) == d, "reap D");
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "D failed (status %#x)", status);
+	close(fd);
+	(void)dreq;
+	xw_endpoint__close(e5);
+	free(big);
+}
+
+static void cleanup_inboxes(void)
+{
+	struct stat st;
+
+	/* Inboxes of killed processes stay behind: ours go with us. */
+	if (getpid() == main_pid && !stat("/proc/self/ns/net", &st))
+		xwt_sh("rm -f /dev/shm/xdpwake-%llu-*", (unsigned long long)st.st_ino);
+}
+
+int main(void)
+{
+	struct xw_endpoint *e1, *e3;
+	struct xw_addr a1, a2, a3;
+	pid_t b;
+	int fb, status;
+
+	main_pid = getpid();
+	xwt_private_netns();
+	snprintf(pin_root, sizeof(pin_root), "%s", xwt_pin_root());
+	atexit(cleanup_inboxes);
+	if (xwt_sh("ip link add " IF_A " numtxqueues 4 numrxqueues 4 type veth peer name " IF_B
+		   " numtxqueues 4 numrxqueues 4"))
+		xwt_skip("cannot create a multi-queue veth pair");
+	REQUIRE(xwt_sh("ip link set " IF_A " up && ip link set " IF_B " up") == 0, "links up");
+
+	e1 = open_ep(1, 0, 0);
+	e3 = open_ep(3, 0, 0);
+	a1 = addr_of(e1);
+	a3 = addr_of(e3);
+	b = spawn(&fb, host_b);
+	get(fb, &a2, sizeof(a2));
+	put(fb, &a1, sizeof(a1));
+	put(fb, &a3, sizeof(a3));
+
+	/* (a) */
+	sizes_peer(fb, e1, &a2, 0);
+	bar(fb, e1, "sizes done");
+	sizes_here(e1, e3);
+	all_local(e1, "sizes");
+	all_local(e3, "sizes");
+	printf("sizes: done\n");
+	/* (b), (c) */
+	trunc_cancel(fb, e1, &a2, 0);
+	printf("truncation and cancel: done\n");
+	wake_part(fb, e1, &a2, 0);
+	printf("wakes: done\n");
+	/* (d) */
+	kill_part(fb, e3, &a2);
+	printf("kill: done\n");
+	REQUIRE(waitpid(b, &status, 0) == b, "reap B");
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "B failed (status %#x)", status);
+	/* (e) */
+	corrupt_part(e1, e3);
+	printf("corrupt records: done\n");
+	abi_part(e1);
+	xw_endpoint__close(e3);
+	xw_endpoint__close(e1);
+	return xwt_done();
+}

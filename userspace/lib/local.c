@@ -1,0 +1,447 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Endpoints on the same host and interface talk through shared memory: a
+ * frame to such a peer never leaves the host (a frame sent out of an
+ * interface does not come back in).  Each endpoint owns an inbox, a file in
+ * /dev/shm named after the network namespace, the interface and the
+ * endpoint id, with one single-producer/single-consumer byte ring per
+ * sending endpoint id (ids are unique per interface across processes).
+ * Frames go in exactly as the engine hands them to its transmit callback
+ * (header + payload, CRC included): the connection layer, the message layer
+ * and matching run unchanged above, so every guarantee of the network path
+ * holds; the ring is lossless, so nothing is retransmitted normally.
+ *
+ * Waking: the sender publishes the record, increments the receiver's
+ * `produced` in the `shared` map (atomic, a full barrier), then reads its
+ * `armed` flag; only if the receiver sleeps does it run the XDP program's
+ * wake decision (xw_local, BPF_PROG_TEST_RUN) for the frame: same policy,
+ * marks, deferral and wake ring as a frame from the NIC.  The receiver
+ * stores armed, fences, then rereads `produced` (and looks at its inbox),
+ * so either the sender sees armed or the receiver sees the frame: the
+ * hand-over of DESIGN.md, with the record visible before the count.
+ *
+ * Incarnations: an endpoint's open creates a new file and renames it over
+ * the old one, which it marks closed first (its owner may have died
+ * without closing).  A sender maps a peer's inbox lazily, keeps it per
+ * destination id and checks `closed` on every send; a closed or missing
+ * inbox loses the frame (counted), like a dead remote peer, and the
+ * connection layer's timers deal with it.
+ */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <bpf/bpf.h>
+
+#include "internal.h"
+#include "local.h"
+#include "port.h"
+
+#define XWI_LOCAL_DIR "/dev/shm"
+
+struct local_dst {
+	void *map;		/* the peer's inbox, or NULL */
+	struct xwi_local_hdr *hdr;
+	__u64 generation;
+};
+
+struct xwi_local {
+	struct xw_iface *ifc;
+	__u16 id;
+	__u8 mac[6];
+	__be32 ip;
+	char path[128];
+	void *map;		/* our inbox */
+	struct xwi_local_hdr *hdr;
+	struct local_dst dst[XW_MAX_ENDPOINTS];
+	struct xwi_local_stats st;
+};
+
+static inline __u32 rec_bytes(__u32 frame_len)
+{
+	return (__u32)((sizeof(struct xwi_local_rec) + frame_len + 7) & ~7ul);
+}
+
+static inline struct xwi_local_slot *slot_of(void *map, __u16 sender)
+{
+	return (struct xwi_local_slot *)((char *)map + XWI_LOCAL_SLOTS_OFF) + sender;
+}
+
+static inline __u8 *ring_of(void *map, __u16 sender)
+{
+	return (__u8 *)map + XWI_LOCAL_RINGS_OFF + (size_t)sender * XWI_LOCAL_RING_BYTES;
+}
+
+int xwi_local_path(char *buf, size_t len, int ifindex, __u16 id)
+{
+	struct stat st;
+
+	if (stat("/proc/self/ns/net", &st))
+		return -errno;
+	if ((size_t)snprintf(buf, len, XWI_LOCAL_DIR "/xdpwake-%llu-%d-%u",
+			     (unsigned long long)st.st_ino, ifindex, id) >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+static void *map_file(int fd)
+{
+	void *m = mmap(NULL, XWI_LOCAL_FILE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	return m == MAP_FAILED ? NULL : m;
+}
+
+static bool hdr_valid(const struct xwi_local_hdr *h)
+{
+	return h->magic == XWI_LOCAL_MAGIC && h->version == XWI_LOCAL_VERSION &&
+	       h->ring_bytes == XWI_LOCAL_RING_BYTES && h->nslots == XW_MAX_ENDPOINTS;
+}
+
+/* Map an existing inbox at @path; NULL if missing or not an inbox. */
+static void *map_existing(const char *path)
+{
+	struct stat st;
+	void *m;
+	int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (size_t)st.st_size != XWI_LOCAL_FILE_BYTES) {
+		close(fd);
+		return NULL;
+	}
+	m = map_file(fd);
+	close(fd);
+	if (m && !hdr_valid(m)) {
+		munmap(m, XWI_LOCAL_FILE_BYTES);
+		m = NULL;
+	}
+	return m;
+}
+
+int xwi_local_open(struct xw_iface *ifc, __u16 id, const __u8 mac[6], __be32 ip,
+		   struct xwi_local **out)
+{
+	struct xwi_local *l;
+	__u64 gen = 0;
+	char tmp[160];
+	void *old;
+	int fd, err;
+
+	*out = NULL;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->ifc = ifc;
+	l->id = id;
+	memcpy(l->mac, mac, 6);
+	l->ip = ip;
+	err = xwi_local_path(l->path, sizeof(l->path), xw_iface__ifindex(ifc), id);
+	if (err)
+		goto fail;
+	/* An earlier incarnation's inbox: closed, so its senders come to
+	 * ours; its generation continues. */
+	old = map_existing(l->path);
+	if (old) {
+		struct xwi_local_hdr *oh = old;
+
+		gen = __atomic_load_n(&oh->generation, __ATOMIC_RELAXED);
+		__atomic_store_n(&oh->closed, 1, __ATOMIC_SEQ_CST);
+		munmap(old, XWI_LOCAL_FILE_BYTES);
+	}
+	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", l->path, (int)getpid());
+	unlink(tmp);
+	fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		err = -errno;
+		xwi_err("cannot create the local inbox %s: %s", tmp, strerror(errno));
+		goto fail;
+	}
+	if (ftruncate(fd, (off_t)XWI_LOCAL_FILE_BYTES)) {
+		err = -errno;
+		close(fd);
+		unlink(tmp);
+		goto fail;
+	}
+	l->map = map_file(fd);
+	close(fd);
+	if (!l->map) {
+		err = -errno;
+		unlink(tmp);
+		goto fail;
+	}
+	l->hdr = l->map;
+	l->hdr->version = XWI_LOCAL_VERSION;
+	l->hdr->generation = gen + 1;
+	l->hdr->owner_pid = (__u32)getpid();
+	l->hdr->ring_bytes = XWI_LOCAL_RING_BYTES;
+	l->hdr->nslots = XW_MAX_ENDPOINTS;
+	__atomic_store_n(&l->hdr->magic, XWI_LOCAL_MAGIC, __ATOMIC_RELEASE);
+	if (rename(tmp, l->path)) {
+		err = -errno;
+		xwi_err("cannot install the local inbox %s: %s", l->path, strerror(errno));
+		unlink(tmp);
+		goto fail;
+	}
+	*out = l;
+	return 0;
+fail:
+	if (l->map)
+		munmap(l->map, XWI_LOCAL_FILE_BYTES);
+	free(l);
+	return err;
+}
+
+static void dst_drop(struct local_dst *d)
+{
+	if (d->map)
+		munmap(d->map, XWI_LOCAL_FILE_BYTES);
+	d->map = NULL;
+	d->hdr = NULL;
+}
+
+void xwi_local_close(struct xwi_local *l)
+{
+	struct xwi_local_hdr *cur;
+
+	if (!l)
+		return;
+	for (int i = 0; i < XW_MAX_ENDPOINTS; i++)
+		dst_drop(&l->dst[i]);
+	if (l->map) {
+		__atomic_store_n(&l->hdr->closed, 1, __ATOMIC_SEQ_CST);
+		/* Remove the name only if it is still ours (a successor may
+		 * have replaced it already). */
+		cur = map_existing(l->path);
+		if (cur) {
+			if (cur->generation == l->hdr->generation &&
+			    cur->owner_pid == l->hdr->owner_pid)
+				unlink(l->path);
+			munmap(cur, XWI_LOCAL_FILE_BYTES);
+		}
+		munmap(l->map, XWI_LOCAL_FILE_BYTES);
+	}
+	free(l);
+}
+
+bool xwi_local_is_local(const struct xwi_local *l, const struct xw_addr *dst)
+{
+	if (!l)
+		return false;
+	if (dst->encap == XW_ENCAP_UDP)
+		return l->ip && dst->ip == l->ip;
+	return !memcmp(dst->mac, l->mac, 6);
+}
+
+/* The inbox of @id, mapped and open; NULL if there is none to write to. */
+static struct local_dst *dst_get(struct xwi_local *l, __u16 id)
+{
+	struct local_dst *d = &l->dst[id];
+	char path[128];
+
+	if (d->map && !__atomic_load_n(&d->hdr->closed, __ATOMIC_ACQUIRE))
+		return d;
+	/* Not mapped yet, or closed: its successor's, if there is one. */
+	dst_drop(d);
+	if (xwi_local_path(path, sizeof(path), xw_iface__ifindex(l->ifc), id))
+		return NULL;
+	d->map = map_existing(path);
+	if (!d->map)
+		return NULL;
+	d->hdr = d->map;
+	if (__atomic_load_n(&d->hdr->closed, __ATOMIC_ACQUIRE)) {
+		dst_drop(d);
+		return NULL;
+	}
+	if (d->hdr->generation != d->generation)
+		xwi_dbg("endpoint %u: local peer %u, inbox generation %llu", l->id, id,
+			(unsigned long long)d->hdr->generation);
+	d->generation = d->hdr->generation;
+	return d;
+}
+
+static bool owner_dead(const struct xwi_local_hdr *h)
+{
+	pid_t pid = (pid_t)h->owner_pid;
+
+	return pid > 0 && kill(pid, 0) && errno == ESRCH;
+}
+
+/* The wake decision for the frame, if the receiver sleeps (see top). */
+static void wake_check(struct xwi_local *l, __u16 dst, const struct xw_hdr *h, __u64 produced,
+		       struct xw_shared *sh)
+{
+	struct xw_local_in in = { .ep = dst, .type = h->type, .flags = h->flags,
+				  .produced = produced };
+
+	if (l->ifc->local_fd < 0)
+		return;
+	if (!__atomic_load_n(&sh->armed, __ATOMIC_SEQ_CST) &&
+	    !__atomic_load_n(&sh->wd_armed, __ATOMIC_SEQ_CST))
+		return;
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = &in, .data_size_in = sizeof(in),
+		    .repeat = 1);
+	if (bpf_prog_test_run_opts(l->ifc->local_fd, &o) == 0)
+		l->st.wake_runs++;
+}
+
+int xwi_local_send(struct xwi_local *l, const struct xw_addr *dst, const struct xwi_encap *enc,
+		   const struct xw_hdr *h, const void *payload, size_t len)
+{
+	struct xwi_local_rec rec = { .encap = (__u8)enc->encap };
+	struct xwi_local_slot *s;
+	struct local_dst *d;
+	struct xw_shared *sh;
+	__u64 prod, cons, produced;
+	__u32 off, need, pad = 0;
+	__u8 *ring;
+
+	if (len > XWI_LOCAL_MAX_FRAME - XW_HDR_LEN)
+		return -EMSGSIZE;
+	if (dst->ep >= XW_MAX_ENDPOINTS)
+		return -ERANGE;
+	sh = xwi_iface_shared(l->ifc, dst->ep);
+	d = dst_get(l, dst->ep);
+	if (!d || !sh) {
+		l->st.lost++;
+		return 0;
+	}
+	s = slot_of(d->map, l->id);
+	ring = ring_of(d->map, l->id);
+	rec.len = (__u32)(XW_HDR_LEN + len);
+	if (enc->encap == XW_ENCAP_UDP)
+		rec.port = htons(enc->udp_port);
+	need = rec_bytes(rec.len);
+	/* One producer (us, under our port lock): prod is ours to read. */
+	prod = __atomic_load_n(&s->prod, __ATOMIC_RELAXED);
+	cons = __atomic_load_n(&s->cons, __ATOMIC_ACQUIRE);
+	off = (__u32)(prod & (XWI_LOCAL_RING_BYTES - 1));
+	if (off + need > XWI_LOCAL_RING_BYTES)
+		pad = XWI_LOCAL_RING_BYTES - off;
+	if (prod - cons > XWI_LOCAL_RING_BYTES ||
+	    XWI_LOCAL_RING_BYTES - (prod - cons) < (__u64)pad + need) {
+		/* Full: the receiver is slow - or dead, with nobody to close
+		 * its inbox: then the frame is lost, as to a dead peer. */
+		if (owner_dead(d->hdr)) {
+			l->st.lost++;
+			return 0;
+		}
+		return -EAGAIN;
+	}
+	if (pad) {
+		struct xwi_local_rec p = { .len = XWI_LOCAL_PAD };
+
+		memcpy(ring + off, &p, sizeof(p));
+		prod += pad;
+		off = 0;
+	}
+	memcpy(ring + off, &rec, sizeof(rec));
+	memcpy(ring + off + sizeof(rec), h, XW_HDR_LEN);
+	if (len)
+		memcpy(ring + off + sizeof(rec) + XW_HDR_LEN, payload, len);
+	__atomic_store_n(&s->prod, prod + need, __ATOMIC_RELEASE);
+	__atomic_fetch_or(&d->hdr->pending, 1ULL << l->id, __ATOMIC_SEQ_CST);
+	l->st.tx++;
+	/* Count it, then look at armed (the hand-over; see top). */
+	produced = __atomic_add_fetch(&sh->produced, 1, __ATOMIC_SEQ_CST);
+	wake_check(l, dst->ep, h, produced, sh);
+	return 0;
+}
+
+/* Drain sender @from's ring; returns records taken (bad ones included). */
+static int rx_slot(struct xwi_local *l, struct xw_endpoint *ep, __u16 from, int budget)
+{
+	struct xwi_local_slot *s = slot_of(l->map, from);
+	const __u8 *ring = ring_of(l->map, from);
+	__u64 cons = __atomic_load_n(&s->cons, __ATOMIC_RELAXED);
+	__u64 prod = __atomic_load_n(&s->prod, __ATOMIC_ACQUIRE);
+	int n = 0;
+
+	while (cons != prod && n < budget) {
+		struct xwi_local_rec rec;
+		struct xw_addr src = {};
+		struct xw_hdr h;
+		__u32 off = (__u32)(cons & (XWI_LOCAL_RING_BYTES - 1)), rb;
+
+		if (prod - cons > XWI_LOCAL_RING_BYTES || ((prod - cons) & 7))
+			goto corrupt;
+		memcpy(&rec, ring + off, sizeof(rec));
+		if (rec.len == XWI_LOCAL_PAD) {
+			if (XWI_LOCAL_RING_BYTES - off > prod - cons)
+				goto corrupt;
+			cons += XWI_LOCAL_RING_BYTES - off;
+			continue;
+		}
+		rb = rec_bytes(rec.len);
+		if (rec.len < XW_HDR_LEN || rec.len > XWI_LOCAL_MAX_FRAME ||
+		    off + rb > XWI_LOCAL_RING_BYTES || rb > prod - cons ||
+		    (rec.encap != XW_ENCAP_ETH && rec.encap != XW_ENCAP_UDP))
+			goto corrupt;
+		memcpy(&h, ring + off + sizeof(rec), XW_HDR_LEN);
+		src.encap = rec.encap;
+		src.ep = ntohs(h.src_ep);
+		memcpy(src.mac, l->mac, 6);
+		if (rec.encap == XW_ENCAP_UDP) {
+			src.ip = l->ip;
+			src.port = rec.port;
+		}
+		n++;
+		l->st.rx++;
+		/* The engine copies what it keeps: the slot is free after. */
+		xwi_endpoint_deliver(ep, &src, &h, ring + off + sizeof(rec) + XW_HDR_LEN,
+				     rec.len - XW_HDR_LEN);
+		cons += rb;
+		__atomic_store_n(&s->cons, cons, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&s->cons, cons, __ATOMIC_RELEASE);
+	return n;
+corrupt:
+	/* Nothing after a bad record can be trusted: the rest of what the
+	 * sender published goes (the connection layer sends it again). */
+	l->st.rx_bad++;
+	xwi_warn("endpoint %u: bad record in the local ring of sender %u: dropped", l->id, from);
+	__atomic_store_n(&s->cons, prod, __ATOMIC_RELEASE);
+	return n + 1;
+}
+
+int xwi_local_rx(struct xwi_local *l, struct xw_endpoint *ep, int budget)
+{
+	__u64 bits, left = 0;
+	int total = 0;
+
+	if (!l || !__atomic_load_n(&l->hdr->pending, __ATOMIC_RELAXED))
+		return 0;
+	bits = __atomic_exchange_n(&l->hdr->pending, 0, __ATOMIC_SEQ_CST);
+	while (bits) {
+		__u16 from = (__u16)__builtin_ctzll(bits);
+		struct xwi_local_slot *s = slot_of(l->map, from);
+
+		bits &= bits - 1;
+		if (total < budget)
+			total += rx_slot(l, ep, from, budget - total);
+		if (__atomic_load_n(&s->cons, __ATOMIC_RELAXED) !=
+		    __atomic_load_n(&s->prod, __ATOMIC_ACQUIRE))
+			left |= 1ULL << from;
+	}
+	if (left)
+		__atomic_fetch_or(&l->hdr->pending, left, __ATOMIC_SEQ_CST);
+	return total;
+}
+
+bool xwi_local_ready(const struct xwi_local *l)
+{
+	return l && __atomic_load_n(&l->hdr->pending, __ATOMIC_ACQUIRE) != 0;
+}
+
+void xwi_local_stats(const struct xwi_local *l, struct xwi_local_stats *st)
+{
+	if (l)
+		*st = l->st;
+	else
+		memset(st, 0, sizeof(*st));
+}

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * local.h - the path between endpoints on the same host and interface: a
+ * shared-memory inbox per endpoint with one single-producer ring per
+ * sending endpoint id, and the wake decision of the XDP program (xw_local)
+ * run for a sleeping receiver.  See local.c.
+ */
+#ifndef XWI_LOCAL_H
+#define XWI_LOCAL_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+
+#include "xdpwake.h"
+
+struct xw_endpoint;
+struct xw_iface;
+struct xwi_encap;
+
+/* Bytes of each sender's ring in an inbox (a power of two); holds 64
+ * frames of 4 KiB: more than a sender's transmit backlog needs to keep the
+ * receiver busy.  The file is sparse: slots never written cost nothing. */
+#define XWI_LOCAL_RING_BYTES (256u * 1024u)
+
+/*
+ * The inbox file (shared with the senders; the tests plant records in it):
+ * a header page, then one control block per sender (producer and consumer
+ * positions on their own cache lines), then the rings, slot = sender id.
+ * Positions count bytes from 0 and only grow; a record is a struct
+ * xwi_local_rec and the frame (xw_hdr + payload) padded to 8 bytes, never
+ * split at the ring's end (a pad record skips to it).  The producer writes
+ * the record, then stores prod (release), sets its bit in `pending`.
+ */
+#define XWI_LOCAL_MAGIC 0x584c4231u /* "XLB1" */
+#define XWI_LOCAL_VERSION 1u
+#define XWI_LOCAL_PAD 0xFFFFFFFFu  /* record length of a pad record */
+#define XWI_LOCAL_MAX_FRAME 16384u /* largest frame in a record (sanity) */
+
+struct xwi_local_hdr {
+	__u32 magic;
+	__u32 version;
+	__u64 generation;  /* 1 + the replaced file's, at every open of the id */
+	__u32 owner_pid;
+	__u32 closed;	   /* set by the owner at close, or by its successor */
+	__u32 ring_bytes;
+	__u32 nslots;
+	__u8 pad0[64 - 32];
+	__u64 pending;	   /* bit i: sender i published records (a hint)   */
+	__u8 pad1[4096 - 72];
+};
+
+struct xwi_local_slot {
+	__u64 prod;	/* written by the sender only */
+	__u8 pad0[56];
+	__u64 cons;	/* written by the owner only  */
+	__u8 pad1[56];
+};
+
+struct xwi_local_rec {
+	__u32 len;	/* frame bytes (header + payload), or XWI_LOCAL_PAD */
+	__u8 encap;	/* the sender's XW_ENCAP_*                          */
+	__u8 rsvd;
+	__be16 port;	/* UDP: the sender's source port                    */
+};
+
+#define XWI_LOCAL_SLOTS_OFF sizeof(struct xwi_local_hdr)
+#define XWI_LOCAL_RINGS_OFF \
+	(XWI_LOCAL_SLOTS_OFF + XW_MAX_ENDPOINTS * sizeof(struct xwi_local_slot))
+#define XWI_LOCAL_FILE_BYTES \
+	(XWI_LOCAL_RINGS_OFF + (size_t)XW_MAX_ENDPOINTS * XWI_LOCAL_RING_BYTES)
+
+struct xwi_local_stats {
+	__u64 tx;	/* frames written into a local peer's inbox            */
+	__u64 rx;	/* frames taken from our inbox and handed to the engine */
+	__u64 lost;	/* frames for a local peer whose inbox is closed or
+			 * missing, or whose owner is dead with its ring full */
+	__u64 rx_bad;	/* records of our inbox dropped: bad length or layout  */
+	__u64 wake_runs; /* xw_local runs: the receiver was asleep            */
+};
+
+/* One endpoint's side of the local path. */
+struct xwi_local;
+
+/*
+ * Create (or take over) the inbox of endpoint @id on @ifc: a new file
+ * replaces one of an earlier incarnation, which is marked closed first.
+ * @mac, @ip: the interface's addresses (the source of local frames).
+ */
+int xwi_local_open(struct xw_iface *ifc, __u16 id, const __u8 mac[6], __be32 ip,
+		   struct xwi_local **out);
+/* Mark the inbox closed, remove it, unmap the peers' inboxes. */
+void xwi_local_close(struct xwi_local *l);
+
+/* Whether @dst is an endpoint on this host and interface. */
+bool xwi_local_is_local(const struct xwi_local *l, const struct xw_addr *dst);
+
+/*
+ * Write one frame (header @h as the engine hands it, payload) into @dst's
+ * inbox, then wake it through xw_local if it sleeps.  0: written, or lost
+ * and counted (a closed or missing inbox: as for a dead remote peer);
+ * -EAGAIN: the ring is full (the engine sends it again).  Caller holds the
+ * sending endpoint's port lock (one producer per ring).
+ */
+int xwi_local_send(struct xwi_local *l, const struct xw_addr *dst, const struct xwi_encap *enc,
+		   const struct xw_hdr *h, const void *payload, size_t len);
+
+/* Take up to @budget records from our inbox, each to xwi_endpoint_deliver;
+ * returns the number taken.  Caller holds @ep's port lock. */
+int xwi_local_rx(struct xwi_local *l, struct xw_endpoint *ep, int budget);
+
+/* Whether records wait in our inbox; without the port lock, writes
+ * nothing. */
+bool xwi_local_ready(const struct xwi_local *l);
+
+void xwi_local_stats(const struct xwi_local *l, struct xwi_local_stats *st);
+
+/* The inbox file of endpoint @id on interface @ifindex in this network
+ * namespace ("/dev/shm/xdpwake-<netns inode>-<ifindex>-<id>"). */
+int xwi_local_path(char *buf, size_t len, int ifindex, __u16 id);
+
+#endif
