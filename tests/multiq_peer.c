@@ -2,11 +2,13 @@
 /*
  * multiq_peer - one process of tests/test_multiq.sh: an endpoint on the
  * first free queue of IFACE (XW_QUEUE_ANY, UDP encapsulation) exchanging
- * messages with every endpoint of the other host.
+ * messages with every other endpoint of the run: those of the other host
+ * over the wire, those of its own host through the shared-memory path.
  *
  *   multiq_peer IFACE ID DIR ALL PEERS VICTIMS ROUNDS
  *
- * ALL: every id of the run (both hosts), PEERS: the other host's ids,
+ * ALL: every id of the run (both hosts), PEERS: the ids to exchange with
+ * (its own id is skipped),
  * VICTIMS: ids the test kills mid-transfer ("-": none), all comma lists.
  * DIR is shared by the run's processes:
  *   addr.ID     written once open: "ADDRESS QUEUE PID"
@@ -23,7 +25,8 @@
  * queue, port, ok (messages received and checked), bad (wrong bytes or
  * errors with non-victims), the XDP program's counters of this endpoint
  * since it opened (redirected, drop_queue, drop_other) and the endpoint's
- * (tx, rx, rx_bad).  Exit 0 when every exchange with a non-victim passed.
+ * (tx, rx, rx_bad, and of those the local path's local_tx, local_rx,
+ * local_lost, local_rx_bad).  Exit 0 when every exchange with a non-victim passed.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -192,6 +195,9 @@ int main(int argc, char **argv)
 	dir = argv[3];
 	nall = parse_list(argv[4], all);
 	npeers = parse_list(argv[5], peers);
+	for (int i = 0; i < npeers; i++)
+		if (peers[i] == me)
+			peers[i--] = peers[--npeers];
 	nvictims = parse_list(argv[6], victims);
 	victim = is_victim(me);
 	rounds = victim ? MAX_ROUNDS : atoi(argv[7]);
@@ -377,7 +383,7 @@ int main(int argc, char **argv)
 	xw_endpoint__stats(ep, &es);
 	printf("RESULT id=%d queue=%d port=%u ok=%d bad=%d victim_ok=%d victim_err=%d "
 	       "redirected=%llu drop_queue=%llu drop_other=%llu iface_drops=%llu tx=%llu rx=%llu "
-	       "rx_bad=%llu\n",
+	       "rx_bad=%llu local_tx=%llu local_rx=%llu local_lost=%llu local_rx_bad=%llu\n",
 	       me, xw_endpoint__queue(ep), ntohs(self.port), ok, bad, vok, verrs,
 	       (unsigned long long)(x1.frames_redirected - x0.frames_redirected),
 	       (unsigned long long)(x1.drop_queue - x0.drop_queue),
@@ -390,7 +396,9 @@ int main(int argc, char **argv)
 				    (i1.drop_type - i0.drop_type) +
 				    (i1.drop_endpoint - i0.drop_endpoint)),
 	       (unsigned long long)es.tx_frames, (unsigned long long)es.rx_frames,
-	       (unsigned long long)es.rx_bad);
+	       (unsigned long long)es.rx_bad, (unsigned long long)es.local_tx_frames,
+	       (unsigned long long)es.local_rx_frames, (unsigned long long)es.local_lost,
+	       (unsigned long long)es.local_rx_bad);
 	fflush(stdout);
 	xw_endpoint__close(ep);
 	return bad ? 1 : 0;

@@ -5,14 +5,16 @@
 # 4-queue veths, bpf/steer.bpf.c on the bridge ports standing in for a NIC's
 # n-tuple rules "UDP port 49152+q -> RX queue q"), four processes per host
 # (tests/multiq_peer: XW_QUEUE_ANY, UDP encapsulation).  Every process
-# exchanges messages of every size class with every process of the other
-# host, every byte checked (same-host pairs: the shared-memory path, later).
+# exchanges messages of every size class with every other process, every
+# byte checked: with the other host's over the wire, with its own host's
+# through the shared-memory path (issue 16, userspace/lib/local.c).
 #   1. all-to-all: each host's processes took queues 0-3 with ports
 #      49152+q; no frame reached a wrong queue (drop_queue) or endpoint (the
 #      frames the XDP program redirected to each endpoint are exactly those
-#      it took in, and a host's endpoints got exactly what the other host's
-#      sent); no frame dropped or rejected; the bridge steered to all four
-#      queues.
+#      it took in from the wire, and a host's endpoints got exactly what the
+#      other host's sent on the wire); every process also took frames from
+#      its own host's processes through the local path, none lost or bad;
+#      no frame dropped or rejected; the bridge steered to all four queues.
 #   2. one process per host killed (SIGKILL) mid-transfer: the exchanges of
 #      the others complete with every byte right, still no frame on a wrong
 #      queue.
@@ -41,20 +43,20 @@ ALL=1,2,3,4,11,12,13,14
 # shell per host (one mount namespace: the host's processes share the bpffs
 # with the program's pinned maps); their pids in $D/pid.ID.
 launch() {
-	local run=$1 victims=$2 rounds=$3 h mine other
+	local run=$1 victims=$2 rounds=$3 h mine
 	D=$TMP/$run
 	mkdir -p "$D"
 	for h in 1 2; do
-		if [ $h = 1 ]; then mine="${ids1[*]}" other=11,12,13,14; else mine="${ids2[*]}" other=1,2,3,4; fi
+		if [ $h = 1 ]; then mine="${ids1[*]}"; else mine="${ids2[*]}"; fi
 		ip netns exec "${HOSTS[$((h - 1))]}" sh -c '
 			mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf || exit 1
-			peer=$1 d=$2 all=$3 other=$4 victims=$5 rounds=$6; shift 6
+			peer=$1 d=$2 all=$3 victims=$4 rounds=$5; shift 5
 			for id in "$@"; do
-				"$peer" xwd0 "$id" "$d" "$all" "$other" "$victims" "$rounds" \
+				"$peer" xwd0 "$id" "$d" "$all" "$all" "$victims" "$rounds" \
 					>"$d/out.$id" 2>&1 &
 				echo $! >"$d/pid.$id"
 			done
-			wait' sh "$PEER" "$D" "$ALL" "$other" "$victims" "$rounds" $mine &
+			wait' sh "$PEER" "$D" "$ALL" "$victims" "$rounds" $mine &
 		eval "HOST_SH$h=$!"
 	done
 }
@@ -87,10 +89,10 @@ show() {
 ROUNDS=${XW_MQ_ROUNDS:-4}
 launch a2a - "$ROUNDS"
 finish
-want_ok=$((ROUNDS * 4 * 4))
+want_ok=$((ROUNDS * 7 * 4))
 for h in 1 2; do
 	if [ $h = 1 ]; then mine=("${ids1[@]}") other=("${ids2[@]}"); else mine=("${ids2[@]}") other=("${ids1[@]}"); fi
-	queues= redir=0 tx=0
+	queues= redir=0 tx=0 loc=0
 	for id in "${mine[@]}"; do
 		if ! grep -q '^RESULT' "$D/out.$id"; then bad "process $id gave no result"; show "$id"; continue; fi
 		q=$(field "$id" queue) port=$(field "$id" port)
@@ -98,30 +100,34 @@ for h in 1 2; do
 		[ "$port" = $((49152 + q)) ] || bad "process $id on queue $q has port $port, want $((49152 + q))"
 		[ "$(field "$id" ok)" = "$want_ok" ] && [ "$(field "$id" bad)" = 0 ] ||
 			{ bad "process $id: $(field "$id" ok) of $want_ok messages right, $(field "$id" bad) bad"; show "$id"; }
-		for k in drop_queue drop_other iface_drops rx_bad; do
+		for k in drop_queue drop_other iface_drops rx_bad local_lost local_rx_bad; do
 			[ "$(field "$id" $k)" = 0 ] || bad "process $id: $k = $(field "$id" $k)"
 		done
-		[ "$(field "$id" redirected)" = "$(field "$id" rx)" ] ||
-			bad "process $id: the XDP program redirected $(field "$id" redirected) frames to its endpoint, it took in $(field "$id" rx)"
+		wire_rx=$(($(field "$id" rx) - $(field "$id" local_rx)))
+		[ "$(field "$id" redirected)" = "$wire_rx" ] ||
+			bad "process $id: the XDP program redirected $(field "$id" redirected) frames to its endpoint, it took in $wire_rx from the wire"
+		[ "$(field "$id" local_rx)" -gt 0 ] && [ "$(field "$id" local_tx)" -gt 0 ] ||
+			bad "process $id: nothing through the local path (local_tx $(field "$id" local_tx), local_rx $(field "$id" local_rx))"
 		redir=$((redir + $(field "$id" redirected)))
+		loc=$((loc + $(field "$id" local_rx)))
 	done
-	for id in "${other[@]}"; do tx=$((tx + $(field "$id" tx))); done
+	for id in "${other[@]}"; do tx=$((tx + $(field "$id" tx) - $(field "$id" local_tx))); done
 	[ "$(tr ' ' '\n' <<<"$queues" | sort -n | xargs)" = "0 1 2 3" ] ||
 		bad "host $h: processes on queues$queues, want 0 1 2 3 (XW_QUEUE_ANY)"
 	[ "$redir" = "$tx" ] ||
-		bad "host $h: its endpoints were redirected $redir frames, the other host's sent $tx"
-	echo "    host $h: queues$queues, $redir frames redirected = $tx sent by the other host"
+		bad "host $h: its endpoints were redirected $redir frames, the other host's sent $tx on the wire"
+	echo "    host $h: queues$queues, $redir frames redirected = $tx sent on the wire by the other host; $loc frames through the local path"
 done
 counts=$(steer_counts)
 echo "    steered by the bridge ports: $(xargs <<<"$counts")"
 for q in 0 1 2 3; do grep -q "^q$q [1-9]" <<<"$counts" || bad "nothing steered to queue $q"; done
 grep -q '^other' <<<"$counts" && bad "frames to ports beyond the queues: $counts"
-[ $fail = 0 ] && echo "ok:   all-to-all, 4 processes per host on queues 0-3, $ROUNDS rounds x 4 peers x 4 sizes (100 B .. 300 kB), every byte checked; drop_queue 0, per-endpoint redirected = received"
+[ $fail = 0 ] && echo "ok:   all-to-all, 4 processes per host on queues 0-3, $ROUNDS rounds x 7 peers (4 on the other host, 3 on its own) x 4 sizes (100 B .. 300 kB), every byte checked; drop_queue 0, per-endpoint redirected = received from the wire, the rest through the local path"
 
 # ---- 2. one process per host killed mid-transfer --------------------------
 f1=$fail
 V1=4 V2=13
-launch kill "$V1,$V2" "${XW_MQ_KILL_ROUNDS:-30}"
+launch kill "$V1,$V2" "${XW_MQ_KILL_ROUNDS:-12}"
 for i in $(seq 1 600); do
 	[ -f "$D/started.$V1" ] && [ -f "$D/started.$V2" ] && break
 	sleep 0.05
@@ -137,13 +143,13 @@ finish
 for id in "${ids1[@]}" "${ids2[@]}"; do
 	[ "$id" = $V1 ] || [ "$id" = $V2 ] && continue
 	if ! grep -q '^RESULT' "$D/out.$id"; then bad "process $id gave no result"; show "$id"; continue; fi
-	want=$((${XW_MQ_KILL_ROUNDS:-30} * 3 * 4))
+	want=$((${XW_MQ_KILL_ROUNDS:-12} * 5 * 4))
 	[ "$(field "$id" ok)" = "$want" ] && [ "$(field "$id" bad)" = 0 ] ||
 		{ bad "process $id: $(field "$id" ok) of $want messages right, $(field "$id" bad) bad"; show "$id"; }
-	for k in drop_queue rx_bad; do
+	for k in drop_queue rx_bad local_rx_bad; do
 		[ "$(field "$id" $k)" = 0 ] || bad "process $id: $k = $(field "$id" $k)"
 	done
 done
 grep -q '^RESULT' "$D/out.$V1" "$D/out.$V2" && bad "a victim finished: it was not killed"
-[ $fail = "$f1" ] && echo "ok:   processes $V1 and $V2 killed mid-transfer: the other 6 completed ${XW_MQ_KILL_ROUNDS:-30} rounds with every byte right (exchanges with the killed ones: $(cat "$D"/out.* | sed -n 's/.*victim_ok=\([0-9]*\) victim_err=\([0-9]*\).*/\1 \2/p' | awk '{o+=$1; e+=$2} END {print o " done, " e " failed"}'))"
+[ $fail = "$f1" ] && echo "ok:   processes $V1 and $V2 killed mid-transfer: the other 6 completed ${XW_MQ_KILL_ROUNDS:-12} rounds with 5 peers each (local and remote) with every byte right (exchanges with the killed ones: $(cat "$D"/out.* | sed -n 's/.*victim_ok=\([0-9]*\) victim_err=\([0-9]*\).*/\1 \2/p' | awk '{o+=$1; e+=$2} END {print o " done, " e " failed"}'))"
 exit $fail
