@@ -10,3 +10,15 @@ bench-mpi:
 	$(Q)scripts/deps.sh python3 python3-matplotlib
 	$(Q)$(MAKE) all
 	$(Q)OUTPUT=$(OUTPUT) bench/mpi/run.sh $(BENCH_MPI_ARGS)
+
+# Issue 16: several ranks per host: two ranks on one host (xdpwake's local
+# path against Open MPI's vader and btl tcp) and 1, 2, 4 ranks per host
+# across two hosts (bench/mpi/ranks.sh -> bench/results/ranks.csv, ranks.md).
+#   make bench-mpi-ranks      3 runs into bench/results
+#   BENCH_MPI_ARGS="--runs 1 --out DIR"
+.PHONY: bench-mpi-ranks
+
+bench-mpi-ranks:
+	$(Q)scripts/deps.sh python3
+	$(Q)$(MAKE) all
+	$(Q)OUTPUT=$(OUTPUT) bench/mpi/ranks.sh $(BENCH_MPI_ARGS)

@@ -7,16 +7,22 @@
 #       bridge for Open MPI's out-of-band TCP, and a data interface xwd0
 #       for xdpwake: two ranks on two hosts joined by a veth pair, then
 #       four ranks on four hosts joined by a bridge;
+#   (m) several ranks per host: eight ranks, four on each of two hosts, each
+#       rank with its own queue of the host's interface (UDP encapsulation;
+#       the bridge steers frames to queues as a NIC's ntuple rules do, see
+#       tests/mpi/hosts.sh); ranks on one host reach each other through
+#       xdpwake's local path, ranks on the other host through the wire;
+#       eight ranks share 2 cores, so Open MPI yields when idle;
 #   (b) two ranks in one namespace, each on its own end of a veth pair,
 #       chosen by FI_XDPWAKE_IFACE in an MPMD launch (-x before the first
 #       app context applies to that context only: the second one repeats
 #       FI_PROVIDER_PATH).
-# XW_MPI_PARTS="a2 a4 b" selects parts.
+# XW_MPI_PARTS="a2 a4 m b" selects parts.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 XW_SRC=${XW_SRC:-$(cd "$here/.." && pwd)}
 OUTPUT=${OUTPUT:-$XW_SRC/.output}
-parts=${XW_MPI_PARTS:-a2 a4 b}
+parts=${XW_MPI_PARTS:-a2 a4 m b}
 
 . "$here/mpi/common.sh"
 
@@ -27,6 +33,16 @@ run_a() {
 	mpirun_hosts "$log"
 	rc=$?
 	expect "(a) $n ranks on $n namespace hosts, data over a $data" "$log" "$rc" "$n"
+}
+
+# (m) 4 ranks on each of 2 namespace hosts, one queue each
+run_m() {
+	local log=$TMP/m.log rc
+	QUEUES=4 hosts 2 bridge
+	RANKS_PER_HOST=4 mpirun_hosts "$log" --mca mpi_yield_when_idle 1 -x FI_XDPWAKE_ENCAP=udp
+	rc=$?
+	expect "(m) 8 ranks, 4 per namespace host, one queue each, local and remote peers" \
+		"$log" "$rc" 8
 }
 
 # (b) MPMD: two ranks in one namespace, one interface each
@@ -56,6 +72,7 @@ for p in $parts; do
 	case $p in
 	a2) run_a 2 veth ;;
 	a4) run_a 4 bridge ;;
+	m) run_m ;;
 	b) run_b ;;
 	esac
 done

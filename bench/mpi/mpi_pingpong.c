@@ -6,7 +6,15 @@
  *   pingpong,SIZE,RTT_US,MB_PER_S,CPU_US_PER_MSG
  *   allreduce,8,LAT_US,,
  * With --allreduce-only only the latter.
- * The round trip is the median of 5 batches.  bench/mpi/run.sh builds it with mpicc and runs it.
+ * With --pairs (an even number of ranks, the first half on one host and the
+ * second on the other): every rank r of the first half ping-pongs with rank
+ * r + n/2 at the same time, and rank 0 prints, per size,
+ *   pairs,SIZE,RTT_US,MB_PER_S,CPU_US_PER_MSG,RTT_MAX_US
+ * (RTT_US the median over the pairs of each pair's median round trip,
+ * RTT_MAX_US the slowest pair's, MB_PER_S the sum over the pairs, CPU over
+ * all ranks per round trip of one pair).  --sizes A,B,... limits the sizes.
+ * The round trip is the median of 5 batches.  bench/mpi/run.sh and
+ * bench/mpi/ranks.sh build it with mpicc and run it.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -30,58 +38,114 @@ static int cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The median of 5 batches of @iters round trips between @rank and @peer
+ * (the lower rank sends first), after a warm-up batch; -1 for ranks
+ * outside a pair.  *@cpu: this rank's CPU time over the 5 batches. */
+static double pingpong(char *buf, int sz, int iters, int rank, int peer, MPI_Comm comm,
+		       double *cpu)
+{
+	double rtt[5], c0 = 0;
+
+	for (int b = -1; b < 5; b++) {
+		double t0;
+
+		MPI_Barrier(comm);
+		if (b == 0)
+			c0 = cpu_s();
+		t0 = MPI_Wtime();
+		for (int i = 0; peer >= 0 && i < (b < 0 ? iters / 10 + 1 : iters); i++) {
+			if (rank < peer) {
+				MPI_Send(buf, sz, MPI_BYTE, peer, 1, comm);
+				MPI_Recv(buf, sz, MPI_BYTE, peer, 1, comm, MPI_STATUS_IGNORE);
+			} else {
+				MPI_Recv(buf, sz, MPI_BYTE, peer, 1, comm, MPI_STATUS_IGNORE);
+				MPI_Send(buf, sz, MPI_BYTE, peer, 1, comm);
+			}
+		}
+		if (b >= 0)
+			rtt[b] = (MPI_Wtime() - t0) / iters * 1e6;
+	}
+	*cpu = cpu_s() - c0;
+	if (peer < 0)
+		return -1;
+	qsort(rtt, 5, sizeof(double), cmp);
+	return rtt[2];
+}
+
 int main(int argc, char **argv)
 {
-	static const int sizes[] = { 0, 8, 64, 512, 4096, 32768, 262144, 1 << 20, 4 << 20 };
-	int rank, n;
+	static const int all_sizes[] = { 0, 8, 64, 512, 4096, 32768, 262144, 1 << 20, 4 << 20 };
+	int sizes[32], nsizes = 0, rank, n, pairs = 0, allreduce_only = 0;
 	char *buf;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &n);
-	buf = calloc(1, 4 << 20);
-	/* --allreduce-only: more than two ranks, the ping-pong would leave the
-	 * others spinning in a barrier on the same cores */
-	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]) &&
-			   !(argc > 1 && !strcmp(argv[1], "--allreduce-only"));
-	     k++) {
-		int sz = sizes[k], iters = sz <= 4096 ? 2000 : sz <= 262144 ? 200 : 20;
-		double rtt[5], c0, c1, cpu_other = 0;
-
-		for (int b = -1; b < 5; b++) {
-			double t0;
-
-			MPI_Barrier(MPI_COMM_WORLD);
-			c0 = cpu_s();
-			t0 = MPI_Wtime();
-			for (int i = 0; i < (b < 0 ? iters / 10 + 1 : iters); i++) {
-				if (rank == 0) {
-					MPI_Send(buf, sz, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
-					MPI_Recv(buf, sz, MPI_BYTE, 1, 1, MPI_COMM_WORLD,
-						 MPI_STATUS_IGNORE);
-				} else if (rank == 1) {
-					MPI_Recv(buf, sz, MPI_BYTE, 0, 1, MPI_COMM_WORLD,
-						 MPI_STATUS_IGNORE);
-					MPI_Send(buf, sz, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
-				}
-			}
-			if (b >= 0)
-				rtt[b] = (MPI_Wtime() - t0) / iters * 1e6;
-		}
-		c1 = cpu_s() - c0; /* last batch */
-		if (rank == 1)
-			MPI_Send(&c1, 1, MPI_DOUBLE, 0, 2, MPI_COMM_WORLD);
-		else if (rank == 0)
-			MPI_Recv(&cpu_other, 1, MPI_DOUBLE, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-		if (rank == 0) {
-			qsort(rtt, 5, sizeof(double), cmp);
-			printf("pingpong,%d,%.2f,%.1f,%.2f\n", sz, rtt[2],
-			       rtt[2] > 0 ? 2.0 * sz / rtt[2] : 0.0,
-			       (c1 + cpu_other) / (2.0 * iters) * 1e6);
-			fflush(stdout);
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--allreduce-only")) {
+			allreduce_only = 1;
+		} else if (!strcmp(argv[i], "--pairs")) {
+			pairs = 1;
+		} else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
+			for (char *t = strtok(argv[++i], ","); t && nsizes < 32; t = strtok(NULL, ","))
+				sizes[nsizes++] = atoi(t);
+		} else {
+			if (!rank)
+				fprintf(stderr, "usage: %s [--allreduce-only | --pairs] [--sizes A,B,..]\n",
+					argv[0]);
+			MPI_Abort(MPI_COMM_WORLD, 2);
 		}
 	}
-	{
+	if (!nsizes)
+		for (size_t k = 0; k < sizeof(all_sizes) / sizeof(all_sizes[0]); k++)
+			sizes[nsizes++] = all_sizes[k];
+	for (int k = 0; k < nsizes; k++)
+		if (sizes[k] < 0 || sizes[k] > 4 << 20)
+			MPI_Abort(MPI_COMM_WORLD, 2);
+	if (pairs && (n < 2 || n % 2)) {
+		if (!rank)
+			fprintf(stderr, "--pairs needs an even number of ranks\n");
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	buf = calloc(1, 4 << 20);
+	/* Without --pairs only ranks 0 and 1 ping-pong (--allreduce-only: more
+	 * than two ranks, the ping-pong would leave the others spinning in a
+	 * barrier on the same cores). */
+	for (int k = 0; k < nsizes && !allreduce_only; k++) {
+		int sz = sizes[k], iters = sz <= 4096 ? 2000 : sz <= 262144 ? 200 : 20;
+		int peer = pairs ? (rank < n / 2 ? rank + n / 2 : rank - n / 2)
+				 : rank == 0 ? 1 : rank == 1 ? 0 : -1;
+		double rtt, c1, cpu_sum = 0, *all = NULL;
+
+		if (pairs)
+			iters = iters / 4 + 1; /* every pair at once: fewer per batch */
+		rtt = pingpong(buf, sz, iters, rank, peer, MPI_COMM_WORLD, &c1);
+		if (!rank)
+			all = calloc(n, sizeof(double));
+		MPI_Gather(&rtt, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+		MPI_Reduce(&c1, &cpu_sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+		if (!rank) {
+			double trips = 5.0 * iters;
+
+			if (pairs) {
+				int np = n / 2;
+				double bw = 0;
+
+				for (int i = 0; i < np; i++)
+					bw += all[i] > 0 ? 2.0 * sz / all[i] : 0.0;
+				qsort(all, np, sizeof(double), cmp);
+				printf("pairs,%d,%.2f,%.1f,%.2f,%.2f\n", sz,
+				       np % 2 ? all[np / 2] : (all[np / 2 - 1] + all[np / 2]) / 2,
+				       bw, cpu_sum / (trips * np) * 1e6, all[np - 1]);
+			} else {
+				printf("pingpong,%d,%.2f,%.1f,%.2f\n", sz, rtt,
+				       rtt > 0 ? 2.0 * sz / rtt : 0.0, cpu_sum / (2.0 * trips) * 1e6);
+			}
+			fflush(stdout);
+			free(all);
+		}
+	}
+	if (!pairs) {
 		double v = rank, r, t0, lat[5];
 
 		for (int b = -1; b < 5; b++) {

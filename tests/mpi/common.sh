@@ -34,15 +34,16 @@ SAN_MPI_X=()
 MPI_COMMON+=(${SAN_MPI_X[@]+"${SAN_MPI_X[@]}"})
 fail=0
 
-# mpirun_hosts LOG [OPTION...]: the MPI program on one rank per host of
-# HOSTS (set-up (a): namespaces reached through ns_agent.sh, Open MPI's
-# own traffic on the management bridge, xdpwake on xwd0); its exit code.
+# mpirun_hosts LOG [OPTION...]: the MPI program on RANKS_PER_HOST ranks
+# (default 1) per host of HOSTS, ranks numbered host by host (set-up (a):
+# namespaces reached through ns_agent.sh, Open MPI's own traffic on the
+# management bridge, xdpwake on xwd0); its exit code.
 mpirun_hosts() {
-	local log=$1 hl
+	local log=$1 k=${RANKS_PER_HOST:-1} hl
 	shift
-	hl=$(IFS=,; echo "${HOSTS[*]}")
-	timeout --kill-after=10 "${XW_MPI_TIMEOUT:-300}" mpirun "${MPI_COMMON[@]}" --host "$hl" \
-		-np "${#HOSTS[@]}" --mca plm rsh --mca plm_rsh_agent "$AGENT" \
+	hl=$(printf "%s:$k," "${HOSTS[@]}")
+	timeout --kill-after=10 "${XW_MPI_TIMEOUT:-300}" mpirun "${MPI_COMMON[@]}" --host "${hl%,}" \
+		-np $((${#HOSTS[@]} * k)) --mca plm rsh --mca plm_rsh_agent "$AGENT" \
 		--mca plm_rsh_no_tree_spawn 1 --mca oob_tcp_if_include 10.212.0.0/24 \
 		-x FI_XDPWAKE_IFACE=xwd0 "$@" "$BIN" >"$log" 2>&1
 }

@@ -1,0 +1,88 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+# make bench-mpi-ranks: Open MPI with several ranks per host (issue 16).
+#   local    two ranks on one namespace host: ping-pong (round trip,
+#            bandwidth, CPU per message) over xdpwake's local path against
+#            Open MPI's own shared-memory transport (pml ob1, btl vader) and
+#            kernel TCP (btl tcp, over the host's own address)
+#   offhost  1, 2 and 4 ranks per host on two namespace hosts (a bridge that
+#            steers frames to queues as a NIC's ntuple rules do, 4 queues per
+#            host): every rank of host 1 ping-pongs with its partner on host 2
+#            at the same time (mpi_pingpong --pairs), xdpwake against btl tcp
+# all in one run, --runs N repetitions (default 3), interleaved.  This
+# machine has 2 cores: with 2 and 4 ranks per host the ranks share them
+# (4 and 8 processes), so every transport runs with mpi_yield_when_idle.
+# Writes RESULTS_DIR/ranks.csv and ranks.md (bench/mpi/ranks_report.py).
+#   bench/mpi/ranks.sh [--out DIR] [--runs N]
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+XW_SRC=$(cd "$here/../.." && pwd)
+OUTPUT=${OUTPUT:-$XW_SRC/.output}
+out=$XW_SRC/bench/results
+runs=3
+while [ $# -gt 0 ]; do
+	case $1 in
+	--out) out=$2; shift 2 ;;
+	--runs) runs=$2; shift 2 ;;
+	*) echo "usage: $0 [--out DIR] [--runs N]" >&2; exit 2 ;;
+	esac
+done
+skip() { echo "SKIP $*"; exit 77; }
+[ "$(id -u)" -eq 0 ] || skip "needs root"
+command -v mpicc >/dev/null || skip "Open MPI missing"
+PROVDIR=$OUTPUT/fabric
+[ -f "$PROVDIR/libxdpwake-fi.so" ] || skip "provider not built"
+mkdir -p "$out" "$OUTPUT/bench"
+BIN=$OUTPUT/bench/mpi_pingpong
+mpicc -O2 -Wall -o "$BIN" "$here/mpi_pingpong.c" || exit 1
+T=$$
+TMP=$(mktemp -d /tmp/xwbranks.XXXXXX)
+. "$XW_SRC/tests/mpi/hosts.sh"
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+LAUNCH=(--allow-run-as-root --bind-to none --mca plm rsh
+	--mca plm_rsh_agent "$XW_SRC/tests/mpi/ns_agent.sh" --mca plm_rsh_no_tree_spawn 1
+	--mca oob_tcp_if_include 10.212.0.0/24)
+declare -A CFG
+CFG[xdpwake]="--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include xdpwake --mca btl self -x FI_PROVIDER_PATH=$PROVDIR -x FI_XDPWAKE_IFACE=xwd0 -x FI_XDPWAKE_ENCAP=udp"
+CFG[vader]="--mca pml ob1 --mca btl self,vader"
+CFG[tcp-btl]="--mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include xwd0"
+
+csv=$out/ranks.csv
+echo "transport,ranks_per_host,run,kind,size,rtt_us,mb_per_s,cpu_us_per_msg,rtt_max_us" > "$csv"
+# one [run] of transport $1 with the rest as mpirun options; rows tagged $KIND_TAG
+one() {
+	local t=$1 tag=$2 run=$3
+	shift 3
+	# shellcheck disable=SC2086 # CFG entries are option lists
+	if timeout --kill-after=10 600 mpirun "${LAUNCH[@]}" ${CFG[$t]} "$@" \
+		> "$TMP/$t.out" 2> "$TMP/$t.err"; then
+		grep -E '^(pingpong|pairs),' "$TMP/$t.out" | awk -F, -v OFS=, '{ if (NF < 6) $6 = ""; print }' |
+			sed "s/^/$t,$tag,$run,/" >> "$csv"
+		echo "$t $tag run $run: ok" >&2
+	else
+		echo "$t $tag run $run: failed (see below)" >&2
+		tail -5 "$TMP/$t.err" >&2
+	fi
+}
+
+QUEUES=4 hosts 2 bridge
+h1=${HOSTS[0]} h2=${HOSTS[1]}
+for run in $(seq 1 "$runs"); do
+	for t in xdpwake vader tcp-btl; do
+		one "$t" local "$run" --host "$h1:2" -np 2 "$BIN" \
+			--sizes 0,8,64,512,4096,32768,262144,1048576,4194304
+	done
+	for k in 1 2 4; do
+		yield=()
+		[ "$k" -gt 1 ] && yield=(--mca mpi_yield_when_idle 1)
+		for t in xdpwake tcp-btl; do
+			one "$t" "$k" "$run" --host "$h1:$k,$h2:$k" -np $((2 * k)) \
+				${yield[@]+"${yield[@]}"} "$BIN" --pairs --sizes 8,4096,1048576
+		done
+	done
+done
+
+/usr/bin/python3 "$here/ranks_report.py" "$csv" > "$out/ranks.md"
+cat "$out/ranks.md"
