@@ -1181,6 +1181,87 @@ static void test_processes(int is_b, const char *ifname, int pair0, int pair1)
 	      "closed their endpoints", ifname);
 }
 
+/*
+ * Endpoint ids are claimed atomically: RACERS processes open the same id at
+ * the same moment (each on its own queue, XW_QUEUE_ANY); exactly one gets
+ * it, every other one -EBUSY.  (The registry of the program is read at the
+ * start of an open and written at its end: without the claim, two could
+ * pass the check and both register.)  Repeated, as the window is short.
+ */
+#define RACERS 6
+#define RACE_ROUNDS 5
+static void test_id_race(void)
+{
+	struct xw_iface *ifc;
+	int wins_total = 0;
+
+	XW_OPTS(xw_iface_opts, io, .pin_root = pin_root);
+	/* attached once here: the racers only open its pinned maps */
+	REQUIRE(xw_iface__open(IF_A, &io, &ifc) == 0, "attach " IF_A);
+	for (int round = 0; round < RACE_ROUNDS; round++) {
+		int go[2], res[2], done[2], wins = 0, busy = 0, other = 0, st;
+		pid_t pids[RACERS];
+
+		REQUIRE(pipe(go) == 0 && pipe(res) == 0 && pipe(done) == 0, "pipe");
+		fflush(NULL);
+		for (int i = 0; i < RACERS; i++) {
+			pids[i] = fork();
+			REQUIRE(pids[i] >= 0, "fork");
+			if (pids[i] == 0) {
+				struct xw_endpoint *ep = NULL;
+				char c;
+				int err;
+
+				XW_OPTS(xw_endpoint_opts, o, .pin_root = pin_root,
+					.queue = XW_QUEUE_ANY);
+				prctl(PR_SET_PDEATHSIG, SIGKILL);
+				close(go[1]);
+				close(res[0]);
+				close(done[1]);
+				xwt_pin_dir[0] = '\0'; /* the pins belong to the parent */
+				if (read(go[0], &c, 1) != 0) /* closed by the parent: go */
+					_exit(3);
+				err = xw_endpoint__open(IF_A, 7, &o, &ep);
+				if (write(res[1], &err, sizeof(err)) != sizeof(err))
+					_exit(3);
+				/* hold it until every racer has answered */
+				if (read(done[0], &c, 1) != 0)
+					_exit(3);
+				xw_endpoint__close(ep);
+				_exit(0);
+			}
+		}
+		close(go[0]);
+		close(res[1]);
+		close(done[0]);
+		close(go[1]); /* all racers start now */
+		for (int i = 0; i < RACERS; i++) {
+			int err;
+
+			REQUIRE(read(res[0], &err, sizeof(err)) == sizeof(err), "racer result");
+			if (!err)
+				wins++;
+			else if (err == -EBUSY)
+				busy++;
+			else
+				other++;
+		}
+		close(done[1]);
+		for (int i = 0; i < RACERS; i++)
+			REQUIRE(waitpid(pids[i], &st, 0) == pids[i] && WIFEXITED(st) &&
+					WEXITSTATUS(st) == 0,
+				"racer exit %#x", st);
+		close(res[0]);
+		CHECK(wins == 1 && busy == RACERS - 1 && !other,
+		      "round %d: %d processes opening endpoint 7 at once: %d got it, %d -EBUSY, %d "
+		      "other errors (want exactly 1)", round, RACERS, wins, busy, other);
+		wins_total += wins;
+	}
+	REQUIRE(xw_iface__detach(ifc) == 0, "detach " IF_A);
+	printf("   endpoint id claimed atomically: %d rounds of %d processes opening id 7 at "
+	       "once, %d winner(s) in all\n", RACE_ROUNDS, RACERS, wins_total);
+}
+
 /* ---- 4. endpoints sharing one socket -------------------------------------- */
 
 static void test_shared_socket(int is_b, int chan)
@@ -1550,6 +1631,7 @@ int main(void)
 	printf("3. two processes per host: P0 endpoint 1 on queue 0, P1 endpoint 2 on queue 1 "
 	       "(8-queue veth " IF_A " <-> " IF_B ")\n");
 	test_processes(0, IF_A, sv0[0], sv1[0]);
+	test_id_race();
 	printf("   (%.1f s)\n", elapsed());
 	bar(sv0[0], "part 3 done");
 

@@ -62,6 +62,8 @@ struct xw_endpoint {
 	struct xwi_encap enc;
 	struct xw_shared *shared;
 	int ring_fd;
+	int claim_fd; /* our claim of the id on this host (xwi_local_claim) */
+	int ifindex;
 	struct ring_buffer *rb;
 	struct xwi_engine *eng;
 	__u64 consumed; /* frames for this endpoint taken from the RX ring */
@@ -473,6 +475,7 @@ static void ep_free(struct xw_endpoint *ep)
 		close(ep->ring_fd);
 	xwi_engine_free(ep->eng);
 	xwi_port_put(ep->port);
+	xwi_local_unclaim(ep->claim_fd, ep->ifindex, ep->id);
 	if (ep->iref)
 		iface_put(ep->iref);
 	pthread_mutex_destroy(&ep->nlock);
@@ -487,6 +490,7 @@ XW_API int xw_endpoint__open(const char *ifname, __u16 id, const struct xw_endpo
 	struct xw_ep_entry reg;
 	struct xw_wake_state ws = {};
 	__u32 key = id, umem, ifindex;
+	bool busy;
 	int err, fd;
 
 	xwi_hook_lib_logs();
@@ -509,6 +513,7 @@ XW_API int xw_endpoint__open(const char *ifname, __u16 id, const struct xw_endpo
 		return -ENOMEM;
 	ep->id = id;
 	ep->ring_fd = -1;
+	ep->claim_fd = -1;
 	ep->wd_ring_fd = -1;
 	ep->notify.stop_fd = ep->notify.epfd = -1;
 	ep->wd.stop_fd = ep->wd.epfd = -1;
@@ -524,9 +529,25 @@ XW_API int xw_endpoint__open(const char *ifname, __u16 id, const struct xw_endpo
 	err = iface_get(ifname, o, &ep->iref);
 	if (err)
 		goto fail;
+	/* The id is ours once claimed: two processes opening it at once
+	 * cannot both pass the registry check below (it is read, then
+	 * written only at the end). */
+	ep->ifindex = xw_iface__ifindex(ep->iref->ifc);
+	ep->claim_fd = xwi_local_claim(ep->ifindex, id);
+	busy = ep->claim_fd == -EBUSY;
+	if (busy) {
+		ep->claim_fd = -1;
+	} else if (ep->claim_fd < 0) {
+		xwi_warn("%s: endpoint %u: no claim file (%s): two processes opening this id "
+			 "at the same moment are not kept apart", ifname, id,
+			 strerror(-ep->claim_fd));
+		ep->claim_fd = -1;
+	}
 	err = xw_iface__endpoint(ep->iref->ifc, id, &reg);
-	if (!err && (reg.flags & XW_EPF_ACTIVE) && pid_alive(reg.owner_pid)) {
-		if (reg.owner_pid == (__u32)getpid())
+	if (busy || (!err && (reg.flags & XW_EPF_ACTIVE) && pid_alive(reg.owner_pid))) {
+		if (err || !(reg.flags & XW_EPF_ACTIVE) || !pid_alive(reg.owner_pid))
+			xwi_err("%s: endpoint %u is being opened by another process", ifname, id);
+		else if (reg.owner_pid == (__u32)getpid())
 			xwi_err("%s: endpoint %u is already open in this process", ifname, id);
 		else
 			xwi_err("%s: endpoint %u is in use by process %u", ifname, id,

@@ -29,11 +29,13 @@
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
@@ -87,6 +89,51 @@ int xwi_local_path(char *buf, size_t len, int ifindex, __u16 id)
 			     (unsigned long long)st.st_ino, ifindex, id) >= len)
 		return -ENAMETOOLONG;
 	return 0;
+}
+
+int xwi_local_claim(int ifindex, __u16 id)
+{
+	char path[PATH_MAX];
+	struct stat a, b;
+	int err, fd;
+
+	err = xwi_local_path(path, sizeof(path) - 8, ifindex, id);
+	if (err)
+		return err;
+	strcat(path, ".lock");
+	/* Bounded: a retry only follows a close-and-unlink by the previous
+	 * owner between our open and our lock. */
+	for (int i = 0; i < 16; i++) {
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return -errno;
+		if (flock(fd, LOCK_EX | LOCK_NB)) {
+			err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+			close(fd);
+			return err;
+		}
+		/* Locked; still the file at that name (the previous owner
+		 * unlinks it at close)? */
+		if (!fstat(fd, &a) && !stat(path, &b) && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+			return fd;
+		close(fd);
+	}
+	return -EBUSY;
+}
+
+void xwi_local_unclaim(int fd, int ifindex, __u16 id)
+{
+	char path[PATH_MAX];
+
+	if (fd < 0)
+		return;
+	/* Unlinked while still locked: an opener that got the old file
+	 * finds it is no longer at the name and retries (xwi_local_claim). */
+	if (!xwi_local_path(path, sizeof(path) - 8, ifindex, id)) {
+		strcat(path, ".lock");
+		unlink(path);
+	}
+	close(fd);
 }
 
 static void *map_file(int fd)

@@ -117,5 +117,13 @@ void xwi_local_stats(const struct xwi_local *l, struct xwi_local_stats *st);
 /* The inbox file of endpoint @id on interface @ifindex in this network
  * namespace ("/dev/shm/xdpwake-<netns inode>-<ifindex>-<id>"). */
 int xwi_local_path(char *buf, size_t len, int ifindex, __u16 id);
+/* Claim endpoint id @id of interface @ifindex on this host (network
+ * namespace) for this process, atomically: an exclusive flock on the
+ * inbox path + ".lock", held while the returned fd stays open and released
+ * by the kernel when the process dies.  -EBUSY: another process holds the
+ * id; another -errno: no lock file (the caller has only the registry's
+ * check).  xwi_local_unclaim() releases it. */
+int xwi_local_claim(int ifindex, __u16 id);
+void xwi_local_unclaim(int fd, int ifindex, __u16 id);
 
 #endif
