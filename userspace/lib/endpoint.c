@@ -17,6 +17,7 @@
 
 #include <poll.h>
 #include <sched.h>
+#include <net/if.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 
@@ -244,6 +245,16 @@ static int live_endpoints(struct xw_iface *ifc)
 	return n;
 }
 
+static bool iface_in_use(struct xw_iface *ifc)
+{
+	if (live_endpoints(ifc))
+		return true;
+	for (__u16 id = 0; id < XW_MAX_ENDPOINTS; id++)
+		if (xwi_local_claimed(xw_iface__ifindex(ifc), id))
+			return true;
+	return false;
+}
+
 static void iface_put(struct iface_ref *r)
 {
 	struct iface_ref **pp;
@@ -257,8 +268,12 @@ static void iface_put(struct iface_ref *r)
 				break;
 			}
 		xw_iface__get_knob(r->ifc, "auto_detach", 0, &auto_detach);
-		if (auto_detach && live_endpoints(r->ifc) == 0)
-			xw_iface__detach(r->ifc);
+		/* The last one out detaches, unless an endpoint of another
+		 * process is live or being opened (its id claimed): decided
+		 * under the interface's lock, which an opener holds while it
+		 * finds the program. */
+		if (auto_detach)
+			xwi_iface_detach_unused(r->ifc, iface_in_use);
 		else
 			xw_iface__close(r->ifc);
 		free(r);
@@ -526,23 +541,26 @@ XW_API int xw_endpoint__open(const char *ifname, __u16 id, const struct xw_endpo
 	xw_endpoint__set_wait(ep, XWI_OPT(o, wait_strategy, XW_WAIT_DEFAULT),
 			      (__u64)XWI_OPT(o, spin_usecs, 0) * 1000ULL);
 
-	err = iface_get(ifname, o, &ep->iref);
-	if (err)
-		goto fail;
 	/* The id is ours once claimed: two processes opening it at once
 	 * cannot both pass the registry check below (it is read, then
-	 * written only at the end). */
-	ep->ifindex = xw_iface__ifindex(ep->iref->ifc);
-	ep->claim_fd = xwi_local_claim(ep->ifindex, id);
+	 * written only at the end).  Claimed before the interface is taken:
+	 * a process closing the last endpoint on it sees the claim and leaves
+	 * the program attached (iface_put). */
+	ep->ifindex = (int)if_nametoindex(ifname);
+	ep->claim_fd = ep->ifindex ? xwi_local_claim(ep->ifindex, id) : -ENODEV;
 	busy = ep->claim_fd == -EBUSY;
 	if (busy) {
 		ep->claim_fd = -1;
 	} else if (ep->claim_fd < 0) {
-		xwi_warn("%s: endpoint %u: no claim file (%s): two processes opening this id "
-			 "at the same moment are not kept apart", ifname, id,
-			 strerror(-ep->claim_fd));
+		if (ep->ifindex)
+			xwi_warn("%s: endpoint %u: no claim file (%s): two processes opening "
+				 "this id at the same moment are not kept apart", ifname, id,
+				 strerror(-ep->claim_fd));
 		ep->claim_fd = -1;
 	}
+	err = iface_get(ifname, o, &ep->iref);
+	if (err)
+		goto fail;
 	err = xw_iface__endpoint(ep->iref->ifc, id, &reg);
 	if (busy || (!err && (reg.flags & XW_EPF_ACTIVE) && pid_alive(reg.owner_pid))) {
 		if (err || !(reg.flags & XW_EPF_ACTIVE) || !pid_alive(reg.owner_pid))

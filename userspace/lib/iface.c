@@ -671,6 +671,25 @@ XW_API int xw_iface__detach(struct xw_iface *ifc)
 	return err;
 }
 
+int xwi_iface_detach_unused(struct xw_iface *ifc, bool (*in_use)(struct xw_iface *))
+{
+	int err = 0, lock;
+	bool busy;
+
+	lock = lock_dir(ifc->pin_dir);
+	busy = in_use(ifc);
+	if (!busy)
+		err = detach_locked(ifc->ifindex, ifc->name, ifc->pin_dir);
+	unlock_dir(lock);
+	if (busy) {
+		xw_iface__close(ifc);
+		return 0;
+	}
+	rmdir_with_root(ifc->pin_dir);
+	iface_free(ifc);
+	return err ? err : 1;
+}
+
 XW_API int xw_detach(const char *ifname, const char *pin_root)
 {
 	char dir[PATH_MAX];

@@ -77,5 +77,10 @@ struct xw_iface {
 
 /* mmap the shared map of @iface (once); NULL + errno on failure. */
 struct xw_shared *xwi_iface_shared(struct xw_iface *iface, __u32 ep);
+/* Under the interface's lock (the one xw_iface__open holds while it finds
+ * or attaches the program): detach the program and free @iface unless
+ * @in_use says otherwise, then only close it.  1 detached, 0 closed,
+ * -errno detach failed (freed all the same). */
+int xwi_iface_detach_unused(struct xw_iface *iface, bool (*in_use)(struct xw_iface *));
 
 #endif

@@ -107,10 +107,16 @@ int xwi_local_claim(int ifindex, __u16 id)
 		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 		if (fd < 0)
 			return -errno;
-		if (flock(fd, LOCK_EX | LOCK_NB)) {
-			err = errno == EWOULDBLOCK ? -EBUSY : -errno;
-			close(fd);
-			return err;
+		/* A holder keeps it for as long as its endpoint lives; a
+		 * process probing it (xwi_local_claimed) for microseconds:
+		 * look again for a millisecond before calling it busy. */
+		for (int t = 0; flock(fd, LOCK_EX | LOCK_NB); t++) {
+			if (errno != EWOULDBLOCK || t == 20) {
+				err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+				close(fd);
+				return err;
+			}
+			usleep(50);
 		}
 		/* Locked; still the file at that name (the previous owner
 		 * unlinks it at close)? */
@@ -119,6 +125,23 @@ int xwi_local_claim(int ifindex, __u16 id)
 		close(fd);
 	}
 	return -EBUSY;
+}
+
+bool xwi_local_claimed(int ifindex, __u16 id)
+{
+	char path[PATH_MAX];
+	bool held;
+	int fd;
+
+	if (xwi_local_path(path, sizeof(path) - 8, ifindex, id))
+		return false;
+	strcat(path, ".lock");
+	fd = open(path, O_RDWR | O_CLOEXEC); /* no file: nobody claims it */
+	if (fd < 0)
+		return false;
+	held = flock(fd, LOCK_SH | LOCK_NB) && errno == EWOULDBLOCK;
+	close(fd); /* (our shared lock, if we got it, goes with it) */
+	return held;
 }
 
 void xwi_local_unclaim(int fd, int ifindex, __u16 id)

@@ -125,5 +125,7 @@ int xwi_local_path(char *buf, size_t len, int ifindex, __u16 id);
  * check).  xwi_local_unclaim() releases it. */
 int xwi_local_claim(int ifindex, __u16 id);
 void xwi_local_unclaim(int fd, int ifindex, __u16 id);
+/* Whether another process holds the claim of @id (nothing is created). */
+bool xwi_local_claimed(int ifindex, __u16 id);
 
 #endif
