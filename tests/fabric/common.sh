@@ -45,6 +45,12 @@ FI_PIDS=()
 fi_cleanup() {
 	for p in "${FI_PIDS[@]}"; do kill "$p" 2>/dev/null; done
 	for p in "${FI_PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	# the local path's inboxes and id claims of processes killed there
+	# (fi_unit --peer-death; a closed endpoint removes its own)
+	for ns in "$NS_A" "$NS_B"; do
+		[ -n "$ns" ] && ino=$(stat -L -c %i "/run/netns/$ns" 2>/dev/null) &&
+			rm -f /dev/shm/xdpwake-"$ino"-*
+	done
 	ip netns del "$NS_A" 2>/dev/null
 	ip netns del "$NS_B" 2>/dev/null
 	[ -n "${FI_TMP:-}" ] && rm -rf "$FI_TMP"

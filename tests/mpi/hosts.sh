@@ -9,8 +9,13 @@ FAULT_PID= FAULT_IN= FAULT_OUT=
 # Remove this run's namespaces (and what still runs in them: processes of
 # this test's job only), links and fault harness.
 net_cleanup() {
-	local h l
+	local h l ino
 	for h in "${HOSTS[@]}"; do ip netns pids "$h" 2>/dev/null | xargs -r kill -9 2>/dev/null; done
+	# the local path's inboxes and id claims of processes killed there
+	# (/dev/shm/xdpwake-<netns inode>-*: a closed endpoint removes its own)
+	for h in "${HOSTS[@]}"; do
+		ino=$(stat -L -c %i "/run/netns/$h" 2>/dev/null) && rm -f /dev/shm/xdpwake-"$ino"-*
+	done
 	for h in "${HOSTS[@]}"; do ip netns del "$h" 2>/dev/null; done
 	for l in "${LINKS[@]}"; do ip link del "$l" 2>/dev/null; done
 	if [ -n "$FAULT_PID" ]; then
