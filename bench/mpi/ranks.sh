@@ -16,34 +16,7 @@
 #   bench/mpi/ranks.sh [--out DIR] [--runs N]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-XW_SRC=$(cd "$here/../.." && pwd)
-OUTPUT=${OUTPUT:-$XW_SRC/.output}
-out=$XW_SRC/bench/results
-runs=3
-while [ $# -gt 0 ]; do
-	case $1 in
-	--out) out=$2; shift 2 ;;
-	--runs) runs=$2; shift 2 ;;
-	*) echo "usage: $0 [--out DIR] [--runs N]" >&2; exit 2 ;;
-	esac
-done
-skip() { echo "SKIP $*"; exit 77; }
-[ "$(id -u)" -eq 0 ] || skip "needs root"
-command -v mpicc >/dev/null || skip "Open MPI missing"
-PROVDIR=$OUTPUT/fabric
-[ -f "$PROVDIR/libxdpwake-fi.so" ] || skip "provider not built"
-mkdir -p "$out" "$OUTPUT/bench"
-BIN=$OUTPUT/bench/mpi_pingpong
-mpicc -O2 -Wall -o "$BIN" "$here/mpi_pingpong.c" || exit 1
-T=$$
-TMP=$(mktemp -d /tmp/xwbranks.XXXXXX)
-. "$XW_SRC/tests/mpi/hosts.sh"
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-LAUNCH=(--allow-run-as-root --bind-to none --mca plm rsh
-	--mca plm_rsh_agent "$XW_SRC/tests/mpi/ns_agent.sh" --mca plm_rsh_no_tree_spawn 1
-	--mca oob_tcp_if_include 10.212.0.0/24)
+. "$here/common.sh"
 declare -A CFG
 CFG[xdpwake]="--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include xdpwake --mca btl self -x FI_PROVIDER_PATH=$PROVDIR -x FI_XDPWAKE_IFACE=xwd0 -x FI_XDPWAKE_ENCAP=udp"
 CFG[vader]="--mca pml ob1 --mca btl self,vader"
