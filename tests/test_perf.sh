@@ -46,6 +46,11 @@ cleanup() {
 		kill -TERM "$server_pid" 2>/dev/null
 		wait "$server_pid" 2>/dev/null
 	fi
+	# the local path's inboxes and id claims of the processes stopped here
+	# (a cleanly closed endpoint removes its own)
+	for ino in $(stat -L -c %i /proc/self/ns/net "/run/netns/$NS_B" 2>/dev/null); do
+		rm -f /dev/shm/xdpwake-"$ino"-*
+	done
 	ip netns del "$NS_B" 2>/dev/null
 	rm -rf "$ROOT" "$TMP"
 }
