@@ -143,6 +143,36 @@ static inline const char *xwt_pin_root(void)
 	return xwt_pin_dir;
 }
 
+/* A deterministic payload pattern (xorshift from @seed), for checking every
+ * byte a test sends. */
+static inline void xwt_fill(unsigned char *p, size_t n, unsigned int seed)
+{
+	unsigned int x = seed * 2654435761u + 1;
+
+	for (size_t i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		p[i] = (unsigned char)x;
+	}
+}
+
+/* The index of the first byte of @p that differs from xwt_fill(@seed), or
+ * -1 when all @n are right. */
+static inline long xwt_first_diff(const unsigned char *p, size_t n, unsigned int seed)
+{
+	unsigned int x = seed * 2654435761u + 1;
+
+	for (size_t i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		if (p[i] != (unsigned char)x)
+			return (long)i;
+	}
+	return -1;
+}
+
 static inline unsigned long long xwt_now_ns(void)
 {
 	struct timespec ts;

@@ -167,36 +167,6 @@ static void xchg_addr(int fd, const struct xw_addr *mine, struct xw_addr *theirs
 	recv_obj(fd, theirs, sizeof(*theirs));
 }
 
-static void fill(unsigned char *p, size_t n, unsigned int seed)
-{
-	__u32 x = seed * 2654435761u + 1;
-
-	for (size_t i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		p[i] = (unsigned char)x;
-	}
-}
-
-static size_t first_diff(const unsigned char *p, size_t n, unsigned int seed)
-{
-	static unsigned char *ref;
-	static size_t ref_len;
-
-	if (ref_len < n) {
-		free(ref);
-		ref = malloc(n);
-		REQUIRE(ref, "malloc");
-		ref_len = n;
-	}
-	fill(ref, n, seed);
-	for (size_t i = 0; i < n; i++)
-		if (p[i] != ref[i])
-			return i;
-	return (size_t)-1;
-}
-
 /* Lines of `ip -d link show IF` naming an XDP program; -1: no such link. */
 static int xdp_prog_lines(const char *ifname)
 {
@@ -981,7 +951,7 @@ static void transfer(struct xw_endpoint *ep, int chan, const struct xw_addr *pee
 	static size_t cap;
 	struct xw_request *req;
 	struct xw_status st = {};
-	size_t d;
+	long d;
 	int err;
 
 	if (cap < len + 64) {
@@ -991,7 +961,7 @@ static void transfer(struct xw_endpoint *ep, int chan, const struct xw_addr *pee
 		REQUIRE(buf, "malloc %zu", cap);
 	}
 	if (sender) {
-		fill(buf, len, seed);
+		xwt_fill(buf, len, seed);
 		bar(chan, "posted");
 		err = xw_endpoint__isend(ep, peer, buf, len, 0x5000 + seed, &req);
 		REQUIRE(err == 0, "%s: isend %zu: %s", me, len, xw_strerror(err));
@@ -1012,8 +982,8 @@ static void transfer(struct xw_endpoint *ep, int chan, const struct xw_addr *pee
 	      xw_addr_equal(&st.src, peer),
 	      "%s: recv %zu: status error %d len %zu msg_len %zu match %#llx from endpoint %u", me,
 	      len, st.error, st.len, st.msg_len, (unsigned long long)st.match, st.src.ep);
-	d = first_diff(buf, len, seed);
-	CHECK(d == (size_t)-1, "%s: recv %zu: byte %zu differs", me, len, d);
+	d = xwt_first_diff(buf, len, seed);
+	CHECK(d < 0, "%s: recv %zu: byte %ld differs", me, len, d);
 	for (int i = 0; i < 64; i++)
 		if (buf[len + i] != 0xEE) {
 			CHECK(0, "%s: recv %zu: wrote past the buffer", me, len);

@@ -42,33 +42,6 @@ static pid_t main_pid;
 
 /* ---- small helpers --------------------------------------------------- */
 
-static void fill(unsigned char *p, size_t n, unsigned int seed)
-{
-	__u32 x = seed * 2654435761u + 1;
-
-	for (size_t i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		p[i] = (unsigned char)x;
-	}
-}
-
-static long first_diff(const unsigned char *p, size_t n, unsigned int seed)
-{
-	unsigned char *ref = malloc(n ? n : 1);
-
-	REQUIRE(ref, "malloc");
-	fill(ref, n, seed);
-	for (size_t i = 0; i < n; i++)
-		if (p[i] != ref[i]) {
-			free(ref);
-			return (long)i;
-		}
-	free(ref);
-	return -1;
-}
-
 /* One byte each way over a socketpair, bounded; @ep keeps progressing. */
 static void bar(int fd, struct xw_endpoint *ep, const char *what)
 {
@@ -203,7 +176,7 @@ static void xfer_here(struct xw_endpoint *tx, struct xw_endpoint *rx, size_t len
 	long d;
 
 	REQUIRE(out && in, "malloc");
-	fill(out, len, seed);
+	xwt_fill(out, len, seed);
 	memset(in, 0xEE, len + 64);
 	if (!late)
 		REQUIRE(xw_endpoint__irecv(rx, in, len, 0x100 + seed, ~0ULL, &r[1]) == 0, "irecv");
@@ -221,7 +194,7 @@ static void xfer_here(struct xw_endpoint *tx, struct xw_endpoint *rx, size_t len
 	      xw_addr_equal(&st[1].src, &src),
 	      "%s %zu: recv error %d len %zu msg_len %zu", what, len, st[1].error, st[1].len,
 	      st[1].msg_len);
-	d = first_diff(in, len, seed);
+	d = xwt_first_diff(in, len, seed);
 	CHECK(d < 0, "%s %zu: byte %ld differs", what, len, d);
 	for (int i = 0; i < 64; i++)
 		if (in[len + i] != 0xEE) {
@@ -244,7 +217,7 @@ static void xfer_peer(int fd, struct xw_endpoint *ep, const struct xw_addr *peer
 
 	REQUIRE(buf, "malloc");
 	if (sender) {
-		fill(buf, len, seed);
+		xwt_fill(buf, len, seed);
 		bar(fd, ep, "posted");
 		err = xw_endpoint__send(ep, peer, buf, len, 0x200 + seed, TMO);
 		CHECK(err == 0, "%s: send %zu: %s", who, len, xw_strerror(err));
@@ -256,7 +229,7 @@ static void xfer_peer(int fd, struct xw_endpoint *ep, const struct xw_addr *peer
 		CHECK(err == 0 && st.error == 0 && st.len == len && xw_addr_equal(&st.src, peer),
 		      "%s: recv %zu: %s / error %d len %zu", who, len, xw_strerror(err), st.error,
 		      st.len);
-		d = first_diff(buf, len, seed);
+		d = xwt_first_diff(buf, len, seed);
 		CHECK(d < 0, "%s: recv %zu: byte %ld differs", who, len, d);
 		for (int i = 0; i < 64; i++)
 			if (buf[len + i] != 0xEE) {
@@ -316,7 +289,7 @@ static void trunc_cancel(int fd, struct xw_endpoint *ep, const struct xw_addr *p
 
 	for (int k = 0; k < 2; k++) {
 		if (!is_b) {
-			fill(big, lens[k], 99 + k);
+			xwt_fill(big, lens[k], 99 + k);
 			bar(fd, ep, "trunc posted");
 			CHECK(xw_endpoint__send(ep, peer, big, lens[k], 0x99, TMO) == 0,
 			      "send %zu to a short receive", lens[k]);
@@ -329,7 +302,7 @@ static void trunc_cancel(int fd, struct xw_endpoint *ep, const struct xw_addr *p
 		CHECK(st.error == -EMSGSIZE && st.len == 1000 && st.msg_len == lens[k],
 		      "truncated %zu: error %d len %zu msg_len %zu", lens[k], st.error, st.len,
 		      st.msg_len);
-		CHECK(first_diff(small, 1000, 99 + k) < 0, "truncated data differs");
+		CHECK(xwt_first_diff(small, 1000, 99 + k) < 0, "truncated data differs");
 		for (int i = 0; i < 64; i++)
 			CHECK(small[1000 + i] == 0xEE, "truncation wrote past the buffer");
 	}
@@ -626,7 +599,7 @@ static void kill_part(int fb, struct xw_endpoint *e3, struct xw_addr *a2)
 	char m[64] = "";
 
 	REQUIRE(big, "malloc");
-	fill(big, 8u << 20, 7);
+	xwt_fill(big, 8u << 20, 7);
 	c = spawn(&fc, host_c);
 	bar(fc, e5, "posted");
 	/* C's endpoint 4: same MAC as ours, id 4 */

@@ -64,36 +64,6 @@ static void xchg_addr(const struct xw_addr *mine, struct xw_addr *theirs)
 	REQUIRE(read(chan, theirs, sizeof(*theirs)) == sizeof(*theirs), "recv addr");
 }
 
-static void fill(unsigned char *p, size_t n, unsigned int seed)
-{
-	__u32 x = seed * 2654435761u + 1;
-
-	for (size_t i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		p[i] = (unsigned char)x;
-	}
-}
-
-static size_t first_diff(const unsigned char *p, size_t n, unsigned int seed)
-{
-	static unsigned char *ref;
-	static size_t ref_len;
-
-	if (ref_len < n) {
-		free(ref);
-		ref = malloc(n);
-		REQUIRE(ref, "malloc");
-		ref_len = n;
-	}
-	fill(ref, n, seed);
-	for (size_t i = 0; i < n; i++)
-		if (p[i] != ref[i])
-			return i;
-	return (size_t)-1;
-}
-
 static struct xw_endpoint *open_ep(const char *ifname, __u16 id, __u32 encap)
 {
 	struct xw_endpoint *ep;
@@ -140,7 +110,7 @@ static void transfer(struct xw_endpoint *ep, const struct xw_addr *peer, int sen
 	static size_t cap;
 	struct xw_request *req;
 	struct xw_status st;
-	size_t d;
+	long d;
 	int err;
 
 	if (cap < len + 64) {
@@ -150,7 +120,7 @@ static void transfer(struct xw_endpoint *ep, const struct xw_addr *peer, int sen
 		REQUIRE(buf, "malloc %zu", cap);
 	}
 	if (sender) {
-		fill(buf, len, seed);
+		xwt_fill(buf, len, seed);
 		bar(late ? "counted" : "posted");
 		/* Late receiver: the send is posted, then the receiver is told;
 		 * a large send completes only once the receive is posted. */
@@ -186,9 +156,8 @@ static void transfer(struct xw_endpoint *ep, const struct xw_addr *peer, int sen
 		      "recv %zu (%s): status error %d len %zu msg_len %zu match %#llx", len,
 		      late ? "late" : "early", st.error, st.len, st.msg_len,
 		      (unsigned long long)st.match);
-		d = first_diff(buf, len, seed);
-		CHECK(d == (size_t)-1, "recv %zu (%s): byte %zu differs", len, late ? "late" : "early",
-		      d);
+		d = xwt_first_diff(buf, len, seed);
+		CHECK(d < 0, "recv %zu (%s): byte %ld differs", len, late ? "late" : "early", d);
 		for (int i = 0; i < 64; i++)
 			if (buf[len + i] != 0xEE) {
 				CHECK(0, "recv %zu: wrote past the buffer", len);
@@ -265,7 +234,7 @@ static void truncate_and_cancel(struct xw_endpoint *ep, const struct xw_addr *pe
 
 	for (int k = 0; k < 2; k++) {
 		if (!is_b) {
-			fill(big, lens[k], 99 + k);
+			xwt_fill(big, lens[k], 99 + k);
 			bar("trunc posted");
 			CHECK(xw_endpoint__send(ep, peer, big, lens[k], 0x99, TMO) == 0, "send");
 			continue;
@@ -277,7 +246,7 @@ static void truncate_and_cancel(struct xw_endpoint *ep, const struct xw_addr *pe
 		CHECK(st.error == -EMSGSIZE && st.len == 1000 && st.msg_len == lens[k],
 		      "truncated %zu: error %d len %zu msg_len %zu", lens[k], st.error, st.len,
 		      st.msg_len);
-		CHECK(first_diff(small, 1000, 99 + k) == (size_t)-1, "truncated data differs");
+		CHECK(xwt_first_diff(small, 1000, 99 + k) < 0, "truncated data differs");
 		for (int i = 0; i < 64; i++)
 			CHECK(small[1000 + i] == 0xEE, "truncation wrote past the buffer");
 	}

@@ -117,34 +117,6 @@ static void xchg_addr(const struct xw_addr *mine, struct xw_addr *theirs)
 	REQUIRE(read(chan, theirs, sizeof(*theirs)) == sizeof(*theirs), "recv addr");
 }
 
-static void fill(unsigned char *p, size_t n, unsigned int seed)
-{
-	__u32 x = seed * 2654435761u + 1;
-
-	for (size_t i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		p[i] = (unsigned char)x;
-	}
-}
-
-/* First byte of @p differing from fill(seed), or -1. */
-static long diff_at(const unsigned char *p, size_t n, unsigned int seed)
-{
-	__u32 x = seed * 2654435761u + 1;
-
-	for (size_t i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		if (p[i] != (unsigned char)x)
-			return (long)i;
-	}
-	return -1;
-}
-
-
 /* Busy for @ns without calling the library. */
 static void compute(__u64 ns)
 {
@@ -274,7 +246,7 @@ static void pingpong(struct xw_endpoint *ep, const struct xw_addr *peer, enum xw
 		err = xw_endpoint__irecv(ep, rbuf, 4096, in_match, ~0ULL, &rr);
 		REQUIRE(err == 0, "%s %s: irecv: %s", HOST, name, xw_strerror(err));
 		if (!me) { /* A: ping, then wait for the pong */
-			fill(sbuf, out_len, out_seed);
+			xwt_fill(sbuf, out_len, out_seed);
 			REQUIRE(xw_endpoint__isend(ep, peer, sbuf, out_len, out_match, &sr) == 0,
 				"isend");
 			err = per_call ? wait_with(sr, &st, ws_s, TMO) : xw_request__wait(sr, &st, TMO);
@@ -288,14 +260,14 @@ static void pingpong(struct xw_endpoint *ep, const struct xw_addr *peer, enum xw
 			bad = 1;
 			break;
 		}
-		if (st.error || st.len != in_len || diff_at(rbuf, in_len, in_seed) >= 0 ||
+		if (st.error || st.len != in_len || xwt_first_diff(rbuf, in_len, in_seed) >= 0 ||
 		    rbuf[in_len] != 0xEE || !xw_addr_equal(&st.src, peer)) {
 			CHECK(0, "%s %s: round %d: bad message (error %d, len %zu want %zu, diff at %ld)",
-			      HOST, name, i, st.error, st.len, in_len, diff_at(rbuf, in_len, in_seed));
+			      HOST, name, i, st.error, st.len, in_len, xwt_first_diff(rbuf, in_len, in_seed));
 			bad = 1;
 		}
 		if (me) { /* B: pong */
-			fill(sbuf, out_len, out_seed);
+			xwt_fill(sbuf, out_len, out_seed);
 			REQUIRE(xw_endpoint__isend(ep, peer, sbuf, out_len, out_match, &sr) == 0,
 				"isend");
 			err = per_call ? wait_with(sr, &st, ws_s, TMO) : xw_request__wait(sr, &st, TMO);
@@ -773,7 +745,7 @@ static void part_race(struct xw_endpoint *ep, const struct xw_addr *peer)
 			compute(rnd() % 51 * US);
 			memset(&m, 0, sizeof(m));
 			m.seq = i;
-			fill(m.fill, sizeof(m.fill), 7000 + i);
+			xwt_fill(m.fill, sizeof(m.fill), 7000 + i);
 			m.sent_ns = now();
 			REQUIRE(xw_endpoint__send(ep, peer, &m, sizeof(m), 0x400000ULL + i, TMO) == 0,
 				"B: race send %u", i);
@@ -804,7 +776,7 @@ static void part_race(struct xw_endpoint *ep, const struct xw_addr *peer)
 				xw_request__wait(req, &st, TMO);
 				break;
 			}
-			if (m.seq != i || diff_at(m.fill, sizeof(m.fill), 7000 + i) >= 0 ||
+			if (m.seq != i || xwt_first_diff(m.fill, sizeof(m.fill), 7000 + i) >= 0 ||
 			    st.len != sizeof(m)) {
 				CHECK(0, "race %u: wrong message (seq %u, len %zu)", i, m.seq, st.len);
 				break;
@@ -879,7 +851,7 @@ static void watchdog_run(struct xw_endpoint *ep, const struct xw_addr *peer, __u
 	if (is_b) {
 		__u64 t_done;
 
-		fill(buf, WD_LEN, 5000 + run);
+		xwt_fill(buf, WD_LEN, 5000 + run);
 		bar("wd posted");
 		REQUIRE(xw_endpoint__isend(ep, peer, buf, WD_LEN, match, &req) == 0, "B: isend");
 		err = xw_request__wait(req, &st, TMO);
@@ -937,8 +909,8 @@ static void watchdog_run(struct xw_endpoint *ep, const struct xw_addr *peer, __u
 			t_done = get_u64();
 		CHECK(err == 0 && st.error == 0 && st.len == WD_LEN, "watchdog receive: %s / %d",
 		      xw_strerror(err), st.error);
-		CHECK(diff_at(buf, WD_LEN, 5000 + run) < 0 && buf[WD_LEN] == 0xEE,
-		      "watchdog receive: data differs at %ld", diff_at(buf, WD_LEN, 5000 + run));
+		CHECK(xwt_first_diff(buf, WD_LEN, 5000 + run) < 0 && buf[WD_LEN] == 0xEE,
+		      "watchdog receive: data differs at %ld", xwt_first_diff(buf, WD_LEN, 5000 + run));
 		if (period) {
 			CHECK(done_at_t1, "the receive did not complete while the application computed");
 			CHECK(t_done > t0 && t_done < t1,
@@ -1181,7 +1153,7 @@ static void part_check(struct xw_endpoint *ep, const struct xw_addr *peer)
 	if (is_b) {
 		char c = 'd';
 
-		fill(buf, CHK_LEN, 777);
+		xwt_fill(buf, CHK_LEN, 777);
 		bar("chk posted");
 		REQUIRE(xw_endpoint__isend(ep, peer, buf, CHK_LEN, match, &req) == 0, "B: isend");
 		CHECK(xw_request__wait(req, &st, TMO) == 0 && st.error == 0, "B: check send");
@@ -1230,9 +1202,9 @@ static void part_check(struct xw_endpoint *ep, const struct xw_addr *peer)
 		      (unsigned long long)polls);
 		CHECK(req_is_done(req), "the receive is not complete after check polls");
 		CHECK(xw_request__wait(req, &st, TMO) == 0 && st.error == 0 && st.len == CHK_LEN &&
-		      diff_at(buf, CHK_LEN, 777) < 0 && buf[CHK_LEN] == 0xEE,
+		      xwt_first_diff(buf, CHK_LEN, 777) < 0 && buf[CHK_LEN] == 0xEE,
 		      "check-polled receive: error %d len %zu diff at %ld", st.error, st.len,
-		      diff_at(buf, CHK_LEN, 777));
+		      xwt_first_diff(buf, CHK_LEN, 777));
 		CHECK(polls > 0 && polls < iters, "%llu polls in %llu checks",
 		      (unsigned long long)polls, (unsigned long long)iters);
 		/* The longest pause between polls that did work is printed,
