@@ -69,6 +69,11 @@ SONAME := libxdpwake.so.$(VERSION_MAJOR)
 LIB_SO := $(OUTPUT)/libxdpwake.so.$(VERSION)
 CLI := $(OUTPUT)/xdpwake
 CLI_SRCS := $(wildcard userspace/cli/*.c)
+# The internal helper library of the tool, the benchmarks and the tests
+# (measurement, statistics, the address rendezvous, JSON); never installed.
+UTIL_SRCS := $(wildcard userspace/util/*.c)
+UTIL_OBJS := $(patsubst userspace/util/%.c,$(OUTPUT)/util/%.o,$(UTIL_SRCS))
+UTIL_A := $(OUTPUT)/libxwutil.a
 
 TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
@@ -128,7 +133,7 @@ bench-wait-quick:
 bench-xdp: $(OUTPUT)/bench/xdp_cost
 	$(Q)$(OUTPUT)/bench/xdp_cost
 
-$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/lib $(OUTPUT)/cli $(OUTPUT)/tests $(OUTPUT)/tests/mpi $(OUTPUT)/bench:
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/lib $(OUTPUT)/util $(OUTPUT)/cli $(OUTPUT)/tests $(OUTPUT)/tests/mpi $(OUTPUT)/bench:
 	$(Q)mkdir -p $@
 
 $(TEST_HELPERS): | $(OUTPUT)/tests/mpi
@@ -153,6 +158,14 @@ $(LIB_A): $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
+$(OUTPUT)/util/%.o: userspace/util/%.c $(wildcard userspace/util/*.h) | $(OUTPUT)/util
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) -c $< -o $@
+
+$(UTIL_A): $(UTIL_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
 # Older symbol versions: the shared library only (userspace/compat.c).
 $(OUTPUT)/lib/compat.o: userspace/compat.c $(PUB_HDRS) | $(OUTPUT)/lib
 	$(call msg,CC,$@)
@@ -166,20 +179,20 @@ $(LIB_SO): $(LIB_OBJS) $(OUTPUT)/lib/compat.o userspace/libxdpwake.map
 	$(Q)ln -sf $(notdir $@) $(OUTPUT)/$(SONAME)
 	$(Q)ln -sf $(SONAME) $(OUTPUT)/libxdpwake.so
 
-$(CLI): $(CLI_SRCS) $(wildcard userspace/cli/*.h) $(LIB_A) $(PUB_HDRS) | $(OUTPUT)/cli
+$(CLI): $(CLI_SRCS) $(wildcard userspace/cli/*.h) $(LIB_A) $(UTIL_A) $(PUB_HDRS) | $(OUTPUT)/cli
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -DXW_VERSION_STR='"$(VERSION)"' \
-		-o $@ $(CLI_SRCS) $(LIB_A) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/util \
+		-DXW_VERSION_STR='"$(VERSION)"' -o $@ $(CLI_SRCS) $(LIB_A) $(UTIL_A) $(LDLIBS)
 
-$(OUTPUT)/tests/%: tests/%.c $(wildcard tests/*.h) $(LIB_A) $(PUB_HDRS) $(SKELS) | $(OUTPUT)/tests
+$(OUTPUT)/tests/%: tests/%.c $(wildcard tests/*.h) $(LIB_A) $(UTIL_A) $(PUB_HDRS) $(SKELS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Itests \
-		-o $@ $< $(LIB_A) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Iuserspace/util -Itests \
+		-o $@ $< $(LIB_A) $(UTIL_A) $(LDLIBS)
 
-$(OUTPUT)/bench/%: bench/%.c $(wildcard tests/*.h) $(LIB_A) $(PUB_HDRS) $(SKELS) | $(OUTPUT)/bench
+$(OUTPUT)/bench/%: bench/%.c $(wildcard tests/*.h) $(LIB_A) $(UTIL_A) $(PUB_HDRS) $(SKELS) | $(OUTPUT)/bench
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Itests \
-		-o $@ $< $(LIB_A) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Iuserspace/util -Itests \
+		-o $@ $< $(LIB_A) $(UTIL_A) $(LDLIBS)
 
 # Always regenerated: PREFIX/LIBDIR/INCLUDEDIR may differ between installs.
 # The man page and the README's command reference come from the tool's own

@@ -60,9 +60,11 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/resource.h>
 
 #include "xdpwake.h"
+#include "addrfile.h"
+#include "measure.h"
+#include "stats.h"
 
 #define TAG_DATA 1ULL
 #define TAG_REPLY 2ULL
@@ -119,14 +121,6 @@ static __u32 frag_payload;
 
 /* ---- small helpers ---------------------------------------------------- */
 
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
-}
-
 static void __attribute__((format(printf, 1, 2), noreturn)) die(const char *fmt, ...)
 {
 	va_list ap;
@@ -177,33 +171,6 @@ static double rng_unit(void) /* (0, 1] */
 	return ((double)(rng() >> 11) + 1.0) / 9007199254740992.0;
 }
 
-/* Whole-machine busy time (user nice system irq softirq steal) in us. */
-static __u64 machine_busy_us(void)
-{
-	unsigned long long v[8] = { 0 };
-	long hz = sysconf(_SC_CLK_TCK);
-	FILE *f = fopen("/proc/stat", "re");
-	int n;
-
-	if (!f)
-		return 0;
-	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
-		   &v[4], &v[5], &v[6], &v[7]);
-	fclose(f);
-	if (n < 8 || hz <= 0)
-		return 0;
-	return (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) * 1000000ULL / (__u64)hz;
-}
-
-static __u64 proc_cpu_us(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return (__u64)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000ULL +
-	       (__u64)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
-}
-
 /* log() and exp() without libm (the build links no -lm): enough
  * precision for random gaps and chunk lengths. */
 static double ln(double x)
@@ -252,31 +219,6 @@ static double expo(double y)
 	return sum;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Nearest-rank percentile of sorted @v. */
-static double pct(const double *v, long n, double p)
-{
-	long k;
-
-	if (n <= 0)
-		return NAN;
-	k = (long)(p * (double)n / 100.0);
-	if ((double)k < p * (double)n / 100.0)
-		k++;
-	k--;
-	if (k < 0)
-		k = 0;
-	if (k >= n)
-		k = n - 1;
-	return v[k];
-}
-
 static void json_num(const char *key, double v, bool comma)
 {
 	if (isnan(v) || isinf(v))
@@ -285,22 +227,21 @@ static void json_num(const char *key, double v, bool comma)
 		printf("\"%s\": %.6g%s", key, v, comma ? ", " : "");
 }
 
+/* Sorts @v. */
 static void json_stats(const char *key, double *v, long n)
 {
-	double sum = 0;
+	struct xwu_summary x;
 
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	for (long i = 0; i < n; i++)
-		sum += v[i];
+	xwu_summarize(v, (size_t)n, &x);
 	printf("\"%s\": {", key);
 	json_num("n", (double)n, true);
-	json_num("min", n ? v[0] : NAN, true);
-	json_num("mean", n ? sum / (double)n : NAN, true);
-	json_num("p50", pct(v, n, 50), true);
-	json_num("p90", pct(v, n, 90), true);
-	json_num("p99", pct(v, n, 99), true);
-	json_num("p999", pct(v, n, 99.9), true);
-	json_num("max", n ? v[n - 1] : NAN, false);
+	json_num("min", x.min, true);
+	json_num("mean", x.mean, true);
+	json_num("p50", x.p50, true);
+	json_num("p90", x.p90, true);
+	json_num("p99", x.p99, true);
+	json_num("p999", x.p999, true);
+	json_num("max", x.max, false);
 	printf("}");
 }
 
@@ -322,9 +263,9 @@ static void snap_take(struct snap *s)
 		xw_endpoint__wait_stats(ep, &s->ws);
 		xw_endpoint__stats(ep, &s->es);
 	}
-	s->busy_us = machine_busy_us();
-	s->proc_us = proc_cpu_us();
-	s->t = now_ns();
+	s->busy_us = xwu_machine_busy_us();
+	s->proc_us = xwu_proc_cpu_us();
+	s->t = xwu_now_ns();
 }
 
 static __u64 xs_wakes(const struct xw_stats *s)
@@ -617,7 +558,7 @@ static void ep_open(void)
 {
 	const char *root = getenv("XDPWAKE_PIN_ROOT");
 	struct xw_endpoint *probe = NULL;
-	__u64 end = now_ns() + 5000000000ULL;
+	__u64 end = xwu_now_ns() + 5000000000ULL;
 	int err;
 
 	/* Byte counts in frames need the frame payload: a probe endpoint on
@@ -626,7 +567,7 @@ static void ep_open(void)
 		XW_OPTS(xw_endpoint_opts, po, .pin_root = root);
 
 		while ((err = xw_endpoint__open(o.ifname, (__u16)(o.ep + 1), &po, &probe)) == -EBUSY &&
-		       now_ns() < end)
+		       xwu_now_ns() < end)
 			usleep(20000);
 		if (err)
 			die("%s: cannot open a probe endpoint: %s", o.ifname, xw_strerror(err));
@@ -642,7 +583,7 @@ static void ep_open(void)
 			.wait_strategy = (__u32)o.wait, .spin_usecs = o.spin_us);
 
 		while ((err = xw_endpoint__open(o.ifname, (__u16)o.ep, &eo, &ep)) == -EBUSY &&
-		       now_ns() < end)
+		       xwu_now_ns() < end)
 			usleep(20000);
 		if (err)
 			die("%s: cannot open endpoint %d: %s", o.ifname, o.ep, xw_strerror(err));
@@ -657,25 +598,6 @@ static void ep_open(void)
 			die("xw_check_init: %s", xw_strerror(err));
 		chk_on = true;
 	}
-}
-
-static int write_addr_file(const char *path, const char *text)
-{
-	char tmp[4096];
-	FILE *f;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp%d", path, (int)getpid());
-	f = fopen(tmp, "we");
-	if (!f)
-		return -errno;
-	fprintf(f, "%s\n", text);
-	if (fclose(f) || rename(tmp, path)) {
-		int err = -errno;
-
-		unlink(tmp);
-		return err;
-	}
-	return 0;
 }
 
 static void send_or_die(const void *buf, size_t len, __u64 tag, const char *what)
@@ -711,7 +633,7 @@ static void connect_peer(void)
 	if (o.role == 'b') {
 		xw_endpoint__addr(ep, &me);
 		xw_addr_format(&me, text, sizeof(text));
-		err = write_addr_file(o.addr_file, text);
+		err = xwu_addr_file_write(o.addr_file, text);
 		if (err)
 			die("cannot write %s: %s", o.addr_file, strerror(-err));
 		err = xw_endpoint__recv(ep, NULL, 0, TAG_HELLO, TAG_ALL, &st,
@@ -723,23 +645,9 @@ static void connect_peer(void)
 		return;
 	}
 	if (o.peer_file) {
-		__u64 end = now_ns() + (__u64)o.connect_timeout * 1000000000ULL;
-		FILE *f;
-
-		for (;;) {
-			f = fopen(o.peer_file, "re");
-			if (f) {
-				bool ok = fgets(text, sizeof(text), f) != NULL;
-
-				fclose(f);
-				if (ok)
-					break;
-			}
-			if (now_ns() > end)
-				die("%s: no address after %d s", o.peer_file, o.connect_timeout);
-			usleep(20000);
-		}
-		text[strcspn(text, "\r\n")] = 0;
+		if (xwu_addr_file_wait(o.peer_file, text, sizeof(text),
+				       xwu_now_ns() + (__u64)o.connect_timeout * 1000000000ULL, NULL))
+			die("%s: no address after %d s", o.peer_file, o.connect_timeout);
 	} else {
 		snprintf(text, sizeof(text), "%s", o.peer);
 	}
@@ -767,9 +675,9 @@ static volatile __u64 sink;
 /* Busy computation for @us microseconds, with xw_check() when enabled. */
 static void compute_us(unsigned int us)
 {
-	__u64 end = now_ns() + (__u64)us * 1000ULL, acc = sink;
+	__u64 end = xwu_now_ns() + (__u64)us * 1000ULL, acc = sink;
 
-	while (now_ns() < end) {
+	while (xwu_now_ns() < end) {
 		for (int i = 0; i < 32; i++)
 			acc = acc * 6364136223846793005ULL + 1442695040888963407ULL;
 		if (chk_on)
@@ -806,7 +714,7 @@ static int run_pp(void)
 				send_or_die(NULL, 0, TAG_BAR, "barrier");
 				recv_or_die(NULL, 0, TAG_BAR, NULL, "barrier");
 			}
-			t0 = now_ns();
+			t0 = xwu_now_ns();
 			compute_us(o.x_us);
 			err = xw_endpoint__isend(ep, &peer, buf, o.size, TAG_DATA, &req);
 			if (err)
@@ -817,7 +725,7 @@ static int run_pp(void)
 			if (err)
 				die("send completion: %s", xw_strerror(err));
 			if (i >= o.warmup)
-				lat[i - o.warmup] = (double)(now_ns() - t0) / 1000.0;
+				lat[i - o.warmup] = (double)(xwu_now_ns() - t0) / 1000.0;
 		} else {
 			struct xw_status st;
 
@@ -883,7 +791,7 @@ static void notif_sender(void)
 		die("out of memory");
 	connect_peer();
 	snap_take(&s0);
-	next = now_ns() + 1000000ULL;
+	next = xwu_now_ns() + 1000000ULL;
 	for (long i = 0; i < o.msgs; i++) {
 		double g = -ln(rng_unit()) * (double)o.gap_us;
 		struct timespec ts;
@@ -894,7 +802,7 @@ static void notif_sender(void)
 		ts.tv_nsec = (long)(next % 1000000000ULL);
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
-		msg[0] = now_ns();
+		msg[0] = xwu_now_ns();
 		msg[1] = msg[0] ^ NOTIF_MAGIC;
 		msg[2] = (__u64)i + 1;
 		memcpy(buf, msg, o.size < sizeof(msg) ? o.size : sizeof(msg));
@@ -956,10 +864,10 @@ static void notif_receiver(void)
 		post_slot(&slots[i]);
 	connect_peer();
 	snap_take(&s0);
-	deadline = now_ns() + (__u64)o.limit * 1000000000ULL;
-	while (seen < o.msgs && now_ns() < deadline) {
+	deadline = xwu_now_ns() + (__u64)o.limit * 1000000000ULL;
+	while (seen < o.msgs && xwu_now_ns() < deadline) {
 		double len = expo(lmin + (lmax - lmin) * rng_unit());
-		__u64 t = now_ns(), end = t + (__u64)(len * 1000.0);
+		__u64 t = xwu_now_ns(), end = t + (__u64)(len * 1000.0);
 
 		if (nchunks == cap) {
 			double *n = realloc(chunks, (size_t)cap * 2 * sizeof(double));
@@ -984,13 +892,13 @@ static void notif_receiver(void)
 
 				if (s->seen || !stamp || (stamp ^ NOTIF_MAGIC) != check)
 					break;
-				t = now_ns();
+				t = xwu_now_ns();
 				if (seen < o.msgs)
 					delay[seen++] = (double)(t - stamp) / 1000.0;
 				s->seen = true;
 				next++;
 			}
-			t = now_ns();
+			t = xwu_now_ns();
 		}
 		/* A send point: one progress pass; collect and repost the
 		 * slots seen, oldest first (receives match in posting order,

@@ -51,6 +51,9 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "addrfile.h"
+#include "measure.h"
+#include "stats.h"
 
 /* ---- protocol ----------------------------------------------------------- */
 
@@ -150,7 +153,6 @@ enum role { ROLE_NONE, ROLE_SERVER, ROLE_CLIENT };
 #define MAX_BATCH 1024
 #define RX_FRAMES_PER_BATCH 1024 /* stream: frames of one batch, half the fill ring */
 #define RX_BYTES_PER_BATCH (64ULL << 20)
-#define MAX_SAMPLES (16u << 20)
 
 static struct {
 	enum role role;
@@ -422,14 +424,6 @@ static int parse_once(struct cli_args *a, const char *val)
 
 /* ---- small helpers ------------------------------------------------------ */
 
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
-}
-
 static __u16 sess;	/* session id of the current client (match bits 39..24) */
 
 static __u64 tag(enum msg_type type, unsigned int flags)
@@ -474,8 +468,8 @@ static void think(unsigned long usecs)
 
 	if (!usecs)
 		return;
-	end = now_ns() + (__u64)usecs * 1000ULL;
-	while (now_ns() < end)
+	end = xwu_now_ns() + (__u64)usecs * 1000ULL;
+	while (xwu_now_ns() < end)
 		__asm__ __volatile__("" ::: "memory");
 }
 
@@ -520,10 +514,10 @@ __attribute__((format(printf, 3, 4))) static int perr(struct perf *p, int err, c
  * seen; -EINTR when stopped (the request then stays pending). */
 static int wait_req(struct xw_request *req, struct xw_status *st, int timeout_ms)
 {
-	__u64 end = now_ns() + (__u64)timeout_ms * 1000000ULL;
+	__u64 end = xwu_now_ns() + (__u64)timeout_ms * 1000000ULL;
 
 	for (;;) {
-		__u64 t = now_ns();
+		__u64 t = xwu_now_ns();
 		int slice, err;
 
 		if (t >= end)
@@ -544,14 +538,14 @@ static int post_send_flags(struct perf *p, const void *buf, size_t len, __u64 ma
 			   __u32 flags, struct xw_request **req)
 {
 	XW_OPTS(xw_send_opts, so, .flags = flags);
-	__u64 end = now_ns() + (__u64)p->timeout_ms * 1000000ULL;
+	__u64 end = xwu_now_ns() + (__u64)p->timeout_ms * 1000000ULL;
 	int err;
 
 	for (;;) {
 		err = xw_endpoint__isend_opts(p->ep, &p->peer, buf, len, match, &so, req);
 		if (err != -EAGAIN)
 			return err;
-		if (now_ns() >= end)
+		if (xwu_now_ns() >= end)
 			return -ETIMEDOUT;
 		if (cli_stop)
 			return -EINTR;
@@ -609,43 +603,14 @@ struct snap {
 	__u64 t;
 };
 
-/* Whole-machine CPU time from the first line of /proc/stat, in us:
- * busy = user + nice + system + irq + softirq + steal (guest time is in
- * user/nice already), total = busy + idle + iowait. */
-static int read_proc_stat(__u64 *busy_us, __u64 *total_us)
-{
-	unsigned long long v[8] = { 0 };
-	long hz = sysconf(_SC_CLK_TCK);
-	FILE *f = fopen("/proc/stat", "re");
-	int n;
-
-	*busy_us = *total_us = 0;
-	if (!f)
-		return -errno;
-	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
-		   &v[4], &v[5], &v[6], &v[7]);
-	fclose(f);
-	if (n < 7 || hz <= 0)
-		return -EIO;
-	*busy_us = (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) * 1000000ULL / (__u64)hz;
-	*total_us = (v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7]) * 1000000ULL /
-		    (__u64)hz;
-	return 0;
-}
-
 static void snap_take(struct perf *p, struct snap *s)
 {
 	memset(s, 0, sizeof(*s));
 	xw_iface__stats(p->ifc, po.ep, &s->xs);
 	xw_endpoint__wait_stats(p->ep, &s->ws);
 	getrusage(RUSAGE_SELF, &s->ru);
-	read_proc_stat(&s->busy_us, &s->total_us);
-	s->t = now_ns();
-}
-
-static __u64 tv_us(const struct timeval *tv)
-{
-	return (__u64)tv->tv_sec * 1000000ULL + (__u64)tv->tv_usec;
+	xwu_machine_cpu_us(&s->busy_us, &s->total_us);
+	s->t = xwu_now_ns();
 }
 
 static __u64 d64(__u64 b, __u64 a)
@@ -665,8 +630,8 @@ static void side_delta(struct side *d, const struct snap *a, const struct snap *
 #undef XS
 	d->machine_busy_us = d64(b->busy_us, a->busy_us);
 	d->machine_total_us = d64(b->total_us, a->total_us);
-	d->proc_user_us = d64(tv_us(&b->ru.ru_utime), tv_us(&a->ru.ru_utime));
-	d->proc_sys_us = d64(tv_us(&b->ru.ru_stime), tv_us(&a->ru.ru_stime));
+	d->proc_user_us = d64(xwu_tv_us(&b->ru.ru_utime), xwu_tv_us(&a->ru.ru_utime));
+	d->proc_sys_us = d64(xwu_tv_us(&b->ru.ru_stime), xwu_tv_us(&a->ru.ru_stime));
 	d->blocks = d64(b->ws.blocks, a->ws.blocks);
 	d->lib_wakes = d64(b->ws.wakes, a->ws.wakes);
 	d->spurious_wakes = d64(b->ws.spurious_wakes, a->ws.spurious_wakes);
@@ -679,70 +644,6 @@ static __u64 side_wakes(const struct side *s)
 {
 	return s->wake_every + s->wake_marker + s->wake_stream + s->wake_frames +
 	       s->wake_timeout + s->wake_watchdog;
-}
-
-static double ratio(double x, double y)
-{
-	return y > 0 ? x / y : NAN;
-}
-
-struct pct {
-	double min, mean, p50, p90, p99, max;
-};
-
-static int cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-
-	return a < b ? -1 : a > b;
-}
-
-/* Nearest-rank percentiles of @v (sorted in place). */
-static void pct_of(double *v, size_t n, struct pct *o)
-{
-	double sum = 0;
-
-	memset(o, 0, sizeof(*o));
-	if (!n) {
-		o->min = o->mean = o->p50 = o->p90 = o->p99 = o->max = NAN;
-		return;
-	}
-	qsort(v, n, sizeof(*v), cmp_double);
-	for (size_t i = 0; i < n; i++)
-		sum += v[i];
-#define RANK(q) v[(size_t)ceil((q) * (double)n) - 1 < n ? (size_t)ceil((q) * (double)n) - 1 : n - 1]
-	o->min = v[0];
-	o->p50 = RANK(0.50);
-	o->p90 = RANK(0.90);
-	o->p99 = RANK(0.99);
-	o->max = v[n - 1];
-	o->mean = sum / (double)n;
-#undef RANK
-}
-
-/* Growable array of samples (us). */
-struct samples {
-	double *v;
-	size_t n, cap;
-};
-
-static int samples_add(struct samples *s, double x)
-{
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 4096;
-		double *nv;
-
-		if (cap > MAX_SAMPLES)
-			return 0; /* keep the first MAX_SAMPLES */
-		nv = realloc(s->v, cap * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		s->v = nv;
-		s->cap = cap;
-	}
-	if (s->n < s->cap)
-		s->v[s->n++] = x;
-	return 0;
 }
 
 /* ---- endpoint set-up ---------------------------------------------------- */
@@ -787,14 +688,14 @@ static int ep_open(struct perf *p, bool set_policy)
 		.policy_set = set_policy && p->policy != POLICY_KEEP,
 		.policy = p->policy == POLICY_KEEP ? 0 : p->policy,
 		.wait_strategy = (__u32)p->wait, .spin_usecs = (__u32)p->spin_us);
-	__u64 end = now_ns() + 3000000000ULL;
+	__u64 end = xwu_now_ns() + 3000000000ULL;
 	int err;
 
 	/* A socket of a process that just exited (the previous client) is
 	 * released by the kernel a little later: its queue reads as busy
 	 * meanwhile.  Retry for a while before calling it taken. */
 	while ((err = xw_endpoint__open(p->ifname, (__u16)po.ep, &o, &p->ep)) == -EBUSY &&
-	       now_ns() < end && !cli_stop)
+	       xwu_now_ns() < end && !cli_stop)
 		usleep(20000);
 	if (err == -EBUSY)
 		return perr(p, err, "%s: cannot open endpoint %d (in use? try another --ep or "
@@ -911,13 +812,13 @@ static void json_side(const char *key, const struct side *s, __u64 msgs_delivere
 	for (int i = 0; i < SIDE_NR; i++)
 		json_kv_u64(side_names[i], v[i]);
 	json_kv_u64("wakes", side_wakes(s));
-	json_kv_double("wakes_per_msg", ratio((double)side_wakes(s), (double)s->msgs));
+	json_kv_double("wakes_per_msg", xwu_ratio((double)side_wakes(s), (double)s->msgs));
 	json_kv_double("machine_cpu_us_per_msg",
-		       ratio((double)s->machine_busy_us, (double)msgs_delivered));
+		       xwu_ratio((double)s->machine_busy_us, (double)msgs_delivered));
 	json_kv_double("proc_cpu_us_per_msg",
-		       ratio((double)(s->proc_user_us + s->proc_sys_us), (double)msgs_delivered));
+		       xwu_ratio((double)(s->proc_user_us + s->proc_sys_us), (double)msgs_delivered));
 	json_kv_double("machine_busy_pct",
-		       100 * ratio((double)s->machine_busy_us, (double)s->machine_total_us));
+		       100 * xwu_ratio((double)s->machine_busy_us, (double)s->machine_total_us));
 	json_obj_end();
 }
 
@@ -1055,7 +956,7 @@ static int accept_config(struct perf *p, struct wire_config *cfg, struct xw_stat
 			err = xw_request__wait(req, st, 200);
 			if (err != -ETIMEDOUT)
 				break;
-			if (cli_stop || (deadline && now_ns() >= deadline)) {
+			if (cli_stop || (deadline && xwu_now_ns() >= deadline)) {
 				if (xw_request__cancel(req) == 0)
 					xw_request__test(req, NULL);
 				return 0;
@@ -1222,9 +1123,9 @@ static int serve_client(struct perf *p, const struct wire_config *cfg,
 			printf("  size %-6s %10llu msgs received, per message: %.3f wakes, CPU "
 			       "%.2f us machine, %.2f us this process\n",
 			       sz, (unsigned long long)sides[i].msgs,
-			       ratio((double)side_wakes(&sides[i]), (double)sides[i].msgs),
-			       ratio((double)sides[i].machine_busy_us, (double)sides[i].msgs),
-			       ratio((double)(sides[i].proc_user_us + sides[i].proc_sys_us),
+			       xwu_ratio((double)side_wakes(&sides[i]), (double)sides[i].msgs),
+			       xwu_ratio((double)sides[i].machine_busy_us, (double)sides[i].msgs),
+			       xwu_ratio((double)(sides[i].proc_user_us + sides[i].proc_sys_us),
 				     (double)sides[i].msgs));
 			fflush(stdout);
 		}
@@ -1259,25 +1160,6 @@ out:
 	return err;
 }
 
-static int write_addr_file(const char *path, const char *addr)
-{
-	char tmp[4096];
-	FILE *f;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp%d", path, (int)getpid());
-	f = fopen(tmp, "we");
-	if (!f)
-		return -errno;
-	fprintf(f, "%s\n", addr);
-	if (fclose(f) || rename(tmp, path)) {
-		int err = -errno;
-
-		unlink(tmp);
-		return err;
-	}
-	return 0;
-}
-
 static int run_server(struct perf *p)
 {
 	__u64 recent[16] = { 0 }, deadline = 0;
@@ -1291,7 +1173,7 @@ static int run_server(struct perf *p)
 	if (iface_open(p))
 		return cli_fail(EXIT_RUNTIME, -EIO, "%s", p->err);
 	if (po.accept_timeout > 0)
-		deadline = now_ns() + (__u64)(po.accept_timeout * 1e9);
+		deadline = xwu_now_ns() + (__u64)(po.accept_timeout * 1e9);
 	while (!cli_stop) {
 		struct wire_config cfg = { 0 };
 		struct xw_status st = { 0 };
@@ -1303,7 +1185,7 @@ static int run_server(struct perf *p)
 			break;
 		if (first) {
 			if (po.addr_file) {
-				err = write_addr_file(po.addr_file, p->me_text);
+				err = xwu_addr_file_write(po.addr_file, p->me_text);
 				if (err) {
 					perr(p, err, "cannot write %s", po.addr_file);
 					break;
@@ -1330,7 +1212,7 @@ static int run_server(struct perf *p)
 		if (err == 1) {
 			served++;
 			deadline = po.accept_timeout > 0 ?
-				now_ns() + (__u64)(po.accept_timeout * 1e9) : 0;
+				xwu_now_ns() + (__u64)(po.accept_timeout * 1e9) : 0;
 			err = serve_client(p, &cfg, &st);
 			if (err) {
 				failed++;
@@ -1365,8 +1247,8 @@ struct size_result {
 	__u64 msgs;	    /* data messages delivered: 2n (pingpong) or n (stream) */
 	unsigned long warmup, batch;
 	double elapsed_s;
-	struct pct lat;	    /* pingpong: half round trip; stream: batch until its ack */
-	struct pct raw;	    /* pingpong: round trip */
+	struct xwu_summary lat;	    /* pingpong: half round trip; stream: batch until its ack */
+	struct xwu_summary raw;	    /* pingpong: round trip */
 	double msg_rate, mbps, wakes_per_msg, machine_cpu, proc_cpu, srv_proc_cpu;
 	struct side cli, srv;
 };
@@ -1376,7 +1258,7 @@ static __u64 random64(void)
 	__u64 v = 0;
 
 	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != sizeof(v))
-		v = now_ns() ^ ((__u64)getpid() << 32);
+		v = xwu_now_ns() ^ ((__u64)getpid() << 32);
 	return v;
 }
 
@@ -1401,7 +1283,7 @@ static int client_connect(struct perf *p, __u32 nsizes, struct wire_ready *rd)
 	cfg.think_us = htobe32((__u32)p->think_us);
 	cfg.timeout_ms = htobe32((__u32)p->timeout_ms);
 	cfg.nsizes = htobe32(nsizes);
-	deadline = now_ns() + (__u64)(po.connect_timeout * 1e9);
+	deadline = xwu_now_ns() + (__u64)(po.connect_timeout * 1e9);
 	for (int attempt = 1;; attempt++) {
 		struct xw_request *req;
 		struct xw_status st;
@@ -1419,7 +1301,7 @@ static int client_connect(struct perf *p, __u32 nsizes, struct wire_ready *rd)
 		err = send_ctl(p, &cfg, sizeof(cfg), tag(T_CONFIG, 0));
 		if (err)
 			return perr(p, err, "sending the test configuration to %s", p->peer_text);
-		t = now_ns();
+		t = xwu_now_ns();
 		if (t < deadline && (deadline - t) / 1000000 < (__u64)slice)
 			slice = (int)((deadline - t) / 1000000) + 1;
 		err = wait_req(req, &st, slice);
@@ -1445,7 +1327,7 @@ static int client_connect(struct perf *p, __u32 nsizes, struct wire_ready *rd)
 		if (cli_verbose)
 			cli_note("no answer from %s yet (try %d)", p->peer_text, attempt);
 		ep_close(p);
-		if (now_ns() >= deadline)
+		if (xwu_now_ns() >= deadline)
 			return perr(p, -ETIMEDOUT,
 				    "no answer from %s within %g s: is `xdpwake pingpong %s --server` "
 				    "running there (same --encap, --ep %d, reachable over %s)?",
@@ -1462,7 +1344,7 @@ static int pp_round(struct perf *p, void *sbuf, void *rbuf, __u64 size, unsigned
 {
 	struct xw_request *rr, *sr;
 	struct xw_status st;
-	__u64 t = now_ns();
+	__u64 t = xwu_now_ns();
 	int err;
 
 	err = xw_endpoint__irecv(p->ep, rbuf, size, tag(T_DATA, 0), MASK_NOFLAGS, &rr);
@@ -1479,7 +1361,7 @@ static int pp_round(struct perf *p, void *sbuf, void *rbuf, __u64 size, unsigned
 		return err ? err : st.error;
 	if (st.msg_len != size)
 		return -EPROTO;
-	*rtt = now_ns() - t;
+	*rtt = xwu_now_ns() - t;
 	return 0;
 }
 
@@ -1490,7 +1372,7 @@ static int st_batch(struct perf *p, void *sbuf, __u64 size, unsigned long k, uns
 	static struct xw_request *sr[MAX_BATCH];
 	struct xw_request *ar;
 	struct xw_status st;
-	__u64 t = now_ns();
+	__u64 t = xwu_now_ns();
 	int err;
 
 	err = xw_endpoint__irecv(p->ep, NULL, 0, tag(T_ACK, 0), MASK_NOFLAGS, &ar);
@@ -1512,7 +1394,7 @@ static int st_batch(struct perf *p, void *sbuf, __u64 size, unsigned long k, uns
 	err = wait_req(ar, &st, p->timeout_ms);
 	if (err || st.error)
 		return err ? err : st.error;
-	*lat = now_ns() - t;
+	*lat = xwu_now_ns() - t;
 	return 0;
 }
 
@@ -1521,7 +1403,7 @@ static int client_phase(struct perf *p, unsigned int idx, __u64 size, struct siz
 	static struct wire_phase_ok ok;
 	static struct wire_result res;
 	struct wire_phase ph;
-	struct samples lat = { 0 }, raw = { 0 };
+	struct xwu_samples lat = { 0 }, raw = { 0 };
 	struct snap s0, s1;
 	struct xw_status st;
 	unsigned long batch = 1, warmup;
@@ -1579,7 +1461,7 @@ static int client_phase(struct perf *p, unsigned int idx, __u64 size, struct siz
 		unsigned long k = 1;
 
 		if (po.duration_set) {
-			last = now_ns() - t0 >= dur_ns;
+			last = xwu_now_ns() - t0 >= dur_ns;
 			if (p->mode == MODE_STREAM)
 				k = batch;
 		} else if (p->mode == MODE_STREAM) {
@@ -1591,20 +1473,20 @@ static int client_phase(struct perf *p, unsigned int idx, __u64 size, struct siz
 		if (p->mode == MODE_PINGPONG) {
 			err = pp_round(p, sbuf, rbuf, size, last ? F_LAST : 0, &sample);
 			if (!err)
-				err = samples_add(&raw, sample / 1e3);
+				err = xwu_samples_add(&raw, sample / 1e3);
 			if (!err) {
 				double one = (sample / 1e3 - (double)p->think_us) / 2;
 
-				err = samples_add(&lat, one > 0 ? one : 0);
+				err = xwu_samples_add(&lat, one > 0 ? one : 0);
 			}
 		} else {
 			err = st_batch(p, sbuf, size, k, last ? F_LAST : 0, &sample);
 			if (!err)
-				err = samples_add(&lat, sample / 1e3);
+				err = xwu_samples_add(&lat, sample / 1e3);
 		}
 		if (err) {
-			free(lat.v);
-			free(raw.v);
+			xwu_samples_free(&lat);
+			xwu_samples_free(&raw);
 			if (err == -EPROTO)
 				return perr(p, err, "size %s, message %llu: wrong answer", sz,
 					    (unsigned long long)n);
@@ -1615,38 +1497,38 @@ static int client_phase(struct perf *p, unsigned int idx, __u64 size, struct siz
 	snap_take(p, &s1);
 	err = recv_ctl(p, &res, sizeof(res), tag(T_RESULT, 0), MASK_NOFLAGS, &st, p->timeout_ms);
 	if (err) {
-		free(lat.v);
-		free(raw.v);
+		xwu_samples_free(&lat);
+		xwu_samples_free(&raw);
 		return perr(p, err, "size %s: waiting for the server's result", sz);
 	}
 	result_decode(&res, &r->srv, &status);
 	if (be32toh(res.magic) != PERF_MAGIC || status) {
-		free(lat.v);
-		free(raw.v);
+		xwu_samples_free(&lat);
+		xwu_samples_free(&raw);
 		return perr(p, status ? status : -EPROTO, "size %s: the server's result", sz);
 	}
 	side_delta(&r->cli, &s0, &s1, p->mode == MODE_PINGPONG ? n : lat.n);
 	r->n = n;
 	r->msgs = p->mode == MODE_PINGPONG ? 2 * n : n;
 	r->elapsed_s = (double)(s1.t - s0.t) / 1e9;
-	pct_of(lat.v, lat.n, &r->lat);
-	pct_of(raw.v, raw.n, &r->raw);
-	free(lat.v);
-	free(raw.v);
-	r->msg_rate = ratio((double)r->msgs, r->elapsed_s);
-	r->mbps = ratio((double)r->msgs * (double)size / 1e6, r->elapsed_s);
+	xwu_summarize(lat.v, lat.n, &r->lat);
+	xwu_summarize(raw.v, raw.n, &r->raw);
+	xwu_samples_free(&lat);
+	xwu_samples_free(&raw);
+	r->msg_rate = xwu_ratio((double)r->msgs, r->elapsed_s);
+	r->mbps = xwu_ratio((double)r->msgs * (double)size / 1e6, r->elapsed_s);
 	r->wakes_per_msg = p->mode == MODE_PINGPONG ?
-		ratio((double)(side_wakes(&r->cli) + side_wakes(&r->srv)), (double)r->msgs) :
-		ratio((double)side_wakes(&r->srv), (double)r->msgs);
-	r->machine_cpu = ratio((double)r->cli.machine_busy_us, (double)r->msgs);
-	r->proc_cpu = ratio((double)(r->cli.proc_user_us + r->cli.proc_sys_us), (double)r->msgs);
-	r->srv_proc_cpu = ratio((double)(r->srv.proc_user_us + r->srv.proc_sys_us),
+		xwu_ratio((double)(side_wakes(&r->cli) + side_wakes(&r->srv)), (double)r->msgs) :
+		xwu_ratio((double)side_wakes(&r->srv), (double)r->msgs);
+	r->machine_cpu = xwu_ratio((double)r->cli.machine_busy_us, (double)r->msgs);
+	r->proc_cpu = xwu_ratio((double)(r->cli.proc_user_us + r->cli.proc_sys_us), (double)r->msgs);
+	r->srv_proc_cpu = xwu_ratio((double)(r->srv.proc_user_us + r->srv.proc_sys_us),
 				(double)r->msgs);
 	bufs_release(p);
 	return 0;
 }
 
-static void json_pct(const char *key, const struct pct *x)
+static void json_pct(const char *key, const struct xwu_summary *x)
 {
 	json_key(key);
 	json_obj_begin();
@@ -1704,16 +1586,16 @@ static void text_line(struct perf *p, const struct size_result *r)
 		       "%8.2f %7.2f %7.2f\n",
 		       sz, (unsigned long long)r->n, r->lat.p50, r->lat.p90, r->lat.p99, r->lat.max,
 		       r->raw.p50, r->msg_rate, r->mbps, r->wakes_per_msg,
-		       ratio((double)side_wakes(&r->srv), (double)r->srv.msgs),
-		       ratio((double)side_wakes(&r->cli), (double)r->cli.msgs), r->machine_cpu,
+		       xwu_ratio((double)side_wakes(&r->srv), (double)r->srv.msgs),
+		       xwu_ratio((double)side_wakes(&r->cli), (double)r->cli.msgs), r->machine_cpu,
 		       r->proc_cpu, r->srv_proc_cpu);
 	else
 		printf("%8s %9llu %5lu %8.1f %8.1f %8.1f %8.1f %10.0f %9.2f %6.3f %5.2f %5.2f "
 		       "%8.2f %7.2f %7.2f\n",
 		       sz, (unsigned long long)r->n, r->batch, r->lat.p50, r->lat.p90, r->lat.p99,
 		       r->lat.max, r->msg_rate, r->mbps, r->wakes_per_msg,
-		       ratio((double)r->srv.more_frames, (double)r->srv.frames_redirected),
-		       ratio((double)side_wakes(&r->cli), (double)r->cli.msgs), r->machine_cpu,
+		       xwu_ratio((double)r->srv.more_frames, (double)r->srv.frames_redirected),
+		       xwu_ratio((double)side_wakes(&r->cli), (double)r->cli.msgs), r->machine_cpu,
 		       r->proc_cpu, r->srv_proc_cpu);
 	fflush(stdout);
 }
@@ -1730,26 +1612,12 @@ static int run_client(struct perf *p)
 	install_signals();
 	if (po.peer_file) {
 		/* Wait (up to the connect timeout) for the server to write it. */
-		__u64 end = now_ns() + (__u64)(po.connect_timeout * 1e9);
-		FILE *f;
-
-		for (;;) {
-			f = fopen(po.peer_file, "re");
-			pbuf[0] = '\0';
-			if (f) {
-				if (!fgets(pbuf, sizeof(pbuf), f))
-					pbuf[0] = '\0';
-				fclose(f);
-				pbuf[strcspn(pbuf, " \t\r\n")] = '\0';
-			}
-			if (pbuf[0] || now_ns() >= end || cli_stop)
-				break;
-			usleep(20000);
-		}
-		if (!pbuf[0])
-			return cli_fail(EXIT_RUNTIME, f ? -EINVAL : -ENOENT,
+		err = xwu_addr_file_wait(po.peer_file, pbuf, sizeof(pbuf),
+					 xwu_now_ns() + (__u64)(po.connect_timeout * 1e9), &cli_stop);
+		if (err)
+			return cli_fail(EXIT_RUNTIME, err,
 					"%s: %s after %g s (is the server running?)", po.peer_file,
-					f ? "empty" : "no such file", po.connect_timeout);
+					err == -EINVAL ? "empty" : "no such file", po.connect_timeout);
 		peer = pbuf;
 	}
 	err = xw_addr_parse(peer, &p->peer);
