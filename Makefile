@@ -60,6 +60,10 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -Wall -Werror -Iinclude \
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
+# The benchmarks' own BPF programs (bench/bpf/): objects and skeletons next
+# to the others, needed by the benchmark programs only.
+BENCH_BPF_SRCS := $(wildcard bench/bpf/*.bpf.c)
+BENCH_SKELS := $(patsubst bench/bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BENCH_BPF_SRCS))
 
 LIB_SRCS := $(wildcard userspace/lib/*.c)
 LIB_OBJS := $(patsubst userspace/lib/%.c,$(OUTPUT)/lib/%.o,$(LIB_SRCS))
@@ -78,7 +82,10 @@ UTIL_A := $(OUTPUT)/libxwutil.a
 TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
 BENCH_SRCS := $(wildcard bench/*.c)
-BENCH_BINS := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS))
+# A benchmark program of several files: bench/NAME/*.c, one program NAME.
+BENCH_MULTI := xwbench
+BENCH_BINS := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS)) \
+	$(patsubst %,$(OUTPUT)/bench/%,$(BENCH_MULTI))
 
 .DELETE_ON_ERROR:
 .PHONY: FORCE test-repeat readme bench-wait bench-wait-quick all deps test check tests benches install uninstall clean bench-xdp demo
@@ -141,6 +148,9 @@ $(TEST_HELPERS): | $(OUTPUT)/tests/mpi
 $(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c include/xdpwake/proto.h tests/fault_maps.h | $(OUTPUT)/bpf
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+$(OUTPUT)/bpf/%.bpf.o: bench/bpf/%.bpf.c | $(OUTPUT)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 # Skeleton names: xdpwake.bpf.c -> struct xw_xdp_bpf; others -> <name>_bpf
 $(OUTPUT)/xdpwake.skel.h: $(OUTPUT)/bpf/xdpwake.bpf.o
@@ -189,10 +199,17 @@ $(OUTPUT)/tests/%: tests/%.c $(wildcard tests/*.h) $(LIB_A) $(UTIL_A) $(PUB_HDRS
 	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Iuserspace/util -Itests \
 		-o $@ $< $(LIB_A) $(UTIL_A) $(LDLIBS)
 
-$(OUTPUT)/bench/%: bench/%.c $(wildcard tests/*.h) $(LIB_A) $(UTIL_A) $(PUB_HDRS) $(SKELS) | $(OUTPUT)/bench
+$(OUTPUT)/bench/%: bench/%.c $(wildcard tests/*.h) $(LIB_A) $(UTIL_A) $(PUB_HDRS) $(SKELS) \
+		$(BENCH_SKELS) | $(OUTPUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Iuserspace/util -Itests \
 		-o $@ $< $(LIB_A) $(UTIL_A) $(LDLIBS)
+
+$(OUTPUT)/bench/xwbench: $(wildcard bench/xwbench/*.c bench/xwbench/*.h) $(LIB_A) $(UTIL_A) \
+		$(PUB_HDRS) | $(OUTPUT)/bench
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/util -Ibench/xwbench \
+		-o $@ $(wildcard bench/xwbench/*.c) $(LIB_A) $(UTIL_A) $(LDLIBS)
 
 # Always regenerated: PREFIX/LIBDIR/INCLUDEDIR may differ between installs.
 # The man page and the README's command reference come from the tool's own

@@ -10,7 +10,7 @@
  *             [--duration S | --iters N] [--warmup N] [--batch N] [--timeout-ms MS]
  *             [--connect-timeout S] [-j]
  *
- * Each side attaches bpf/afxdp_raw.bpf.c (native XDP, generic if the driver
+ * Each side attaches bench/bpf/afxdp_raw.bpf.c (native XDP, generic if the driver
  * has none) to its own interface, opens one AF_XDP socket on queue Q (copy
  * mode: veth has no zero-copy) and puts it in the program's XSKMAP: frames
  * of EtherType 0x88B6 go to the socket, everything else passes.  Frames go
@@ -55,7 +55,7 @@
 #include "afxdp_raw.skel.h"
 #include "peers_common.h"
 
-#define RAW_ETHERTYPE 0x88B6 /* bpf/afxdp_raw.bpf.c */
+#define RAW_ETHERTYPE 0x88B6 /* bench/bpf/afxdp_raw.bpf.c */
 #define RAW_MAGIC 0x58575241u /* "XWRA" */
 #define NRX 2048u
 #define NTX 2048u
