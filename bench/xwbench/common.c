@@ -222,8 +222,9 @@ void connect_peer(void)
 		return;
 	}
 	if (o.peer_file) {
-		if (xwu_addr_file_wait(o.peer_file, text, sizeof(text),
-				       xwu_now_ns() + (__u64)o.connect_timeout * 1000000000ULL, NULL))
+		__u64 end = xwu_now_ns() + (__u64)o.connect_timeout * 1000000000ULL;
+
+		if (xwu_addr_file_wait(o.peer_file, text, sizeof(text), end, NULL))
 			die("%s: no address after %d s", o.peer_file, o.connect_timeout);
 	} else {
 		snprintf(text, sizeof(text), "%s", o.peer);

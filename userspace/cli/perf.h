@@ -221,8 +221,8 @@ struct size_result {
 	__u64 msgs;	    /* data messages delivered: 2n (pingpong) or n (stream) */
 	unsigned long warmup, batch;
 	double elapsed_s;
-	struct xwu_summary lat;	    /* pingpong: half round trip; stream: batch until its ack */
-	struct xwu_summary raw;	    /* pingpong: round trip */
+	struct xwu_summary lat; /* pingpong: half round trip; stream: batch until its ack */
+	struct xwu_summary raw; /* pingpong: round trip */
 	double msg_rate, mbps, wakes_per_msg, machine_cpu, proc_cpu, srv_proc_cpu;
 	struct side cli, srv;
 };

@@ -84,8 +84,8 @@ static int client_connect(struct perf *p, __u32 nsizes, struct wire_ready *rd)
 			if (err)
 				return err;
 		}
-		err = xw_endpoint__irecv(p->ep, &buf, sizeof(buf), perf_tag(p, T_READY, 0), MASK_NOFLAGS,
-					 &req);
+		err = xw_endpoint__irecv(p->ep, &buf, sizeof(buf), perf_tag(p, T_READY, 0),
+					 MASK_NOFLAGS, &req);
 		if (err)
 			return perf_err(p, err, "posting a receive");
 		err = perf_send_ctl(p, &cfg, sizeof(cfg), perf_tag(p, T_CONFIG, 0));
@@ -224,8 +224,8 @@ static int client_phase(struct perf *p, unsigned int idx, __u64 size, struct siz
 	ph.batch = htobe32((__u32)batch);
 	err = perf_send_ctl(p, &ph, sizeof(ph), perf_tag(p, T_PHASE, 0));
 	if (!err)
-		err = perf_recv_ctl(p, &ok, sizeof(ok), perf_tag(p, T_PHASE_OK, 0), MASK_NOFLAGS, &st,
-			       p->timeout_ms);
+		err = perf_recv_ctl(p, &ok, sizeof(ok), perf_tag(p, T_PHASE_OK, 0), MASK_NOFLAGS,
+				    &st, p->timeout_ms);
 	if (err)
 		return perf_err(p, err, "size %s: starting", sz);
 	if (be32toh(ok.status))
@@ -285,7 +285,8 @@ static int client_phase(struct perf *p, unsigned int idx, __u64 size, struct siz
 		n += k;
 	}
 	perf_snap_take(p, &s1);
-	err = perf_recv_ctl(p, &res, sizeof(res), perf_tag(p, T_RESULT, 0), MASK_NOFLAGS, &st, p->timeout_ms);
+	err = perf_recv_ctl(p, &res, sizeof(res), perf_tag(p, T_RESULT, 0), MASK_NOFLAGS, &st,
+			    p->timeout_ms);
 	if (err) {
 		xwu_samples_free(&lat);
 		xwu_samples_free(&raw);
@@ -308,10 +309,12 @@ static int client_phase(struct perf *p, unsigned int idx, __u64 size, struct siz
 	r->msg_rate = xwu_ratio((double)r->msgs, r->elapsed_s);
 	r->mbps = xwu_ratio((double)r->msgs * (double)size / 1e6, r->elapsed_s);
 	r->wakes_per_msg = p->mode == MODE_PINGPONG ?
-		xwu_ratio((double)(perf_side_wakes(&r->cli) + perf_side_wakes(&r->srv)), (double)r->msgs) :
+		xwu_ratio((double)(perf_side_wakes(&r->cli) + perf_side_wakes(&r->srv)),
+			  (double)r->msgs) :
 		xwu_ratio((double)perf_side_wakes(&r->srv), (double)r->msgs);
 	r->machine_cpu = xwu_ratio((double)r->cli.machine_busy_us, (double)r->msgs);
-	r->proc_cpu = xwu_ratio((double)(r->cli.proc_user_us + r->cli.proc_sys_us), (double)r->msgs);
+	r->proc_cpu = xwu_ratio((double)(r->cli.proc_user_us + r->cli.proc_sys_us),
+				(double)r->msgs);
 	r->srv_proc_cpu = xwu_ratio((double)(r->srv.proc_user_us + r->srv.proc_sys_us),
 				(double)r->msgs);
 	perf_bufs_release(p);
@@ -330,12 +333,13 @@ int perf_run_client(struct perf *p)
 	perf_install_signals();
 	if (p->o->peer_file) {
 		/* Wait (up to the connect timeout) for the server to write it. */
-		err = xwu_addr_file_wait(p->o->peer_file, pbuf, sizeof(pbuf),
-					 xwu_now_ns() + (__u64)(p->o->connect_timeout * 1e9), &cli_stop);
+		__u64 end = xwu_now_ns() + (__u64)(p->o->connect_timeout * 1e9);
+
+		err = xwu_addr_file_wait(p->o->peer_file, pbuf, sizeof(pbuf), end, &cli_stop);
 		if (err)
-			return cli_fail(EXIT_RUNTIME, err,
-					"%s: %s after %g s (is the server running?)", p->o->peer_file,
-					err == -EINVAL ? "empty" : "no such file", p->o->connect_timeout);
+			return cli_fail(EXIT_RUNTIME, err, "%s: %s after %g s (is the server running?)",
+					p->o->peer_file, err == -EINVAL ? "empty" : "no such file",
+					p->o->connect_timeout);
 		peer = pbuf;
 	}
 	err = xw_addr_parse(peer, &p->peer);

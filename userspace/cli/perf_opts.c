@@ -27,7 +27,7 @@ struct perf_opts *perf_opts_get(void)
 }
 
 __attribute__((format(printf, 2, 3))) static int opt_err(struct cli_args *a, const char *fmt,
-							    ...)
+	      ...)
 {
 	va_list ap;
 

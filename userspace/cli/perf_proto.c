@@ -81,7 +81,7 @@ int perf_wait_req(struct xw_request *req, struct xw_status *st, int timeout_ms)
 
 /* Post a send, retrying while the send backlog is full. */
 int perf_post_send_flags(struct perf *p, const void *buf, size_t len, __u64 match,
-			   __u32 flags, struct xw_request **req)
+			 __u32 flags, struct xw_request **req)
 {
 	XW_OPTS(xw_send_opts, so, .flags = flags);
 	__u64 end = xwu_now_ns() + (__u64)p->timeout_ms * 1000000ULL;
@@ -100,7 +100,7 @@ int perf_post_send_flags(struct perf *p, const void *buf, size_t len, __u64 matc
 }
 
 int perf_post_send(struct perf *p, const void *buf, size_t len, __u64 match,
-		     struct xw_request **req)
+		   struct xw_request **req)
 {
 	return perf_post_send_flags(p, buf, len, match, 0, req);
 }
@@ -120,7 +120,7 @@ int perf_send_ctl(struct perf *p, const void *buf, size_t len, __u64 match)
 
 /* Blocking receive of a control message of exactly @len bytes. */
 int perf_recv_ctl(struct perf *p, void *buf, size_t len, __u64 match, __u64 mask,
-		    struct xw_status *st, int timeout_ms)
+		  struct xw_status *st, int timeout_ms)
 {
 	struct xw_request *req;
 	int err = xw_endpoint__irecv(p->ep, buf, len, match, mask, &req);

@@ -58,7 +58,8 @@ static void perf_json_side(const char *key, const struct side *s, __u64 msgs_del
 	json_kv_double("machine_cpu_us_per_msg",
 		       xwu_ratio((double)s->machine_busy_us, (double)msgs_delivered));
 	json_kv_double("proc_cpu_us_per_msg",
-		       xwu_ratio((double)(s->proc_user_us + s->proc_sys_us), (double)msgs_delivered));
+		       xwu_ratio((double)(s->proc_user_us + s->proc_sys_us),
+				 (double)msgs_delivered));
 	json_kv_double("machine_busy_pct",
 		       100 * xwu_ratio((double)s->machine_busy_us, (double)s->machine_total_us));
 	json_obj_end();
@@ -122,16 +123,16 @@ void perf_text_line(struct perf *p, const struct size_result *r)
 		       sz, (unsigned long long)r->n, r->lat.p50, r->lat.p90, r->lat.p99, r->lat.max,
 		       r->raw.p50, r->msg_rate, r->mbps, r->wakes_per_msg,
 		       xwu_ratio((double)perf_side_wakes(&r->srv), (double)r->srv.msgs),
-		       xwu_ratio((double)perf_side_wakes(&r->cli), (double)r->cli.msgs), r->machine_cpu,
-		       r->proc_cpu, r->srv_proc_cpu);
+		       xwu_ratio((double)perf_side_wakes(&r->cli), (double)r->cli.msgs),
+		       r->machine_cpu, r->proc_cpu, r->srv_proc_cpu);
 	else
 		printf("%8s %9llu %5lu %8.1f %8.1f %8.1f %8.1f %10.0f %9.2f %6.3f %5.2f %5.2f "
 		       "%8.2f %7.2f %7.2f\n",
 		       sz, (unsigned long long)r->n, r->batch, r->lat.p50, r->lat.p90, r->lat.p99,
 		       r->lat.max, r->msg_rate, r->mbps, r->wakes_per_msg,
 		       xwu_ratio((double)r->srv.more_frames, (double)r->srv.frames_redirected),
-		       xwu_ratio((double)perf_side_wakes(&r->cli), (double)r->cli.msgs), r->machine_cpu,
-		       r->proc_cpu, r->srv_proc_cpu);
+		       xwu_ratio((double)perf_side_wakes(&r->cli), (double)r->cli.msgs),
+		       r->machine_cpu, r->proc_cpu, r->srv_proc_cpu);
 	fflush(stdout);
 }
 

@@ -46,7 +46,8 @@ static int serve_phase(struct perf *p, __u64 size, unsigned long batch, struct s
 		return perf_err(p, -ENOMEM, "buffers for size %llu", (unsigned long long)size);
 	}
 	for (unsigned long i = 0; i < W; i++) {
-		err = xw_endpoint__irecv(p->ep, bufs[i], size, perf_tag(p, T_DATA, 0), MASK_NOFLAGS, &rq[i]);
+		err = xw_endpoint__irecv(p->ep, bufs[i], size, perf_tag(p, T_DATA, 0), MASK_NOFLAGS,
+					 &rq[i]);
 		if (err) {
 			rq[i] = NULL;
 			err = perf_err(p, err, "posting a receive");
@@ -77,8 +78,8 @@ static int serve_phase(struct perf *p, __u64 size, unsigned long batch, struct s
 		flags = (unsigned int)(st.match & 0xFFFF);
 		done = flags & F_LAST;
 		if (!done) {
-			err = xw_endpoint__irecv(p->ep, bufs[h], size, perf_tag(p, T_DATA, 0), MASK_NOFLAGS,
-						 &rq[h]);
+			err = xw_endpoint__irecv(p->ep, bufs[h], size, perf_tag(p, T_DATA, 0),
+						 MASK_NOFLAGS, &rq[h]);
 			if (err) {
 				rq[h] = NULL;
 				err = perf_err(p, err, "posting a receive");

@@ -18,8 +18,7 @@
 #include "perf.h"
 #include "measure.h"
 
-__attribute__((format(printf, 3, 4))) int perf_err(struct perf *p, int err, const char *fmt,
-						       ...)
+int perf_err(struct perf *p, int err, const char *fmt, ...)
 {
 	va_list ap;
 	size_t n;
