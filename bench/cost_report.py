@@ -87,7 +87,7 @@ def step_of(file, func):
         if func.startswith(("xw_endpoint__isend", "xw_endpoint__irecv", "collect", "req_",
                             "xw_request__test", "xw_endpoint__send", "xw_endpoint__recv")):
             return ENDPOINT_STEP["request"]
-        if func in ("ep_send", "xwi_endpoint_deliver", "ep_now", "progress_locked",
+        if func in ("ep_send", "ep_deliver", "ep_now", "progress_locked",
                     "xw_endpoint__progress"):
             return "engine callbacks and progress (endpoint.c)"
         return ENDPOINT_STEP["default"]

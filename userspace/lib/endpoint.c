@@ -335,20 +335,19 @@ static const struct xwi_engine_ops engine_ops = {
 	.conn_event = ep_conn_event,
 };
 
-void xwi_endpoint_deliver(struct xw_endpoint *ep, const struct xw_addr *src,
-			  const struct xw_hdr *h, const void *payload, size_t len)
+/* The endpoint's sink: one received frame for it, from the port or from
+ * the local path, under the port lock. */
+static void ep_deliver(void *ctx, const struct xw_addr *src, const struct xw_hdr *h,
+		       const void *payload, size_t len)
 {
+	struct xw_endpoint *ep = ctx;
+
 	ep->consumed++;
 	__atomic_store_n(&ep->shared->consumed, ep->consumed, __ATOMIC_RELEASE);
 	__atomic_store_n(&ep->quiet, false, __ATOMIC_RELAXED);
 	ep->st.rx_frames++;
 	if (xwi_engine_rx(ep->eng, src, h, payload, len) == -EPROTO)
 		ep->st.rx_bad++;
-}
-
-const struct xwi_encap *xwi_endpoint_encap(const struct xw_endpoint *ep)
-{
-	return &ep->enc;
 }
 
 static int ring_cb(void *ctx, void *data, size_t len)
@@ -477,8 +476,7 @@ static void ep_free(struct xw_endpoint *ep)
 	}
 	if (ep->port) {
 		pthread_mutex_lock(&ep->port->lock);
-		if (ep->port->eps[ep->id] == ep)
-			ep->port->eps[ep->id] = NULL;
+		xwi_port_detach(ep->port, ep->id, ep);
 		port_unlock(ep);
 	}
 	unregister(ep);
@@ -502,6 +500,7 @@ XW_API int xw_endpoint__open(const char *ifname, __u16 id, const struct xw_endpo
 			     struct xw_endpoint **epp)
 {
 	struct xw_endpoint *ep;
+	struct xwi_sink sink;
 	struct xw_ep_entry reg;
 	struct xw_wake_state ws = {};
 	__u32 key = id, umem, ifindex;
@@ -526,6 +525,8 @@ XW_API int xw_endpoint__open(const char *ifname, __u16 id, const struct xw_endpo
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -ENOMEM;
+	sink.deliver = ep_deliver;
+	sink.ctx = ep;
 	ep->id = id;
 	ep->ring_fd = -1;
 	ep->claim_fd = -1;
@@ -598,7 +599,7 @@ XW_API int xw_endpoint__open(const char *ifname, __u16 id, const struct xw_endpo
 			 "cannot steer its frames there (use UDP and xdpwake steer)", ifname, id,
 			 ep->port->queue);
 	}
-	if (ep->port->eps[id]) {
+	if (xwi_port_attached(ep->port, id)) {
 		xwi_err("%s: endpoint %u is already open in this process", ifname, id);
 		err = -EBUSY;
 		goto fail;
@@ -647,18 +648,15 @@ XW_API int xw_endpoint__open(const char *ifname, __u16 id, const struct xw_endpo
 	/* The inbox after the count is in step: a local frame counted from
 	 * here on is one we take.  Without one (no /dev/shm), peers on this
 	 * host cannot reach us and we send to them through the interface. */
-	if (xwi_local_open(ep->iref->ifc, id, ep->port->mac, ep->port->ip, &ep->local))
+	if (xwi_local_open(ep->iref->ifc, id, ep->port->mac, ep->port->ip, &sink, &ep->local))
 		xwi_warn("%s: endpoint %u: no local inbox: no shared-memory path to peers on "
 			 "this host", ifname, id);
 
 	pthread_mutex_lock(&ep->port->lock);
-	if (ep->port->eps[id]) {
-		port_unlock(ep);
-		err = -EBUSY;
-		goto fail;
-	}
-	ep->port->eps[id] = ep;
+	err = xwi_port_attach(ep->port, id, &sink);
 	port_unlock(ep);
+	if (err)
+		goto fail;
 
 	memset(&reg, 0, sizeof(reg));
 	reg.flags = XW_EPF_ACTIVE | XW_EPF_CONNS;
@@ -733,7 +731,7 @@ static int progress_locked(struct xw_endpoint *ep)
 
 	ep->pass_now = now_ns();
 	n = xwi_port_rx(ep->port, 64);
-	n += xwi_local_rx(ep->local, ep, 64);
+	n += xwi_local_rx(ep->local, 64);
 	n += xwi_engine_progress(ep->eng, 256);
 	xwi_port_flush(ep->port);
 	ep->pass_now = 0;
