@@ -116,7 +116,7 @@ static __u64 now_ns(void)
 static inline void port_unlock(struct xw_endpoint *ep)
 {
 	__atomic_store_n(&ep->quiet, false, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&ep->port->lock);
+	xwi_port_unlock(ep->port);
 }
 
 static inline void cpu_relax(void)
@@ -469,13 +469,13 @@ static void ep_free(struct xw_endpoint *ep)
 	if (ep->eng && ep->port) {
 		/* Our sessions out of the `conns` map.  No CLOSE: peers learn
 		 * of a reopened endpoint from its CONNECT. */
-		pthread_mutex_lock(&ep->port->lock);
+		xwi_port_lock(ep->port);
 		xwi_engine_shutdown(ep->eng, false);
 		xwi_port_flush(ep->port);
 		port_unlock(ep);
 	}
 	if (ep->port) {
-		pthread_mutex_lock(&ep->port->lock);
+		xwi_port_lock(ep->port);
 		xwi_port_detach(ep->port, ep->id, ep);
 		port_unlock(ep);
 	}
@@ -652,7 +652,7 @@ XW_API int xw_endpoint__open(const char *ifname, __u16 id, const struct xw_endpo
 		xwi_warn("%s: endpoint %u: no local inbox: no shared-memory path to peers on "
 			 "this host", ifname, id);
 
-	pthread_mutex_lock(&ep->port->lock);
+	xwi_port_lock(ep->port);
 	err = xwi_port_attach(ep->port, id, &sink);
 	port_unlock(ep);
 	if (err)
@@ -748,9 +748,9 @@ XW_API int xw_endpoint__progress(struct xw_endpoint *ep)
 
 	if (!ep)
 		return -EINVAL;
-	pthread_mutex_lock(&ep->port->lock);
+	xwi_port_lock(ep->port);
 	n = progress_locked(ep);
-	pthread_mutex_unlock(&ep->port->lock);
+	xwi_port_unlock(ep->port);
 	return n;
 }
 
@@ -964,14 +964,14 @@ static void await_visible(struct xw_endpoint *ep)
 
 	while (frames_in_flight(ep) && !rx_ready(ep)) {
 		if (now_ns() >= end) {
-			pthread_mutex_lock(&ep->port->lock);
+			xwi_port_lock(ep->port);
 			if (!rx_ready(ep)) {
 				ep->consumed = __atomic_load_n(&ep->shared->produced,
 							       __ATOMIC_SEQ_CST);
 				__atomic_store_n(&ep->shared->consumed, ep->consumed,
 						 __ATOMIC_RELEASE);
 			}
-			pthread_mutex_unlock(&ep->port->lock);
+			xwi_port_unlock(ep->port);
 			break;
 		}
 		cpu_relax();
@@ -1066,9 +1066,9 @@ static bool unexpected_waiting(struct xw_endpoint *ep)
 {
 	bool r;
 
-	pthread_mutex_lock(&ep->port->lock);
+	xwi_port_lock(ep->port);
 	r = xwi_engine_has_unexpected(ep->eng);
-	pthread_mutex_unlock(&ep->port->lock);
+	xwi_port_unlock(ep->port);
 	return r;
 }
 
@@ -1099,12 +1099,11 @@ static int target_eps(struct wait_target *w, struct xw_endpoint **eps, int max)
 	int n = 0;
 
 	if (w->req) {
-		eps[n++] = xwi_engine_ctx(w->req->eng);
+		eps[n++] = w->req->ep;
 		return n;
 	}
 	for (int i = 0; i < w->n && n < max; i++) {
-		struct xw_endpoint *ep = w->items[i].req ? xwi_engine_ctx(w->items[i].req->eng)
-							  : w->items[i].ep;
+		struct xw_endpoint *ep = w->items[i].req ? w->items[i].req->ep : w->items[i].ep;
 		bool seen = false;
 
 		for (int j = 0; j < n; j++)
@@ -1227,13 +1226,13 @@ static int wait_for(struct wait_target *w, enum xw_wait_strategy s, __u64 spin, 
 		for (int i = 0; i < neps; i++) {
 			if (spun && pass_idle(eps[i], t))
 				continue;
-			pthread_mutex_lock(&eps[i]->port->lock);
+			xwi_port_lock(eps[i]->port);
 			n += progress_locked(eps[i]);
 			/* Spinning: may the next spins skip the pass? */
 			if (spun)
 				__atomic_store_n(&eps[i]->quiet, !xwi_engine_tx_pending(eps[i]->eng),
 						 __ATOMIC_RELEASE);
-			pthread_mutex_unlock(&eps[i]->port->lock);
+			xwi_port_unlock(eps[i]->port);
 		}
 		if (target_ready(w))
 			break;
@@ -1269,7 +1268,7 @@ static int wait_for(struct wait_target *w, enum xw_wait_strategy s, __u64 spin, 
 				 * neighbour: nap briefly instead. */
 				block_once(ep, deadline,
 					   xwi_engine_tx_pending(ep->eng) ||
-							   ep->port->tx_inflight
+							   xwi_port_tx_busy(ep->port)
 						   ? 1
 						   : XWI_MAX_SLEEP_MS);
 			spin_start = now_ns();
@@ -1323,11 +1322,13 @@ XW_API int xw_endpoint__isend_opts(struct xw_endpoint *ep, const struct xw_addr 
 	}
 	if (dst->ep >= XW_MAX_ENDPOINTS)
 		return -ERANGE;
-	pthread_mutex_lock(&ep->port->lock);
+	xwi_port_lock(ep->port);
 	err = xwi_engine_isend_data(ep->eng, dst, buf, len, match,
 				    (flags & XW_SEND_MORE ? XWI_SEND_MORE : 0) |
 					    (flags & XW_SEND_DATA ? XWI_SEND_DATA : 0),
 				    XWI_OPT(opts, data, 0), reqp);
+	if (!err)
+		(*reqp)->ep = ep;
 	xwi_port_flush(ep->port);
 	port_unlock(ep);
 	return err;
@@ -1349,8 +1350,10 @@ XW_API int xw_endpoint__irecv_opts(struct xw_endpoint *ep, void *buf, size_t len
 	if (!ep || !reqp || (len && !buf) || !XWI_OPTS_VALID(opts, xw_recv_opts))
 		return -EINVAL;
 	src = XWI_OPT(opts, src, NULL);
-	pthread_mutex_lock(&ep->port->lock);
+	xwi_port_lock(ep->port);
 	err = xwi_engine_irecv_from(ep->eng, buf, len, match, mask, src, reqp);
+	if (!err)
+		(*reqp)->ep = ep;
 	xwi_port_flush(ep->port);
 	port_unlock(ep);
 	return err;
@@ -1367,7 +1370,7 @@ XW_API int xw_endpoint__peek(struct xw_endpoint *ep, __u64 match, __u64 mask,
 	flags = XWI_OPT(opts, flags, 0);
 	if ((flags & ~XW_PEEK_CLAIM) || ((flags & XW_PEEK_CLAIM) && !claim))
 		return -EINVAL;
-	pthread_mutex_lock(&ep->port->lock);
+	xwi_port_lock(ep->port);
 	progress_locked(ep);
 	err = xwi_engine_peek(ep->eng, match, mask, XWI_OPT(opts, src, NULL),
 			      flags & XW_PEEK_CLAIM, st, claim);
@@ -1382,8 +1385,10 @@ XW_API int xw_endpoint__irecv_claimed(struct xw_endpoint *ep, __u64 claim, void 
 
 	if (!ep || !reqp || (len && !buf))
 		return -EINVAL;
-	pthread_mutex_lock(&ep->port->lock);
+	xwi_port_lock(ep->port);
 	err = xwi_engine_irecv_claimed(ep->eng, claim, buf, len, reqp);
+	if (!err)
+		(*reqp)->ep = ep;
 	xwi_port_flush(ep->port);
 	port_unlock(ep);
 	return err;
@@ -1406,14 +1411,9 @@ XW_API int xw_endpoint__arm(struct xw_endpoint *ep)
 	return 0;
 }
 
-static struct xw_endpoint *req_ep(struct xw_request *req)
-{
-	return xwi_engine_ctx(req->eng);
-}
-
 static int collect(struct xw_endpoint *ep, struct xw_request *req, struct xw_status *st)
 {
-	pthread_mutex_lock(&ep->port->lock);
+	xwi_port_lock(ep->port);
 	/* What completing it queued (a large receive's NOTIFY, an ACK) goes
 	 * out now, not at the application's next call: the peer waits on it. */
 	if (xwi_engine_tx_pending(ep->eng))
@@ -1431,7 +1431,7 @@ XW_API int xw_request__test(struct xw_request *req, struct xw_status *st)
 
 	if (!req)
 		return -EINVAL;
-	ep = req_ep(req);
+	ep = req->ep;
 	if (!req_done(req))
 		xw_endpoint__progress(ep);
 	if (!req_done(req))
@@ -1451,7 +1451,7 @@ XW_API int xw_request__wait(struct xw_request *req, struct xw_status *st, int ti
 
 	if (!req)
 		return -EINVAL;
-	ep = req_ep(req);
+	ep = req->ep;
 	err = wait_req(ep, req, deadline_ms(timeout_ms));
 	if (err)
 		return err;
@@ -1470,7 +1470,7 @@ XW_API int xw_request__wait_opts(struct xw_request *req, struct xw_status *st,
 		return -EINVAL;
 	if ((unsigned int)XWI_OPT(opts, strategy, XW_WAIT_DEFAULT) >= XW_WAIT_MAX)
 		return -EINVAL;
-	ep = req_ep(req);
+	ep = req->ep;
 	tmo = XWI_OPT(opts, timeout_ms, 0);
 	err = wait_for(&w, XWI_OPT(opts, strategy, XW_WAIT_DEFAULT), XWI_OPT(opts, spin_ns, 0),
 		       tmo > 0 ? deadline_ms(tmo) : 0);
@@ -1505,9 +1505,9 @@ XW_API int xw_request__cancel(struct xw_request *req)
 
 	if (!req)
 		return -EINVAL;
-	ep = req_ep(req);
-	pthread_mutex_lock(&ep->port->lock);
-	err = xwi_engine_cancel(req->eng, req);
+	ep = req->ep;
+	xwi_port_lock(ep->port);
+	err = xwi_engine_cancel(ep->eng, req);
 	port_unlock(ep);
 	return err;
 }
@@ -1519,10 +1519,10 @@ static int timed_out(struct xw_endpoint *ep, struct xw_request *req, struct xw_s
 {
 	int err;
 
-	pthread_mutex_lock(&ep->port->lock);
-	err = xwi_engine_cancel(req->eng, req);
+	xwi_port_lock(ep->port);
+	err = xwi_engine_cancel(ep->eng, req);
 	if (err)
-		err = xwi_engine_abort(req->eng, req, -ETIMEDOUT);
+		err = xwi_engine_abort(ep->eng, req, -ETIMEDOUT);
 	port_unlock(ep);
 	collect(ep, req, st);
 	if (err == -EALREADY) /* completed after all */
@@ -1656,14 +1656,14 @@ static int drain(struct xw_endpoint *ep, bool try)
 	int total = 0, n;
 
 	if (try) {
-		if (pthread_mutex_trylock(&ep->port->lock))
+		if (!xwi_port_trylock(ep->port))
 			return 0; /* the application is in the library: it handles them */
 	} else {
-		pthread_mutex_lock(&ep->port->lock);
+		xwi_port_lock(ep->port);
 	}
 	for (int i = 0; i < 64 && (n = progress_locked(ep)) > 0; i++)
 		total += n;
-	pthread_mutex_unlock(&ep->port->lock);
+	xwi_port_unlock(ep->port);
 	return total;
 }
 

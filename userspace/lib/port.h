@@ -78,6 +78,31 @@ struct xwi_port {
 	__u64 invariant_violations;
 };
 
+/* The port lock: held around every use of the port and of the engines of
+ * its endpoints (the application's calls, the helper threads' passes). */
+static inline void xwi_port_lock(struct xwi_port *port)
+{
+	pthread_mutex_lock(&port->lock);
+}
+
+/* True if the lock was taken, false if someone holds it. */
+static inline bool xwi_port_trylock(struct xwi_port *port)
+{
+	return pthread_mutex_trylock(&port->lock) == 0;
+}
+
+static inline void xwi_port_unlock(struct xwi_port *port)
+{
+	pthread_mutex_unlock(&port->lock);
+}
+
+/* Whether transmitted frames still wait for their completion (a hint
+ * without the port lock). */
+static inline bool xwi_port_tx_busy(const struct xwi_port *port)
+{
+	return port->tx_inflight != 0;
+}
+
 /* Every UMEM frame is in exactly one place (see port.c); 0 or -EFAULT. */
 int xwi_port_check_frames(struct xwi_port *port);
 
