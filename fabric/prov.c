@@ -178,8 +178,8 @@ static struct fi_info *info_new(const char *ifname, const struct fi_info *h)
 					   : FI_AV_UNSPEC;
 	fi->domain_attr->mr_mode = 0;
 	fi->domain_attr->mr_key_size = 0;
-	/* 4 bytes for the caller, of which values up to XW_DATA_MAX (24 bits:
-	 * what the wire carries) are accepted: MPI sends its rank there. */
+	/* 4 bytes (the header's 32-bit data, XW_DATA_MAX): MPI sends its rank
+	 * there; a larger value is -FI_EINVAL. */
 	fi->domain_attr->cq_data_size = 4;
 	fi->domain_attr->cq_cnt = 64;
 	fi->domain_attr->ep_cnt = XW_MAX_ENDPOINTS;

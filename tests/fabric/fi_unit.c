@@ -392,11 +392,11 @@ int main(int argc, char **argv)
 			memset(rbuf, 0, sizeof(rbuf));
 			REQUIRE(!fi_trecv(b.ep, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC, 0x100 + k, 0,
 					  &ctx[0]), "trecv");
-			REQUIRE(!fi_tsenddata(a.ep, sbuf, sz[k], NULL, 0xABC000 + k, a.peer,
+			REQUIRE(!fi_tsenddata(a.ep, sbuf, sz[k], NULL, 0xFEDCBA00u + k, a.peer,
 					      0x100 + k, &ctx[1]), "tsenddata");
 			r = get_comp(&b, &a, &e, &src, &ee);
 			CHECK(!r && e.op_context == &ctx[0] && e.len == sz[k] && e.tag == 0x100u + k &&
-			      (e.flags & FI_REMOTE_CQ_DATA) && e.data == 0xABC000u + k &&
+			      (e.flags & FI_REMOTE_CQ_DATA) && e.data == 0xFEDCBA00u + k &&
 			      (e.flags & FI_TAGGED) && (e.flags & FI_RECV) && src == b.peer &&
 			      !memcmp(rbuf, sbuf, sz[k]),
 			      "tagged %zu bytes: r %d len %zu data %#llx src %llu", sz[k], r, e.len,
@@ -404,8 +404,8 @@ int main(int argc, char **argv)
 			r = get_comp(&a, &b, &e, NULL, &ee);
 			CHECK(!r && e.op_context == &ctx[1] && (e.flags & FI_SEND), "send completion");
 		}
-		CHECK(fi_tsenddata(a.ep, sbuf, 1, NULL, 0x1000000, a.peer, 1, &ctx[1]) ==
-			      -FI_EINVAL, "cq data over 24 bits refused");
+		CHECK(fi_tsenddata(a.ep, sbuf, 1, NULL, 0x100000000ull, a.peer, 1, &ctx[1]) ==
+			      -FI_EINVAL, "cq data over cq_data_size (4 bytes) refused");
 	}
 
 	/* untagged and tagged do not match each other; unexpected, inject */
