@@ -121,6 +121,8 @@ struct xwi_engine;
 struct xw_request {
 	/* public */
 	struct xwi_engine *eng;
+	struct xw_endpoint *ep;		/* the endpoint layer's: set by it when it
+					 * hands the request out (not used here) */
 	enum xwi_req_kind kind;
 	enum xwi_req_state state;
 	struct xw_status status;	/* valid when state == XWI_REQ_DONE */
