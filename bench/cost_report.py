@@ -39,10 +39,13 @@ MSG_STEP = (
     (("xwi_engine_isend",), "message layer: send"),
 )
 ENDPOINT_STEP = {
-    # endpoint.c functions outside waiting
+    # the endpoint layer's functions outside waiting
     "default": "waiting (strategy, spin loop, sleep)",
-    "request": "request API (endpoint.c)",
+    "request": "request API (request.c)",
 }
+# The endpoint layer's files (userspace/lib/endpoint_int.h lists them).
+ENDPOINT_FILES = ("endpoint.c", "endpoint_int.h", "ifref.c", "request.c", "waitloop.c",
+                  "sleep.c", "threads.c", "calib.c", "check.c")
 LIBC_STEP = {
     "malloc": "memory allocation (malloc/free)",
     "calloc": "memory allocation (malloc/free)",
@@ -83,13 +86,13 @@ def step_of(file, func):
             if func.startswith(prefixes):
                 return step
         return "matching and message receive"
-    if file == "endpoint.c":
-        if func.startswith(("xw_endpoint__isend", "xw_endpoint__irecv", "collect", "req_",
+    if file in ENDPOINT_FILES:
+        if func.startswith(("xw_endpoint__isend", "xw_endpoint__irecv", "collect", "xwi_req_",
                             "xw_request__test", "xw_endpoint__send", "xw_endpoint__recv")):
             return ENDPOINT_STEP["request"]
-        if func in ("ep_send", "xwi_endpoint_deliver", "ep_now", "progress_locked",
+        if func in ("ep_send", "ep_deliver", "ep_now", "xwi_ep_progress_locked",
                     "xw_endpoint__progress"):
-            return "engine callbacks and progress (endpoint.c)"
+            return "engine callbacks and progress (endpoint.c, waitloop.c)"
         return ENDPOINT_STEP["default"]
     if file in FILE_STEP:
         return FILE_STEP[file]

@@ -121,6 +121,8 @@ struct xwi_engine;
 struct xw_request {
 	/* public */
 	struct xwi_engine *eng;
+	struct xw_endpoint *ep;		/* the endpoint layer's: set by it when it
+					 * hands the request out (not used here) */
 	enum xwi_req_kind kind;
 	enum xwi_req_state state;
 	struct xw_status status;	/* valid when state == XWI_REQ_DONE */
@@ -193,8 +195,8 @@ int xwi_engine_isend(struct xwi_engine *e, const struct xw_addr *dst, const void
 #define XWI_SEND_MORE (1u << 0)
 int xwi_engine_isend_flags(struct xwi_engine *e, const struct xw_addr *dst, const void *buf,
 			   size_t len, __u64 match, __u32 flags, struct xw_request **reqp);
-/* The same with XWI_SEND_DATA: the message carries @data (at most
- * XW_DATA_MAX, else -ERANGE) to the receiver's status (has_data, data). */
+/* The same with XWI_SEND_DATA: the message carries @data (32 bits)
+ * to the receiver's status (has_data, data). */
 #define XWI_SEND_DATA (1u << 1)
 int xwi_engine_isend_data(struct xwi_engine *e, const struct xw_addr *dst, const void *buf,
 			  size_t len, __u64 match, __u32 flags, __u32 data, struct xw_request **reqp);

@@ -62,6 +62,7 @@ struct xwi_local {
 	struct xwi_local_hdr *hdr;
 	struct local_dst dst[XW_MAX_ENDPOINTS];
 	struct xwi_local_stats st;
+	struct xwi_sink sink;	/* where received frames go (the endpoint's) */
 };
 
 static inline __u32 rec_bytes(__u32 frame_len)
@@ -195,7 +196,7 @@ static void *map_existing(const char *path)
 }
 
 int xwi_local_open(struct xw_iface *ifc, __u16 id, const __u8 mac[6], __be32 ip,
-		   struct xwi_local **out)
+		   const struct xwi_sink *sink, struct xwi_local **out)
 {
 	struct xwi_local *l;
 	__u64 gen = 0;
@@ -211,6 +212,7 @@ int xwi_local_open(struct xw_iface *ifc, __u16 id, const __u8 mac[6], __be32 ip,
 	l->id = id;
 	memcpy(l->mac, mac, 6);
 	l->ip = ip;
+	l->sink = *sink;
 	err = xwi_local_path(l->path, sizeof(l->path), xw_iface__ifindex(ifc), id);
 	if (err)
 		goto fail;
@@ -424,7 +426,7 @@ int xwi_local_send(struct xwi_local *l, const struct xw_addr *dst, const struct 
 }
 
 /* Drain sender @from's ring; returns records taken (bad ones included). */
-static int rx_slot(struct xwi_local *l, struct xw_endpoint *ep, __u16 from, int budget)
+static int rx_slot(struct xwi_local *l, __u16 from, int budget)
 {
 	struct xwi_local_slot *s = slot_of(l->map, from);
 	const __u8 *ring = ring_of(l->map, from);
@@ -463,8 +465,8 @@ static int rx_slot(struct xwi_local *l, struct xw_endpoint *ep, __u16 from, int 
 		n++;
 		l->st.rx++;
 		/* The engine copies what it keeps: the slot is free after. */
-		xwi_endpoint_deliver(ep, &src, &h, ring + off + sizeof(rec) + XW_HDR_LEN,
-				     rec.len - XW_HDR_LEN);
+		l->sink.deliver(l->sink.ctx, &src, &h, ring + off + sizeof(rec) + XW_HDR_LEN,
+				rec.len - XW_HDR_LEN);
 		cons += rb;
 		__atomic_store_n(&s->cons, cons, __ATOMIC_RELEASE);
 	}
@@ -479,7 +481,7 @@ corrupt:
 	return n + 1;
 }
 
-int xwi_local_rx(struct xwi_local *l, struct xw_endpoint *ep, int budget)
+int xwi_local_rx(struct xwi_local *l, int budget)
 {
 	__u64 bits, left = 0;
 	int total = 0;
@@ -493,7 +495,7 @@ int xwi_local_rx(struct xwi_local *l, struct xw_endpoint *ep, int budget)
 
 		bits &= bits - 1;
 		if (total < budget)
-			total += rx_slot(l, ep, from, budget - total);
+			total += rx_slot(l, from, budget - total);
 		if (__atomic_load_n(&s->cons, __ATOMIC_RELAXED) !=
 		    __atomic_load_n(&s->prod, __ATOMIC_ACQUIRE))
 			left |= 1ULL << from;

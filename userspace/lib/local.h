@@ -13,9 +13,9 @@
 
 #include "xdpwake.h"
 
-struct xw_endpoint;
 struct xw_iface;
 struct xwi_encap;
+struct xwi_sink;
 
 /* Bytes of each sender's ring in an inbox (a power of two); holds 64
  * frames of 4 KiB: more than a sender's transmit backlog needs to keep the
@@ -84,10 +84,11 @@ struct xwi_local;
 /*
  * Create (or take over) the inbox of endpoint @id on @ifc: a new file
  * replaces one of an earlier incarnation, which is marked closed first.
- * @mac, @ip: the interface's addresses (the source of local frames).
+ * @mac, @ip: the interface's addresses (the source of local frames);
+ * @sink: where xwi_local_rx() hands the frames taken (copied).
  */
 int xwi_local_open(struct xw_iface *ifc, __u16 id, const __u8 mac[6], __be32 ip,
-		   struct xwi_local **out);
+		   const struct xwi_sink *sink, struct xwi_local **out);
 /* Mark the inbox closed, remove it, unmap the peers' inboxes. */
 void xwi_local_close(struct xwi_local *l);
 
@@ -104,9 +105,9 @@ bool xwi_local_is_local(const struct xwi_local *l, const struct xw_addr *dst);
 int xwi_local_send(struct xwi_local *l, const struct xw_addr *dst, const struct xwi_encap *enc,
 		   const struct xw_hdr *h, const void *payload, size_t len);
 
-/* Take up to @budget records from our inbox, each to xwi_endpoint_deliver;
- * returns the number taken.  Caller holds @ep's port lock. */
-int xwi_local_rx(struct xwi_local *l, struct xw_endpoint *ep, int budget);
+/* Take up to @budget records from our inbox, each to the sink given at
+ * open; returns the number taken.  Caller holds the endpoint's port lock. */
+int xwi_local_rx(struct xwi_local *l, int budget);
 
 /* Whether records wait in our inbox; without the port lock, writes
  * nothing. */

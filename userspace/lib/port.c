@@ -557,11 +557,32 @@ int xwi_port_tx(struct xwi_port *p, const struct xwi_encap *enc, const struct xw
 
 /* ---- receive -------------------------------------------------------- */
 
+bool xwi_port_attached(const struct xwi_port *p, __u16 id)
+{
+	return id < XW_MAX_ENDPOINTS && p->sinks[id].deliver;
+}
+
+int xwi_port_attach(struct xwi_port *p, __u16 id, const struct xwi_sink *sink)
+{
+	if (id >= XW_MAX_ENDPOINTS)
+		return -ERANGE;
+	if (p->sinks[id].deliver)
+		return -EBUSY;
+	p->sinks[id] = *sink;
+	return 0;
+}
+
+void xwi_port_detach(struct xwi_port *p, __u16 id, const void *ctx)
+{
+	if (id < XW_MAX_ENDPOINTS && p->sinks[id].ctx == ctx)
+		memset(&p->sinks[id], 0, sizeof(p->sinks[id]));
+}
+
 /* Parse a received frame (the XDP program passed only ours, but a frame is
  * checked again: user space trusts nothing). */
 static void rx_one(struct xwi_port *p, const __u8 *data, __u32 len)
 {
-	struct xw_endpoint *ep;
+	const struct xwi_sink *sink;
 	struct xwi_frame f;
 	int err = xwi_frame_parse(data, len, &f);
 	__u16 dst;
@@ -573,12 +594,12 @@ static void rx_one(struct xwi_port *p, const __u8 *data, __u32 len)
 		return;
 	}
 	dst = ntohs(f.h.dst_ep);
-	if (dst >= XW_MAX_ENDPOINTS || !(ep = p->eps[dst])) {
+	if (dst >= XW_MAX_ENDPOINTS || !(sink = &p->sinks[dst])->deliver) {
 		p->rx_noep++;
 		return;
 	}
 	p->rx_frames++;
-	xwi_endpoint_deliver(ep, &f.src, &f.h, f.payload, f.len);
+	sink->deliver(sink->ctx, &f.src, &f.h, f.payload, f.len);
 }
 
 __u32 xwi_port_rx_ready(struct xwi_port *p)

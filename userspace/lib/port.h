@@ -15,7 +15,18 @@
 
 #include "xdpwake.h"
 
-struct xw_endpoint;
+/*
+ * Where received frames for one endpoint id go: registered by the endpoint
+ * layer when the endpoint opens (xwi_port_attach, and with xwi_local_open
+ * for the local path), called with each frame for it under the port lock.
+ * @src: the sender's address, @h the header (network byte order),
+ * @payload/@len what follows it.
+ */
+struct xwi_sink {
+	void (*deliver)(void *ctx, const struct xw_addr *src, const struct xw_hdr *h,
+			const void *payload, size_t len);
+	void *ctx;
+};
 
 /* How an endpoint's frames are encapsulated. */
 struct xwi_encap {
@@ -51,7 +62,7 @@ struct xwi_port {
 	__u32 fill_posted; /* frames in the fill ring or the RX ring */
 	bool tx_dirty;	   /* submitted since the last kick */
 
-	struct xw_endpoint *eps[XW_MAX_ENDPOINTS];
+	struct xwi_sink sinks[XW_MAX_ENDPOINTS]; /* by destination id; .deliver NULL: none */
 	pthread_mutex_t lock; /* progress from the application and helpers */
 
 	struct {
@@ -66,6 +77,31 @@ struct xwi_port {
 	bool debug;		/* XDPWAKE_DEBUG=1: check the frame invariant */
 	__u64 invariant_violations;
 };
+
+/* The port lock: held around every use of the port and of the engines of
+ * its endpoints (the application's calls, the helper threads' passes). */
+static inline void xwi_port_lock(struct xwi_port *port)
+{
+	pthread_mutex_lock(&port->lock);
+}
+
+/* True if the lock was taken, false if someone holds it. */
+static inline bool xwi_port_trylock(struct xwi_port *port)
+{
+	return pthread_mutex_trylock(&port->lock) == 0;
+}
+
+static inline void xwi_port_unlock(struct xwi_port *port)
+{
+	pthread_mutex_unlock(&port->lock);
+}
+
+/* Whether transmitted frames still wait for their completion (a hint
+ * without the port lock). */
+static inline bool xwi_port_tx_busy(const struct xwi_port *port)
+{
+	return port->tx_inflight != 0;
+}
 
 /* Every UMEM frame is in exactly one place (see port.c); 0 or -EFAULT. */
 int xwi_port_check_frames(struct xwi_port *port);
@@ -99,16 +135,20 @@ int xwi_port_tx(struct xwi_port *port, const struct xwi_encap *enc, const struct
 		const struct xw_hdr *h, const void *payload, size_t len);
 /* Kick the kernel if it needs it and reap completions. */
 void xwi_port_flush(struct xwi_port *port);
-/* Take up to @budget received frames and hand each to its endpoint
- * (xwi_endpoint_deliver); returns the number taken. */
+/* Take up to @budget received frames and hand each to its endpoint's
+ * sink; returns the number taken. */
 int xwi_port_rx(struct xwi_port *port, int budget);
 /* Frames in the RX ring not yet handled; safe without the port lock. */
 __u32 xwi_port_rx_ready(struct xwi_port *port);
 
-/* endpoint.c: one received frame for @ep. */
-void xwi_endpoint_deliver(struct xw_endpoint *ep, const struct xw_addr *src,
-			  const struct xw_hdr *h, const void *payload, size_t len);
-/* endpoint.c: the encapsulation @ep uses (for parsing received frames). */
-const struct xwi_encap *xwi_endpoint_encap(const struct xw_endpoint *ep);
+/* Whether a sink is attached for endpoint @id (without the port lock, a
+ * hint: xwi_port_attach decides). */
+bool xwi_port_attached(const struct xwi_port *port, __u16 id);
+/* Attach @sink for endpoint @id: frames for @id go to it from now on;
+ * -EBUSY if another is attached.  Caller holds the port lock. */
+int xwi_port_attach(struct xwi_port *port, __u16 id, const struct xwi_sink *sink);
+/* Detach the sink of @id if it is the one with context @ctx.  Caller holds
+ * the port lock. */
+void xwi_port_detach(struct xwi_port *port, __u16 id, const void *ctx);
 
 #endif

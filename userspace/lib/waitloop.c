@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * The progress pass and the wait loop: progress until a request (or any
+ * of several, xw_wait_any) is ready, spinning, yielding or sleeping between
+ * passes as the waiting strategy decides (wait.c); the strategy's
+ * settings and statistics.
+ */
+#include <sched.h>
+
+#include "internal.h"
+#include "engine.h"
+#include "local.h"
+#include "port.h"
+#include "wait.h"
+#include "endpoint_int.h"
+
+/* ---- progress ---------------------------------------------------------- */
+
+/* Caller holds the port lock. */
+int xwi_ep_progress_locked(struct xw_endpoint *ep)
+{
+	int n;
+
+	ep->pass_now = xwi_now_ns();
+	n = xwi_port_rx(ep->port, 64);
+	n += xwi_local_rx(ep->local, 64);
+	n += xwi_engine_progress(ep->eng, 256);
+	xwi_port_flush(ep->port);
+	ep->pass_now = 0;
+	__atomic_store_n(&ep->eng_deadline, xwi_engine_next_deadline(ep->eng), __ATOMIC_RELAXED);
+	/* A pass may leave work (a full TX ring): only a spinning wait that
+	 * checked says otherwise. */
+	__atomic_store_n(&ep->quiet, false, __ATOMIC_RELAXED);
+	return n;
+}
+
+XW_API int xw_endpoint__progress(struct xw_endpoint *ep)
+{
+	int n;
+
+	if (!ep)
+		return -EINVAL;
+	xwi_port_lock(ep->port);
+	n = xwi_ep_progress_locked(ep);
+	xwi_port_unlock(ep->port);
+	return n;
+}
+
+/* ---- waiting ----------------------------------------------------------- */
+
+static bool unexpected_waiting(struct xw_endpoint *ep)
+{
+	bool r;
+
+	xwi_port_lock(ep->port);
+	r = xwi_engine_has_unexpected(ep->eng);
+	xwi_port_unlock(ep->port);
+	return r;
+}
+
+static bool target_ready(struct xwi_wait_target *w)
+{
+	if (w->req)
+		return xwi_req_is_done(w->req);
+	for (int i = 0; i < w->n; i++) {
+		struct xw_waitable *it = &w->items[i];
+
+		if ((it->req && xwi_req_is_done(it->req)) ||
+		    (!it->req && it->ep && !XWI_OPT(w->opts, eps_no_unexpected, false) &&
+		     unexpected_waiting(it->ep))) {
+			w->ready = i;
+			return true;
+		}
+	}
+	if (w->opts && w->opts->cond && w->opts->cond(w->opts->cond_arg)) {
+		w->ready = w->n;
+		return true;
+	}
+	return false;
+}
+
+/* The endpoints a wait progresses. */
+static int target_eps(struct xwi_wait_target *w, struct xw_endpoint **eps, int max)
+{
+	int n = 0;
+
+	if (w->req) {
+		eps[n++] = w->req->ep;
+		return n;
+	}
+	for (int i = 0; i < w->n && n < max; i++) {
+		struct xw_endpoint *ep = w->items[i].req ? w->items[i].req->ep : w->items[i].ep;
+		bool seen = false;
+
+		for (int j = 0; j < n; j++)
+			seen |= eps[j] == ep;
+		if (ep && !seen)
+			eps[n++] = ep;
+	}
+	return n;
+}
+
+/*
+ * Whether a progress pass of @ep at time @now would find nothing to do: the
+ * last pass left nothing to transmit (quiet), nothing changed the engine
+ * since, no frame is in the RX ring and no engine timer is due.  Read
+ * without the port lock, as hints: a frame or change that races this check
+ * is seen on the next spin, which follows at once.  Spinning then costs a
+ * few loads instead of a locked pass over the engine.
+ */
+static bool pass_idle(struct xw_endpoint *ep, __u64 now)
+{
+	return __atomic_load_n(&ep->quiet, __ATOMIC_ACQUIRE) && !xwi_ep_rx_ready(ep) &&
+	       now < __atomic_load_n(&ep->eng_deadline, __ATOMIC_RELAXED);
+}
+
+/*
+ * Progress until the target is ready or the deadline (0: none) passes,
+ * waiting between passes as the strategy says.  The port lock is held only
+ * around progress passes, never while asleep.
+ */
+int xwi_wait_for(struct xwi_wait_target *w, enum xw_wait_strategy s, __u64 spin, __u64 deadline)
+{
+	struct xw_endpoint *eps[16];
+	int neps = target_eps(w, eps, 16), n;
+	struct xw_endpoint *ep;
+	struct xwi_waitpol *pol, tmp;
+	__u64 start = xwi_now_ns(), spin_start = start, t, seen = 0, spun = 0;
+	bool notify;
+
+	if (!neps)
+		return -EINVAL;
+	ep = eps[0];
+	pol = &ep->wait;
+	if (s != XW_WAIT_DEFAULT || spin) {
+		xwi_waitpol_init(&tmp, s != XW_WAIT_DEFAULT ? s : ep->wait.strategy, ep->wait.block_cost,
+				 spin ? spin : ep->wait.spin_ns);
+		/* An adaptive call learns from the endpoint's history. */
+		if (tmp.strategy == XW_WAIT_ADAPTIVE)
+			tmp.adaptive_spin = xwi_waitpol_adaptive(&ep->wait);
+		pol = &tmp;
+	}
+	/* While a notify thread runs, it owns the wake ring. */
+	notify = ep->notify.running && neps == 1;
+	ep->ws.waits++;
+	t = start;
+	for (;;) {
+		n = 0;
+		if (notify)
+			seen = __atomic_load_n(&ep->nseq, __ATOMIC_ACQUIRE);
+		for (int i = 0; i < neps; i++) {
+			if (spun && pass_idle(eps[i], t))
+				continue;
+			xwi_port_lock(eps[i]->port);
+			n += xwi_ep_progress_locked(eps[i]);
+			/* Spinning: may the next spins skip the pass? */
+			if (spun)
+				__atomic_store_n(&eps[i]->quiet, !xwi_engine_tx_pending(eps[i]->eng),
+						 __ATOMIC_RELEASE);
+			xwi_port_unlock(eps[i]->port);
+		}
+		if (target_ready(w))
+			break;
+		t = xwi_now_ns();
+		if (spun) {
+			/* One clock read per spin: the time since the last. */
+			ep->ws.spin_ns += t - spun;
+			spun = 0;
+		}
+		if (deadline && t >= deadline)
+			return -ETIMEDOUT;
+		if (n > 0) {
+			spin_start = t;
+			continue;
+		}
+		switch (notify ? XWI_ACT_BLOCK : xwi_waitpol_next(pol, t - spin_start)) {
+		case XWI_ACT_SPIN:
+			ep->ws.spins++;
+			xwi_cpu_relax();
+			spun = t;
+			break;
+		case XWI_ACT_YIELD:
+			ep->ws.yields++;
+			sched_yield();
+			break;
+		case XWI_ACT_BLOCK:
+			if (notify)
+				xwi_notify_await(ep, seen, deadline);
+			else if (neps > 1)
+				xwi_block_many(eps, neps, deadline);
+			else
+				/* Transmit work waiting for ring space or a
+				 * neighbour: nap briefly instead. */
+				xwi_block_once(ep, deadline,
+					       xwi_engine_tx_pending(ep->eng) ||
+							       xwi_port_tx_busy(ep->port)
+						       ? 1
+						       : XWI_MAX_SLEEP_MS);
+			spin_start = xwi_now_ns();
+			break;
+		}
+	}
+	/* The adaptive strategy learns how long waits take. */
+	xwi_waitpol_done(&ep->wait, xwi_now_ns() - start);
+	return 0;
+}
+
+XW_API int xw_wait_any(struct xw_waitable *items, int n, const struct xw_wait_opts *opts)
+{
+	struct xwi_wait_target w = { .items = items, .n = n, .opts = opts, .ready = -1 };
+	int err, tmo;
+
+	if (!items || n <= 0 || n > 16 || !XWI_OPTS_VALID(opts, xw_wait_opts))
+		return -EINVAL;
+	for (int i = 0; i < n; i++)
+		if (!items[i].req && !items[i].ep)
+			return -EINVAL;
+	if ((unsigned int)XWI_OPT(opts, strategy, XW_WAIT_DEFAULT) >= XW_WAIT_MAX)
+		return -EINVAL;
+	tmo = XWI_OPT(opts, timeout_ms, 0);
+	err = xwi_wait_for(&w, XWI_OPT(opts, strategy, XW_WAIT_DEFAULT), XWI_OPT(opts, spin_ns, 0),
+			   tmo > 0 ? xwi_deadline_ms(tmo) : 0);
+	return err ? err : w.ready;
+}
+
+/* ---- strategy ---------------------------------------------------------- */
+
+XW_API int xw_endpoint__set_wait(struct xw_endpoint *ep, enum xw_wait_strategy s,
+				 __u64 spin_ns)
+{
+	if (!ep || (unsigned int)s >= XW_WAIT_MAX)
+		return -EINVAL;
+	xwi_waitpol_init(&ep->wait, s, xw_block_cost_ns(), spin_ns);
+	ep->ws.block_cost_ns = ep->wait.block_cost;
+	ep->ws.adaptive_spin_ns = ep->wait.adaptive_spin;
+	return 0;
+}
+
+XW_API int xw_endpoint__wait_stats(const struct xw_endpoint *ep, struct xw_wait_stats *st)
+{
+	struct xwi_waitpol w;
+
+	if (!ep || !st)
+		return -EINVAL;
+	w = ep->wait; /* the estimate is worked out on a copy: @ep is const */
+	*st = ep->ws;
+	st->block_cost_ns = w.block_cost;
+	st->adaptive_spin_ns = xwi_waitpol_adaptive(&w);
+	return 0;
+}
