@@ -60,6 +60,9 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -Wall -Werror -Iinclude \
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
+# BPF programs of the tests only (tests/bpf/): skeletons beside the others.
+TEST_BPF_SRCS := $(wildcard tests/bpf/*.bpf.c)
+TEST_SKELS := $(patsubst tests/bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(TEST_BPF_SRCS))
 
 LIB_SRCS := $(wildcard userspace/lib/*.c)
 LIB_OBJS := $(patsubst userspace/lib/%.c,$(OUTPUT)/lib/%.o,$(LIB_SRCS))
@@ -128,12 +131,17 @@ bench-wait-quick:
 bench-xdp: $(OUTPUT)/bench/xdp_cost
 	$(Q)$(OUTPUT)/bench/xdp_cost
 
-$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/lib $(OUTPUT)/cli $(OUTPUT)/tests $(OUTPUT)/tests/mpi $(OUTPUT)/bench:
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/lib $(OUTPUT)/cli $(OUTPUT)/tests $(OUTPUT)/tests/mpi $(OUTPUT)/tests/bpf \
+		$(OUTPUT)/bench:
 	$(Q)mkdir -p $@
 
 $(TEST_HELPERS): | $(OUTPUT)/tests/mpi
 
-$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c include/xdpwake/proto.h tests/fault_maps.h | $(OUTPUT)/bpf
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c include/xdpwake/proto.h | $(OUTPUT)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/tests/bpf/%.bpf.o: tests/bpf/%.bpf.c include/xdpwake/proto.h tests/fault_maps.h | $(OUTPUT)/tests/bpf
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -142,6 +150,9 @@ $(OUTPUT)/xdpwake.skel.h: $(OUTPUT)/bpf/xdpwake.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name xw_xdp_bpf > $@
 $(OUTPUT)/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
+$(TEST_SKELS): $(OUTPUT)/%.skel.h: $(OUTPUT)/tests/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
@@ -171,7 +182,7 @@ $(CLI): $(CLI_SRCS) $(wildcard userspace/cli/*.h) $(LIB_A) $(PUB_HDRS) | $(OUTPU
 	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -DXW_VERSION_STR='"$(VERSION)"' \
 		-o $@ $(CLI_SRCS) $(LIB_A) $(LDLIBS)
 
-$(OUTPUT)/tests/%: tests/%.c $(wildcard tests/*.h) $(LIB_A) $(PUB_HDRS) $(SKELS) | $(OUTPUT)/tests
+$(OUTPUT)/tests/%: tests/%.c $(wildcard tests/*.h) $(LIB_A) $(PUB_HDRS) $(SKELS) $(TEST_SKELS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Itests \
 		-o $@ $< $(LIB_A) $(LDLIBS)

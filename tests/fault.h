@@ -14,7 +14,7 @@
  *                       +-----------------------------+
  *
  * AF_XDP copy-mode transmit skips tc egress, so impairment happens on M's
- * ingress: bpf/impair.bpf.c, attached with clsact (direct action) to xwfma
+ * ingress: tests/bpf/impair.bpf.c, attached with clsact (direct action) to xwfma
  * and xwfmb, redirects every frame to the other side (M is a transparent
  * wire; ARP, IP and everything not ours pass untouched) and impairs
  * xdpwake frames (EtherType 0x88B5 or IPv4/UDP port 49152, one VLAN tag
@@ -733,7 +733,7 @@ static inline void xwf_setup(struct xwf_topo *t, const struct xwf_opts *o)
 	libbpf_set_print(xwf_libbpf_silent);
 	t->skel = impair_bpf__open_and_load();
 	if (!t->skel)
-		xwt_skip("cannot load bpf/impair.bpf.c: %s", strerror(errno));
+		xwt_skip("cannot load tests/bpf/impair.bpf.c: %s", strerror(errno));
 	REQUIRE(bpf_map__value_size(t->skel->maps.xwf_dirs) == sizeof(struct xwf_dir) &&
 			bpf_map__value_size(t->skel->maps.xwf_counters) ==
 				sizeof(struct xwf_counters) &&

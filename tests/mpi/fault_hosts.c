@@ -10,7 +10,7 @@
  * impairing middle M), names A and B (ip netns attach: /run/netns/HOST_*),
  * renames their data interfaces to xwd0, and impairs every xdpwake frame in
  * both directions: dropped with probability DROP_PERMILLE / 1000 (tc
- * ingress, bpf/impair.bpf.c), then through the relay, which holds every
+ * ingress, tests/bpf/impair.bpf.c), then through the relay, which holds every
  * REORDER_EVERY-th frame back by REORDER_BY later ones.  Prints "ready".
  *
  * Then reads commands on stdin:
