@@ -21,7 +21,7 @@
 #include <bpf/bpf_endian.h>
 
 #include "xdpwake/proto.h"
-#include "../fault_maps.h"
+#include "../lib/fault_maps.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * fault_hosts.c - the fault harness (tests/fault.h) as two named namespace
+ * fault_hosts.c - the fault harness (tests/lib/fault.h) as two named namespace
  * "hosts" for programs launched from a shell: tests/test_mpi_fault.sh runs
  * Open MPI ranks in them through tests/mpi/ns_agent.sh.
  *
