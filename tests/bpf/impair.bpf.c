@@ -9,7 +9,7 @@
  * (list, random, Gilbert-Elliott), duplication, one-bit corruption,
  * truncation; with the relay on for the direction they are redirected into
  * the relay's pipe instead (delay and reordering in user space).  Layouts
- * in tests/fault_maps.h.
+ * in tests/lib/fault_maps.h.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
