@@ -109,22 +109,9 @@ int xwf_ifindex(struct xwf_topo *t, int host)
 	return idx;
 }
 
-static void xwf_write_file(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return;
-	if (write(fd, val, strlen(val)) < 0) {
-		/* best effort (no IPv6) */
-	}
-	close(fd);
-}
-
 void xwf_ns_basics(void)
 {
-	xwf_write_file("/proc/sys/net/ipv6/conf/all/disable_ipv6", "1");
-	xwf_write_file("/proc/sys/net/ipv6/conf/default/disable_ipv6", "1");
+	xwt_no_ipv6();
 	REQUIRE(xwt_sh("ip link set lo up") == 0, "lo up");
 }
 

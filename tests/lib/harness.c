@@ -4,6 +4,8 @@
  * private namespaces, the per-process bpffs directory, payload patterns,
  * the clock.
  */
+#include <fcntl.h>
+
 #include "harness.h"
 
 int xwt_failures;
@@ -63,6 +65,23 @@ void xwt_private_netns(void)
 		xwt_skip("unshare(CLONE_NEWNET): %s", strerror(errno));
 	if (xwt_sh("ip link set lo up"))
 		xwt_skip("ip link set lo up failed (iproute2 missing?)");
+}
+
+void xwt_no_ipv6(void)
+{
+	static const char *const paths[] = { "/proc/sys/net/ipv6/conf/all/disable_ipv6",
+					     "/proc/sys/net/ipv6/conf/default/disable_ipv6" };
+
+	for (int i = 0; i < 2; i++) {
+		int fd = open(paths[i], O_WRONLY | O_CLOEXEC);
+
+		if (fd < 0)
+			continue;
+		if (write(fd, "1", 1) < 0) {
+			/* best effort (no IPv6 in this kernel) */
+		}
+		close(fd);
+	}
 }
 
 void xwt_pin_cleanup(void)

@@ -63,6 +63,9 @@ void xwt_require_root(void);
 __attribute__((format(printf, 1, 2))) int xwt_sh(const char *fmt, ...);
 /* Move this process into a fresh, anonymous network namespace with lo up. */
 void xwt_private_netns(void);
+/* No IPv6 in this network namespace (no ND/MLD frames on its links); best
+ * effort. */
+void xwt_no_ipv6(void);
 /* Remove xwt_pin_dir (at exit, and by tests that end early). */
 void xwt_pin_cleanup(void);
 /* Signal handler: pins removed, then die of @sig. */

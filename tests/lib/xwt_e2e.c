@@ -21,18 +21,6 @@ __attribute__((format(printf, 3, 4))) static int xwe_fail(struct xwe *e, int cls
 	return cls;
 }
 
-static void xwe_write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return;
-	if (write(fd, s, strlen(s)) < 0) {
-		/* best effort */
-	}
-	close(fd);
-}
-
 /* Write/read exactly @len bytes; read waits at most until @deadline_ns. */
 static int xwe_write_all(int fd, const void *buf, size_t len)
 {
@@ -438,8 +426,7 @@ __attribute__((noreturn)) static void xwe_sender_main(int cmd_fd, int rep_fd)
 		xwe_write_all(rep_fd, &rep, sizeof(rep));
 		_exit(1);
 	}
-	xwe_write_file("/proc/sys/net/ipv6/conf/default/disable_ipv6", "1");
-	xwe_write_file("/proc/sys/net/ipv6/conf/all/disable_ipv6", "1");
+	xwt_no_ipv6();
 	rep.pid = (__s32)getpid();
 	if (xwe_write_all(rep_fd, &rep, sizeof(rep)))
 		_exit(1);
@@ -926,8 +913,7 @@ int xwe_setup(struct xwe *e, const struct xwe_opts *o)
 		if (unshare(CLONE_NEWNET))
 			return xwe_fail(e, XWE_SKIP, "unshare(CLONE_NEWNET): %s", strerror(errno));
 		/* No IPv6 autoconfiguration chatter on the link. */
-		xwe_write_file("/proc/sys/net/ipv6/conf/default/disable_ipv6", "1");
-		xwe_write_file("/proc/sys/net/ipv6/conf/all/disable_ipv6", "1");
+		xwt_no_ipv6();
 		if (xwt_sh("ip link set lo up"))
 			return xwe_fail(e, XWE_SKIP, "ip link set lo up failed (iproute2 missing?)");
 		snprintf(e->rx_if, sizeof(e->rx_if), "xwr%d", (int)(getpid() % 10000));
