@@ -1,7 +1,7 @@
 -- SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 --
 -- Wireshark dissector for the xdpwake wire format (include/xdpwake/proto.h):
--- one 56-byte header after Ethernet (EtherType 0x88B5 by default) or after
+-- one 64-byte header after Ethernet (EtherType 0x88B5 by default) or after
 -- IPv4/UDP (port 49152 by default), then the payload.
 --
 --   tshark -X lua_script:dissector/xdpwake.lua -r capture.pcap -V
@@ -24,8 +24,8 @@ f.flags = ProtoField.uint8("xdpwake.flags", "Flags", base.HEX)
 f.lat = ProtoField.bool("xdpwake.flags.lat", "LAT (latency-sensitive)", 8, nil, 0x01)
 f.more = ProtoField.bool("xdpwake.flags.more", "MORE (more frames queued)", 8, nil, 0x02)
 f.last = ProtoField.bool("xdpwake.flags.last", "LAST (last fragment)", 8, nil, 0x04)
-f.dataf = ProtoField.bool("xdpwake.flags.data", "DATA (message carries 24 bits of data)", 8, nil, 0x08)
-f.data = ProtoField.uint32("xdpwake.data", "Message data (data_hi, data_lo)", base.HEX)
+f.dataf = ProtoField.bool("xdpwake.flags.data", "DATA (message carries 32 bits of data)", 8, nil, 0x08)
+f.data = ProtoField.uint32("xdpwake.data", "Message data", base.HEX)
 f.dst_ep = ProtoField.uint16("xdpwake.dst_ep", "Destination endpoint", base.DEC)
 f.src_ep = ProtoField.uint16("xdpwake.src_ep", "Source endpoint", base.DEC)
 f.session = ProtoField.uint32("xdpwake.session", "Session", base.HEX)
@@ -56,7 +56,7 @@ p.experts = { e_short, e_len }
 p.prefs.ethertype = Pref.uint("EtherType", 0x88B5, "EtherType of Ethernet encapsulation")
 p.prefs.udp_port = Pref.uint("UDP port", 49152, "UDP port of UDP encapsulation")
 
-local HDR_LEN = 56
+local HDR_LEN = 64
 
 function p.dissector(buf, pinfo, tree)
 	local len = buf:len()
@@ -76,8 +76,7 @@ function p.dissector(buf, pinfo, tree)
 	ft:add(f.last, buf(2, 1))
 	ft:add(f.dataf, buf(2, 1))
 	if bit.band(flags, 8) ~= 0 then
-		-- 24 bits: data_hi (byte 3) << 16 | data_lo (bytes 42-43)
-		t:add(f.data, buf(3, 1), buf(3, 1):uint() * 65536 + buf(42, 2):uint())
+		t:add(f.data, buf(56, 4))
 	end
 	t:add(f.dst_ep, buf(4, 2))
 	t:add(f.src_ep, buf(6, 2))

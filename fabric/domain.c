@@ -77,17 +77,23 @@ static int av_insert(struct fid_av *fav, const void *addr, size_t count, fi_addr
 	return done;
 }
 
+int xwfi_node_addr(const char *node, const char *service, struct xw_addr *a)
+{
+	char text[XW_ADDR_STRLEN + 8];
+
+	if (!node || (size_t)snprintf(text, sizeof(text), "%s%s%s", node, service ? "/" : "",
+				      service ? service : "") >= sizeof(text))
+		return -FI_EINVAL;
+	return xw_addr_parse(text, a) ? -FI_EINVAL : 0;
+}
+
 static int av_insertsvc(struct fid_av *fav, const char *node, const char *service,
 			fi_addr_t *fi_addr, uint64_t flags, void *context)
 {
 	struct xw_addr a;
-	char text[XW_ADDR_STRLEN + 8];
 
 	/* node = "02:00:00:00:00:0a", service = endpoint id ("3"). */
-	if (!node || !service || (size_t)snprintf(text, sizeof(text), "%s/%s", node, service) >=
-					  sizeof(text))
-		return -FI_EINVAL;
-	if (xw_addr_parse(text, &a))
+	if (!service || xwfi_node_addr(node, service, &a))
 		return -FI_EINVAL;
 	return av_insert(fav, &a, 1, fi_addr, flags, context);
 }

@@ -1109,7 +1109,7 @@ static struct fi_ops ep_fi_ops = XWFI_FI_OPS(ep_close, ep_bind, ep_control);
 
 /* ---- open ----------------------------------------------------------------------------- */
 
-static int xep_open(struct xwfi_ep *ep)
+static int xep_open(struct xwfi_ep *ep, const struct fi_info *info)
 {
 	XW_OPTS(xw_endpoint_opts, o, .queue = XW_QUEUE_ANY,
 		.pin_root = xwfi_params.pin_root && *xwfi_params.pin_root ? xwfi_params.pin_root
@@ -1159,6 +1159,12 @@ static int xep_open(struct xwfi_ep *ep)
 	}
 	if (xwfi_params.spin_usecs > 0)
 		o.spin_usecs = (__u32)xwfi_params.spin_usecs;
+	/* The id of the info's source address (FI_SOURCE node/service, the
+	 * hints' src_addr, FI_XDPWAKE_EP_ID) is the one opened, except the
+	 * default 1, from which the first free id is taken. */
+	if (info->src_addr && info->src_addrlen == sizeof(struct xw_addr) &&
+	    ((const struct xw_addr *)info->src_addr)->ep != 1)
+		first = last = ((const struct xw_addr *)info->src_addr)->ep;
 	if (xwfi_params.ep_id >= 0)
 		first = last = xwfi_params.ep_id;
 	for (int id = first; id <= last && err == -EBUSY; id++)
@@ -1199,7 +1205,7 @@ int xwfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep 
 	ep->ep.cm = &cm_ops;
 	ep->ep.msg = &msg_ops;
 	ep->ep.tagged = &tagged_ops;
-	err = xep_open(ep);
+	err = xep_open(ep, info);
 	if (err) {
 		free(ep);
 		return err;

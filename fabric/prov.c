@@ -5,7 +5,10 @@
  * interface name), the fabric object and a minimal event queue (an RDM
  * endpoint reports nothing there, but fi_pingpong opens one).
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +59,32 @@ static bool iface_usable(const char *ifname)
 	return access(path, F_OK) != 0;
 }
 
+/* Whether @a (its MAC, or in UDP form its IPv4 address) is @ifname's own. */
+static bool iface_owns(const char *ifname, const struct xw_addr *a)
+{
+	struct ifaddrs *ifa, *i;
+	bool found = false;
+
+	if (a->encap == XW_ENCAP_ETH) {
+		char mac[32], text[XW_ADDR_STRLEN];
+		struct xw_addr own;
+
+		if (sysfs_read(ifname, "address", mac, sizeof(mac)))
+			return false;
+		mac[strcspn(mac, "\n")] = 0;
+		snprintf(text, sizeof(text), "%s/%u", mac, a->ep);
+		return !xw_addr_parse(text, &own) && !memcmp(own.mac, a->mac, sizeof(a->mac));
+	}
+	if (getifaddrs(&ifa))
+		return false;
+	for (i = ifa; i && !found; i = i->ifa_next)
+		found = i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
+			!strcmp(i->ifa_name, ifname) &&
+			((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr == a->ip;
+	freeifaddrs(ifa);
+	return found;
+}
+
 /* ---- getinfo ----------------------------------------------------------- */
 
 #define REJECT(why, ...)                                                                   \
@@ -92,10 +121,22 @@ static bool hints_ok(const struct fi_info *h)
 		REJECT("addr_format %u", h->addr_format);
 	if (h->dest_addr && h->dest_addrlen != sizeof(struct xw_addr))
 		REJECT("dest_addrlen %zu", h->dest_addrlen);
+	if (h->src_addr && h->src_addrlen != sizeof(struct xw_addr))
+		REJECT("src_addrlen %zu", h->src_addrlen);
+	/* Progress is made by the application's calls (and the wake engine
+	 * wakes a thread blocked in them): no progress thread of our own. */
+	if (h->domain_attr && h->domain_attr->data_progress == FI_PROGRESS_AUTO)
+		REJECT("data_progress FI_PROGRESS_AUTO (manual only)");
+	if (h->domain_attr && h->domain_attr->control_progress == FI_PROGRESS_AUTO)
+		REJECT("control_progress FI_PROGRESS_AUTO (manual only)");
 	return true;
 }
 
-static struct fi_info *info_new(const char *ifname, const struct fi_info *h)
+/* @src, @dst: the addresses fi_getinfo's node and service or the hints
+ * named (or NULL); @src_ep: the endpoint id of the source when only a
+ * service was given (or -1). */
+static struct fi_info *info_new(const char *ifname, const struct fi_info *h,
+				const struct xw_addr *src, const struct xw_addr *dst, int src_ep)
 {
 	struct fi_info *fi = fi_allocinfo();
 	uint64_t caps = h && (h->caps & XWFI_CAPS) ? h->caps & XWFI_CAPS : XWFI_CAPS;
@@ -106,16 +147,24 @@ static struct fi_info *info_new(const char *ifname, const struct fi_info *h)
 	fi->caps = caps;
 	fi->mode = 0;
 	fi->addr_format = FI_FORMAT_UNSPEC;
-	/* The source: the interface's address (Ethernet encapsulation) with
-	 * the endpoint id of FI_XDPWAKE_EP_ID, or 1, the first an endpoint
-	 * tries (fi_getname tells the one it got). */
-	if ((!xwfi_params.encap || strcmp(xwfi_params.encap, "udp")) &&
+	/* The source: the one named (node/service with FI_SOURCE, or the
+	 * hints' src_addr), else the interface's address (Ethernet
+	 * encapsulation) with the endpoint id of FI_XDPWAKE_EP_ID, or 1, the
+	 * first an endpoint tries (fi_getname tells the one it got). */
+	if (src) {
+		fi->src_addr = malloc(sizeof(*src));
+		if (!fi->src_addr)
+			goto err;
+		memcpy(fi->src_addr, src, sizeof(*src));
+		fi->src_addrlen = sizeof(*src);
+	} else if ((!xwfi_params.encap || strcmp(xwfi_params.encap, "udp")) &&
 	    !sysfs_read(ifname, "address", mac, sizeof(mac))) {
 		struct xw_addr *a = calloc(1, sizeof(*a));
 		char text[48];
 
 		mac[strcspn(mac, "\n")] = 0;
-		snprintf(text, sizeof(text), "%s/%d", mac, xwfi_params.ep_id >= 0 ? xwfi_params.ep_id : 1);
+		snprintf(text, sizeof(text), "%s/%d", mac,
+			 src_ep >= 0 ? src_ep : xwfi_params.ep_id >= 0 ? xwfi_params.ep_id : 1);
 		if (!a)
 			goto err;
 		fi->src_addr = a;
@@ -126,12 +175,12 @@ static struct fi_info *info_new(const char *ifname, const struct fi_info *h)
 			fi->src_addrlen = 0;
 		}
 	}
-	if (h && h->dest_addr) {
-		fi->dest_addr = malloc(sizeof(struct xw_addr));
+	if (dst) {
+		fi->dest_addr = malloc(sizeof(*dst));
 		if (!fi->dest_addr)
 			goto err;
-		memcpy(fi->dest_addr, h->dest_addr, sizeof(struct xw_addr));
-		fi->dest_addrlen = sizeof(struct xw_addr);
+		memcpy(fi->dest_addr, dst, sizeof(*dst));
+		fi->dest_addrlen = sizeof(*dst);
 	}
 
 	fi->tx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_SEND);
@@ -178,8 +227,8 @@ static struct fi_info *info_new(const char *ifname, const struct fi_info *h)
 					   : FI_AV_UNSPEC;
 	fi->domain_attr->mr_mode = 0;
 	fi->domain_attr->mr_key_size = 0;
-	/* 4 bytes for the caller, of which values up to XW_DATA_MAX (24 bits:
-	 * what the wire carries) are accepted: MPI sends its rank there. */
+	/* 4 bytes (the header's 32-bit data, XW_DATA_MAX): MPI sends its rank
+	 * there; a larger value is -FI_EINVAL. */
 	fi->domain_attr->cq_data_size = 4;
 	fi->domain_attr->cq_cnt = 64;
 	fi->domain_attr->ep_cnt = XW_MAX_ENDPOINTS;
@@ -210,14 +259,42 @@ static int xwfi_getinfo(uint32_t version, const char *node, const char *service,
 	struct if_nameindex *ifs, *i;
 	struct fi_info *head = NULL, **tail = &head;
 	const char *want = hints && hints->domain_attr ? hints->domain_attr->name : NULL;
+	const struct xw_addr *src = hints ? hints->src_addr : NULL;
+	const struct xw_addr *dst = hints ? hints->dest_addr : NULL;
+	struct xw_addr named;
+	int src_ep = -1;
 
 	(void)version;
-	(void)node;
-	(void)service;
-	(void)flags;
 	*info = NULL;
 	if (!hints_ok(hints))
 		return -FI_ENODATA;
+	/* node and service as fi_av_insertsvc() takes them (node a MAC or
+	 * "IPv4:port", service the endpoint id): the destination, or with
+	 * FI_SOURCE the source, which must be an interface's own.  A
+	 * service alone is the source's endpoint id on every interface. */
+	if (node) {
+		if (xwfi_node_addr(node, service, &named)) {
+			FI_INFO(&xwfi_prov, FI_LOG_CORE,
+				"node '%s' service '%s': not an xdpwake address (node: MAC or "
+				"IPv4:port; service: endpoint id)\n", node, service ? service : "");
+			return -FI_ENODATA;
+		}
+		if (flags & FI_SOURCE)
+			src = &named;
+		else
+			dst = &named;
+	} else if (service) {
+		char *end;
+		unsigned long v = strtoul(service, &end, 10);
+
+		if (*end || end == service || v >= XW_MAX_ENDPOINTS) {
+			FI_INFO(&xwfi_prov, FI_LOG_CORE,
+				"service '%s': not an endpoint id (0..%d)\n", service,
+				XW_MAX_ENDPOINTS - 1);
+			return -FI_ENODATA;
+		}
+		src_ep = (int)v;
+	}
 	ifs = if_nameindex();
 	if (!ifs)
 		return -FI_ENODATA;
@@ -228,9 +305,9 @@ static int xwfi_getinfo(uint32_t version, const char *node, const char *service,
 			continue;
 		if (want && strcmp(want, i->if_name))
 			continue;
-		if (!iface_usable(i->if_name))
+		if (!iface_usable(i->if_name) || (src && !iface_owns(i->if_name, src)))
 			continue;
-		fi = info_new(i->if_name, hints);
+		fi = info_new(i->if_name, hints, src, dst, src_ep);
 		if (!fi) {
 			if_freenameindex(ifs);
 			fi_freeinfo(head);

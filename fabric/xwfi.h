@@ -128,6 +128,10 @@ struct xwfi_cntr {
 int xwfi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **dom,
 		     void *context);
 int xwfi_av_lookup_addr(struct xwfi_av *av, fi_addr_t fa, struct xw_addr *out);
+/* An address as fi_av_insertsvc() and fi_getinfo() take it: node a MAC or
+ * "IPv4:port", service the endpoint id; or node a whole address ("MAC/ep")
+ * and service NULL.  -FI_EINVAL if it is not one. */
+int xwfi_node_addr(const char *node, const char *service, struct xw_addr *a);
 fi_addr_t xwfi_av_reverse(struct xwfi_av *av, const struct xw_addr *a);
 
 /* cq.c */

@@ -347,7 +347,7 @@ XW_API int xw_endpoint__isend(struct xw_endpoint *ep, const struct xw_addr *dst,
 struct xw_send_opts {
 	size_t sz;
 	__u32 flags;		/* XW_SEND_*                                    */
-	__u32 data;		/* with XW_SEND_DATA: 0 .. XW_DATA_MAX (24 bits) */
+	__u32 data;		/* with XW_SEND_DATA: any 32-bit value          */
 };
 /* More messages to the same destination follow at once (a batch): every
  * frame of this one carries MORE, so the receiver's XDP program may defer
@@ -355,8 +355,8 @@ struct xw_send_opts {
  * no LAT mark); send the batch's last message without the flag. */
 #define XW_SEND_MORE (1u << 0)
 /* Attach opts->data to the message (remote completion data, e.g. the
- * sender's MPI rank): the receive's status has has_data and data; -ERANGE
- * above XW_DATA_MAX. */
+ * sender's MPI rank, any 32-bit value): the receive's status has has_data
+ * and data. */
 #define XW_SEND_DATA (1u << 1)
 /** xw_endpoint__isend() with options (NULL: none). */
 XW_API int xw_endpoint__isend_opts(struct xw_endpoint *ep, const struct xw_addr *dst,

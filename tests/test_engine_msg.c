@@ -46,7 +46,8 @@ static void check_rules(int s, int d, const struct xw_hdr *h, const void *pl, si
 	CHECK(h->version == XW_VERSION, "version %u", h->version);
 	CHECK(h->type > XW_PKT_INVALID && h->type < XW_PKT_TYPE_MAX, "type %u", h->type);
 	CHECK(!(h->flags & ~XW_F_KNOWN), "unknown flags %#x", h->flags);
-	CHECK(((h->flags & XW_F_DATA) || (!h->data_hi && !h->data_lo)) && !h->session && !h->seq && !h->ack && !h->csum,
+	CHECK(!h->rsvd0 && !h->rsvd1 && !h->rsvd2 && ((h->flags & XW_F_DATA) || !h->data) &&
+	      !h->session && !h->seq && !h->ack && !h->csum,
 	      "reserved/reliability fields not 0 (type %u)", h->type);
 	CHECK(ntohs(h->src_ep) == xwt_nodes[s].cfg.ep && ntohs(h->dst_ep) == xwt_nodes[d].cfg.ep,
 	      "endpoints %u->%u", ntohs(h->src_ep), ntohs(h->dst_ep));
@@ -1160,7 +1161,7 @@ static void test_peek_claim(void)
 	free(rb);
 }
 
-/* 24 bits of data travel with a message of every class (SMALL, MEDIUM,
+/* 32 bits of data travel with a message of every class (SMALL, MEDIUM,
  * RNDV with pulled fragments), posted or unexpected, and show in a peek. */
 static void test_data(void)
 {
@@ -1172,11 +1173,10 @@ static void test_data(void)
 
 	net_init2(small_cfg(1), small_cfg(2));
 	xwt_epat_fill(sb, big, 900);
-	CHECK(xwi_engine_isend_data(xwt_nodes[0].e, &xwt_nodes[1].addr, sb, 1, 1, XWI_SEND_DATA,
-				    XW_DATA_MAX + 1, &sr) == -ERANGE, "data over 24 bits");
 	for (size_t i = 0; i < 4; i++)
 		for (int early = 0; early < 2; early++) {
-			__u32 d = (__u32)(0xABCDE0 + i * 2 + (size_t)early);
+			/* every bit of the 32 used: XW_DATA_MAX itself first */
+			__u32 d = XW_DATA_MAX - (__u32)(i * 0x01010101u * 2 + (size_t)early);
 
 			if (early)
 				REQUIRE(E_irecv(1, rb, big, 0x55, ALL, &rr) == 0, "irecv");
@@ -1700,8 +1700,10 @@ static void test_malformed(void)
 	BAD(mkhdr(XW_PKT_TYPE_MAX, 9, 2, 0, 10, 0, 1, 0, 10, 0), pl, 10, "type 11");
 	BAD(mkhdr(200, 9, 2, 0, 10, 0, 1, 0, 10, 0), pl, 10, "type 200");
 	h = mkhdr(XW_PKT_SMALL, 9, 2, 0, 10, 0, 1, 0, 10, 0);
-	h.version = 2;
-	BAD(h, pl, 10, "version 2");
+	h.version = XW_VERSION + 1;
+	BAD(h, pl, 10, "next version");
+	h.version = 1; /* the 56-byte header with 24 bits of data */
+	BAD(h, pl, 10, "version 1");
 	BAD(mkhdr(XW_PKT_SMALL, 9, 2, 1000000, 10, 0, 1, 0, 10, 0), pl, 10, "msg_id far ahead");
 	pr.block_id = 0;
 	pr.nfrags = htonl(5);

@@ -480,7 +480,7 @@ static void t_corrupt(void)
 	__u8 f[FMAX];
 	struct {
 		__u32 p, off, n;
-	} cases[] = { { XWF_ALWAYS, 0, 200 }, { XWF_P(0.25), 0, 400 }, { XWF_ALWAYS, 56, 100 } };
+	} cases[] = { { XWF_ALWAYS, 0, 200 }, { XWF_P(0.25), 0, 400 }, { XWF_ALWAYS, XW_HDR_LEN, 100 } };
 
 	for (int k = 0; k < 3; k++) {
 		__u32 ph = 500 + (__u32)k, n = cases[k].n, minbit = (14 + cases[k].off) * 8;

@@ -715,10 +715,10 @@ int main(void)
 		{ .name = "bursty loss", .ab = { .ge_p_gb = XWF_P(0.01), .ge_p_bg = XWF_P(0.3),
 						 .ge_drop_bad = XWF_P(0.8) },
 		  .want_retransmits = true },
-		/* Payload bits only (from byte 56 of the header on): every
+		/* Payload bits only (from byte XW_HDR_LEN of the header on): every
 		 * corrupted frame reaches the library, which must reject it. */
-		{ .name = "2% corruption", .ab = { .corrupt_p = XWF_P(0.02), .corrupt_off = 56 },
-		  .ba = { .corrupt_p = XWF_P(0.02), .corrupt_off = 56 }, .crc_exact = true,
+		{ .name = "2% corruption", .ab = { .corrupt_p = XWF_P(0.02), .corrupt_off = XW_HDR_LEN },
+		  .ba = { .corrupt_p = XWF_P(0.02), .corrupt_off = XW_HDR_LEN }, .crc_exact = true,
 		  .want_retransmits = true },
 		{ .name = "10% duplication", .ab = { .dup_p = XWF_P(0.1) }, .ba = { .dup_p = XWF_P(0.1) },
 		  .want_dups = true },
@@ -744,7 +744,7 @@ int main(void)
 	if (getenv("XW_SOAK_SECONDS")) {
 		__u64 secs = strtoull(getenv("XW_SOAK_SECONDS"), NULL, 10);
 		struct xwf_cfg c = { .drop_p = XWF_P(0.02), .corrupt_p = XWF_P(0.005),
-				     .corrupt_off = 56, .dup_p = XWF_P(0.01) };
+				     .corrupt_off = XW_HDR_LEN, .dup_p = XWF_P(0.01) };
 		struct xwf_relay_cfg rl = { .reorder_every = 50, .reorder_by = 2 };
 
 		printf("soak: %llu s, both ways: 2%% loss, 0.5%% corruption, 1%% duplication, "

@@ -107,8 +107,10 @@ static const struct fx table[] = {
 	/* ---- ours but malformed: dropped and counted by reason ---- */
 	{ "truncated header", { .type = XW_PKT_SMALL, .truncate = 14 + 40 }, .verdict = XDP_DROP,
 	  .delta = { D(drop_short, 1) } },
-	{ "bad version", { .version = 2, .type = XW_PKT_SMALL, .frag_count = 1, .payload_len = 8,
-	  .present = -1 }, .verdict = XDP_DROP, .delta = { D(drop_version, 1) } },
+	{ "bad version", { .version = XW_VERSION + 1, .type = XW_PKT_SMALL, .frag_count = 1,
+	  .payload_len = 8, .present = -1 }, .verdict = XDP_DROP, .delta = { D(drop_version, 1) } },
+	{ "version 1 (56-byte header)", { .version = 1, .type = XW_PKT_SMALL, .frag_count = 1,
+	  .payload_len = 8, .present = -1 }, .verdict = XDP_DROP, .delta = { D(drop_version, 1) } },
 	{ "type 0", { .type = 0, .payload_len = 0 }, .verdict = XDP_DROP, .delta = { D(drop_type, 1) } },
 	{ "type 11", { .type = XW_PKT_TYPE_MAX }, .verdict = XDP_DROP, .delta = { D(drop_type, 1) } },
 	{ "type 255", { .type = 255 }, .verdict = XDP_DROP, .delta = { D(drop_type, 1) } },

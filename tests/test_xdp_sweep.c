@@ -174,7 +174,7 @@ static void ethertype_sweep(struct xwt_xdp *x)
 	/* The body must be a valid SMALL for EP 0, so that only the EtherType
 	 * decides.  With no tag, EtherType 0x8100/0x88A8 makes the program
 	 * read the header's first 4 bytes as a VLAN tag: its inner type is
-	 * (flags << 8 | data_hi) = 0, never ours, so such frames pass. */
+	 * (flags << 8 | rsvd0) = 0, never ours, so such frames pass. */
 	for (int tags = 0; tags <= 2; tags++) {
 		struct xwt_frame f = { .vlans = tags, .type = XW_PKT_SMALL, .frag_count = 1,
 				       .payload_len = 8, .present = -1, .dst_ep = EP };
@@ -186,7 +186,7 @@ static void ethertype_sweep(struct xwt_xdp *x)
 		h = buf + et_off[tags] + 2;
 		REQUIRE(len[tags] >= 64, "frame of %d bytes", len[tags]);
 		REQUIRE(((h[XW_OFFSETOF(struct xw_hdr, flags)] << 8) |
-			 h[XW_OFFSETOF(struct xw_hdr, data_hi)]) != XW_DEFAULT_ETHERTYPE,
+			 h[XW_OFFSETOF(struct xw_hdr, rsvd0)]) != XW_DEFAULT_ETHERTYPE,
 			"inner type");
 		a = xwt_stats(x);
 		v = run(x, buf, len[tags], 0, &mod, NULL);

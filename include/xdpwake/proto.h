@@ -56,7 +56,10 @@
 /* The xdpwake header                                                  */
 /* ------------------------------------------------------------------ */
 
-#define XW_VERSION 1
+/* Wire version.  2: 64-byte header, 32 bits of message data at offset 56
+ * (1: a 56-byte header with 24 bits of data in bytes 3 and 42-43).  A frame
+ * of another version is dropped and counted (XW_R_BAD_VERSION). */
+#define XW_VERSION 2
 
 enum xw_pkt_type {
 	XW_PKT_INVALID = 0,
@@ -77,12 +80,11 @@ enum xw_pkt_type {
 #define XW_F_LAT 0x01u	/* latency-sensitive: the receiver will want this now */
 #define XW_F_MORE 0x02u /* sender already holds more frames for this peer    */
 #define XW_F_LAST 0x04u /* last fragment of a message / of a pull block       */
-#define XW_F_DATA 0x08u /* the message carries 24 bits of data: data_hi,
-			 * data_lo (every SMALL/MEDIUM/RNDV/PULL_REPLY
-			 * frame of it)                                      */
+#define XW_F_DATA 0x08u /* the message carries 32 bits of data in `data`
+			 * (every SMALL/MEDIUM/RNDV/PULL_REPLY frame of it)  */
 #define XW_F_KNOWN (XW_F_LAT | XW_F_MORE | XW_F_LAST | XW_F_DATA)
-/* Largest value of a message's data (24 bits: data_hi << 16 | data_lo). */
-#define XW_DATA_MAX 0xFFFFFFu
+/* Largest value of a message's data (the header's 32-bit `data`). */
+#define XW_DATA_MAX 0xFFFFFFFFu
 
 /*
  * Per-type field use (checked by the XDP program where marked [X]):
@@ -110,7 +112,7 @@ struct xw_hdr {
 	__u8 version;	    /* XW_VERSION                                 */
 	__u8 type;	    /* enum xw_pkt_type                           */
 	__u8 flags;	    /* XW_F_*                                     */
-	__u8 data_hi;	    /* with XW_F_DATA: data bits 23..16, else 0   */
+	__u8 rsvd0;	    /* 0                                          */
 	__be16 dst_ep;	    /* destination endpoint id                    */
 	__be16 src_ep;	    /* source endpoint id                         */
 	__be32 session;	    /* connection session id (0: none yet)        */
@@ -122,12 +124,14 @@ struct xw_hdr {
 	__be32 frag_idx;    /* fragment index                             */
 	__be32 frag_count;  /* fragment count of the message              */
 	__be16 payload_len; /* payload bytes following this header        */
-	__be16 data_lo;	    /* with XW_F_DATA: data bits 15..0, else 0    */
+	__be16 rsvd1;	    /* 0                                          */
 	__be32 csum;	    /* CRC32C over header (csum = 0) and payload  */
 	__be64 match;	    /* 64-bit match (tag) value                   */
+	__be32 data;	    /* with XW_F_DATA: the message's data, else 0 */
+	__be32 rsvd2;	    /* 0                                          */
 };
 
-#define XW_HDR_LEN 56
+#define XW_HDR_LEN 64
 
 XW_STATIC_ASSERT(sizeof(struct xw_hdr) == XW_HDR_LEN, "xw_hdr size");
 XW_STATIC_ASSERT(XW_OFFSETOF(struct xw_hdr, version) == 0, "xw_hdr.version");
@@ -146,6 +150,7 @@ XW_STATIC_ASSERT(XW_OFFSETOF(struct xw_hdr, frag_count) == 36, "xw_hdr.frag_coun
 XW_STATIC_ASSERT(XW_OFFSETOF(struct xw_hdr, payload_len) == 40, "xw_hdr.payload_len");
 XW_STATIC_ASSERT(XW_OFFSETOF(struct xw_hdr, csum) == 44, "xw_hdr.csum");
 XW_STATIC_ASSERT(XW_OFFSETOF(struct xw_hdr, match) == 48, "xw_hdr.match");
+XW_STATIC_ASSERT(XW_OFFSETOF(struct xw_hdr, data) == 56, "xw_hdr.data");
 
 /* Payload of a PULL request (big-endian). */
 struct xw_pull_req {

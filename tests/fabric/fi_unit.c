@@ -164,6 +164,108 @@ static void check_getinfo_hints(void)
 	fi_freeinfo(hints);
 }
 
+/* fi_getinfo's node and service (as fi_av_insertsvc takes them: node a
+ * MAC or IPv4:port, service the endpoint id): the destination, or with
+ * FI_SOURCE the source, on the interface that owns it, opened with that
+ * id; FI_PROGRESS_AUTO is not offered. */
+static void check_getinfo_node(struct side *a, struct side *b)
+{
+	struct fi_info *hints = fi_allocinfo(), *info = NULL;
+	char own[64], peer[64], text[80], got[80];
+	size_t len;
+	int err;
+
+	len = sizeof(own);
+	REQUIRE(fi_av_straddr(a->av, a->info->src_addr, own, &len), "straddr");
+	own[strcspn(own, "/")] = 0; /* the MAC */
+	{
+		char nb[64];
+
+		len = sizeof(nb);
+		REQUIRE(!fi_getname(&b->ep->fid, nb, &len), "getname");
+		len = sizeof(peer);
+		REQUIRE(fi_av_straddr(a->av, nb, peer, &len), "straddr");
+		peer[strcspn(peer, "/")] = 0;
+	}
+	hints->fabric_attr->prov_name = strdup("xdpwake");
+	hints->ep_attr->type = FI_EP_RDM;
+
+	hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
+	err = fi_getinfo(FI_VERSION(1, 5), NULL, NULL, 0, hints, &info);
+	CHECK(err == -FI_ENODATA, "data_progress AUTO: %d", err);
+	hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+	hints->domain_attr->control_progress = FI_PROGRESS_AUTO;
+	err = fi_getinfo(FI_VERSION(1, 5), NULL, NULL, 0, hints, &info);
+	CHECK(err == -FI_ENODATA, "control_progress AUTO: %d", err);
+	hints->domain_attr->control_progress = FI_PROGRESS_MANUAL;
+	err = fi_getinfo(FI_VERSION(1, 5), NULL, NULL, 0, hints, &info);
+	CHECK(!err && info && info->domain_attr->data_progress == FI_PROGRESS_MANUAL,
+	      "MANUAL: %d", err);
+	fi_freeinfo(info);
+	info = NULL;
+
+	/* destination: the peer's MAC and endpoint id 7 */
+	snprintf(text, sizeof(text), "%s/7", peer);
+	err = fi_getinfo(FI_VERSION(1, 5), peer, "7", 0, hints, &info);
+	CHECK(!err && info, "node %s service 7: %d", peer, err);
+	for (struct fi_info *i = info; i; i = i->next) {
+		len = sizeof(got);
+		CHECK(i->dest_addr && i->dest_addrlen == 16 && i->src_addr &&
+		      fi_av_straddr(a->av, i->dest_addr, got, &len) && !strcmp(got, text),
+		      "dest_addr of node/service on %s: %s", i->domain_attr->name,
+		      i->dest_addr ? got : "none");
+	}
+	fi_freeinfo(info);
+	info = NULL;
+	/* the same as one address, no service */
+	err = fi_getinfo(FI_VERSION(1, 5), text, NULL, 0, hints, &info);
+	len = sizeof(got);
+	CHECK(!err && info && info->dest_addr &&
+	      fi_av_straddr(a->av, info->dest_addr, got, &len) && !strcmp(got, text),
+	      "node %s: %d", text, err);
+	fi_freeinfo(info);
+	info = NULL;
+	/* not an address of ours; an endpoint id out of range */
+	err = fi_getinfo(FI_VERSION(1, 5), "localhost", "9228", 0, hints, &info);
+	CHECK(err == -FI_ENODATA && !info, "node localhost: %d", err);
+	err = fi_getinfo(FI_VERSION(1, 5), NULL, "64", FI_SOURCE, hints, &info);
+	CHECK(err == -FI_ENODATA && !info, "service 64: %d", err);
+
+	/* source: this side's MAC, endpoint id 9: only its interface, and an
+	 * endpoint opened from it has id 9 */
+	snprintf(text, sizeof(text), "%s/9", own);
+	err = fi_getinfo(FI_VERSION(1, 5), own, "9", FI_SOURCE, hints, &info);
+	len = sizeof(got);
+	CHECK(!err && info && !info->next &&
+	      !strcmp(info->domain_attr->name, a->info->domain_attr->name) && info->src_addr &&
+	      fi_av_straddr(a->av, info->src_addr, got, &len) && !strcmp(got, text) &&
+	      !info->dest_addr,
+	      "FI_SOURCE node %s service 9: %d", own, err);
+	if (!err && info) {
+		struct fid_ep *ep = NULL;
+		char name[64];
+
+		len = sizeof(name);
+		err = fi_endpoint(a->dom, info, &ep, NULL);
+		CHECK(!err && !fi_getname(&ep->fid, name, &len) && !memcmp(name, info->src_addr, 16),
+		      "endpoint of the FI_SOURCE info has its address: %d", err);
+		if (ep)
+			fi_close(&ep->fid);
+	}
+	fi_freeinfo(info);
+	info = NULL;
+	/* a service alone: the source's endpoint id on every interface */
+	err = fi_getinfo(FI_VERSION(1, 5), NULL, "12", FI_SOURCE, hints, &info);
+	CHECK(!err && info, "service 12: %d", err);
+	for (struct fi_info *i = info; i; i = i->next) {
+		len = sizeof(got);
+		CHECK(i->src_addr && fi_av_straddr(a->av, i->src_addr, got, &len) &&
+		      strstr(got, "/12"), "service 12 on %s", i->domain_attr->name);
+	}
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+}
+
 static void exchange(struct side *a, struct side *b)
 {
 	char na[64], nb[64];
@@ -380,6 +482,7 @@ int main(int argc, char **argv)
 		CHECK(a.info->src_addr && !memcmp(a.info->src_addr, na, 16),
 		      "src_addr is the endpoint's address");
 		check_getinfo_hints();
+		check_getinfo_node(&a, &b);
 	}
 	for (size_t i = 0; i < sizeof(sbuf); i++)
 		sbuf[i] = (char)(i * 7 + 3);
@@ -392,11 +495,11 @@ int main(int argc, char **argv)
 			memset(rbuf, 0, sizeof(rbuf));
 			REQUIRE(!fi_trecv(b.ep, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC, 0x100 + k, 0,
 					  &ctx[0]), "trecv");
-			REQUIRE(!fi_tsenddata(a.ep, sbuf, sz[k], NULL, 0xABC000 + k, a.peer,
+			REQUIRE(!fi_tsenddata(a.ep, sbuf, sz[k], NULL, 0xFEDCBA00u + k, a.peer,
 					      0x100 + k, &ctx[1]), "tsenddata");
 			r = get_comp(&b, &a, &e, &src, &ee);
 			CHECK(!r && e.op_context == &ctx[0] && e.len == sz[k] && e.tag == 0x100u + k &&
-			      (e.flags & FI_REMOTE_CQ_DATA) && e.data == 0xABC000u + k &&
+			      (e.flags & FI_REMOTE_CQ_DATA) && e.data == 0xFEDCBA00u + k &&
 			      (e.flags & FI_TAGGED) && (e.flags & FI_RECV) && src == b.peer &&
 			      !memcmp(rbuf, sbuf, sz[k]),
 			      "tagged %zu bytes: r %d len %zu data %#llx src %llu", sz[k], r, e.len,
@@ -404,8 +507,8 @@ int main(int argc, char **argv)
 			r = get_comp(&a, &b, &e, NULL, &ee);
 			CHECK(!r && e.op_context == &ctx[1] && (e.flags & FI_SEND), "send completion");
 		}
-		CHECK(fi_tsenddata(a.ep, sbuf, 1, NULL, 0x1000000, a.peer, 1, &ctx[1]) ==
-			      -FI_EINVAL, "cq data over 24 bits refused");
+		CHECK(fi_tsenddata(a.ep, sbuf, 1, NULL, 0x100000000ull, a.peer, 1, &ctx[1]) ==
+			      -FI_EINVAL, "cq data over cq_data_size (4 bytes) refused");
 	}
 
 	/* untagged and tagged do not match each other; unexpected, inject */

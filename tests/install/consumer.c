@@ -75,8 +75,8 @@ int main(void)
 	       xw_stat_count(), XW_STATS_NR);
 	EXPECT(xw_stat_name(0) && !strcmp(xw_stat_name(0), "frames_passed"), "xw_stat_name(0)");
 
-	EXPECT(sizeof(struct xw_hdr) == 56, "sizeof(struct xw_hdr) = %zu", sizeof(struct xw_hdr));
-	EXPECT(XW_HDR_LEN == 56, "XW_HDR_LEN = %d", XW_HDR_LEN);
+	EXPECT(sizeof(struct xw_hdr) == 64, "sizeof(struct xw_hdr) = %zu", sizeof(struct xw_hdr));
+	EXPECT(XW_HDR_LEN == 64, "XW_HDR_LEN = %d", XW_HDR_LEN);
 
 	/* Options through the public macro; nothing is attached: the
 	 * interface does not exist. */

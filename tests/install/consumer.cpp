@@ -30,7 +30,7 @@ static int failures;
 		}                                                        \
 	} while (0)
 
-static_assert(sizeof(struct xw_hdr) == 56, "struct xw_hdr is 56 bytes");
+static_assert(sizeof(struct xw_hdr) == 64, "struct xw_hdr is 64 bytes");
 
 static bool mentions_privileges(const char *s)
 {

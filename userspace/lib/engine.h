@@ -193,8 +193,8 @@ int xwi_engine_isend(struct xwi_engine *e, const struct xw_addr *dst, const void
 #define XWI_SEND_MORE (1u << 0)
 int xwi_engine_isend_flags(struct xwi_engine *e, const struct xw_addr *dst, const void *buf,
 			   size_t len, __u64 match, __u32 flags, struct xw_request **reqp);
-/* The same with XWI_SEND_DATA: the message carries @data (at most
- * XW_DATA_MAX, else -ERANGE) to the receiver's status (has_data, data). */
+/* The same with XWI_SEND_DATA: the message carries @data (32 bits)
+ * to the receiver's status (has_data, data). */
 #define XWI_SEND_DATA (1u << 1)
 int xwi_engine_isend_data(struct xwi_engine *e, const struct xw_addr *dst, const void *buf,
 			  size_t len, __u64 match, __u32 flags, __u32 data, struct xw_request **reqp);

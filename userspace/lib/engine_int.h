@@ -245,7 +245,7 @@ struct rmsg {
 	__u32 npush;	     /* fragments sent unasked (eager: all)           */
 	__u32 nhave;
 	__u64 match;
-	bool has_data;	     /* XW_F_DATA: the sender's 24 bits of data      */
+	bool has_data;	     /* XW_F_DATA: the sender's 32 bits of data      */
 	__u32 mdata;
 	__u64 claim;	     /* unexpected, claimed by a peek (0: not): only
 			      * xwi_engine_irecv_claimed() takes it          */

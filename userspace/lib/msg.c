@@ -130,8 +130,7 @@ static void hdr_data(struct xw_hdr *h, const struct xwi_req_priv *s)
 	if (!s->has_data)
 		return;
 	h->flags |= XW_F_DATA;
-	h->data_hi = (__u8)(s->mdata >> 16);
-	h->data_lo = htons((__u16)s->mdata);
+	h->data = htonl(s->mdata);
 }
 
 /* Emit the next initial frame of send @s. */
@@ -367,8 +366,6 @@ int xwi_engine_isend_data(struct xwi_engine *e, const struct xw_addr *dst, const
 	if (!e || !dst || !reqp || (!buf && len) || dst->ep >= XW_MAX_ENDPOINTS ||
 	    (flags & ~(XWI_SEND_MORE | XWI_SEND_DATA)))
 		return -EINVAL;
-	if ((flags & XWI_SEND_DATA) && data > XW_DATA_MAX)
-		return -ERANGE;
 	if ((__u64)len > UINT32_MAX)
 		return -EMSGSIZE;
 	if (e->backlog >= e->cfg.tx_backlog_max)
@@ -792,7 +789,7 @@ static int rmsg_new(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h
 	m->nfrags = ntohl(h->frag_count);
 	m->match = be64toh(h->match);
 	m->has_data = h->flags & XW_F_DATA;
-	m->mdata = m->has_data ? (__u32)h->data_hi << 16 | ntohs(h->data_lo) : 0;
+	m->mdata = m->has_data ? ntohl(h->data) : 0;
 	m->rndv = h->type == XW_PKT_RNDV;
 	m->npush = m->rndv ? ntohl(h->frag_idx) + 1 : m->nfrags;
 	m->have = m->nfrags <= 64 ? &m->have1 : zalloc((m->nfrags + 63) / 64, sizeof(__u64));

@@ -89,7 +89,7 @@ static struct xwi_req_priv *eager_rebuild(struct xwi_engine *e, struct peer *p,
 	s->burst = s->nfrags;
 	s->match = be64toh(f0->h.match);
 	s->has_data = f0->h.flags & XW_F_DATA;
-	s->mdata = (__u32)f0->h.data_hi << 16 | ntohs(f0->h.data_lo);
+	s->mdata = ntohl(f0->h.data);
 	s->cls = f0->h.type;
 	e->backlog++;
 	return s;
