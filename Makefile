@@ -60,6 +60,10 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -Wall -Werror -Iinclude \
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
+# The benchmarks' own BPF programs (bench/bpf/): skeletons beside the others,
+# needed by the benchmark programs only.
+BENCH_BPF_SRCS := $(wildcard bench/bpf/*.bpf.c)
+BENCH_SKELS := $(patsubst bench/bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BENCH_BPF_SRCS))
 # BPF programs of the tests only (tests/bpf/): skeletons beside the others.
 TEST_BPF_SRCS := $(wildcard tests/bpf/*.bpf.c)
 TEST_SKELS := $(patsubst tests/bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(TEST_BPF_SRCS))
@@ -72,6 +76,11 @@ SONAME := libxdpwake.so.$(VERSION_MAJOR)
 LIB_SO := $(OUTPUT)/libxdpwake.so.$(VERSION)
 CLI := $(OUTPUT)/xdpwake
 CLI_SRCS := $(wildcard userspace/cli/*.c)
+# The internal helper library of the tool, the benchmarks and the tests
+# (measurement, statistics, the address rendezvous, JSON); never installed.
+UTIL_SRCS := $(wildcard userspace/util/*.c)
+UTIL_OBJS := $(patsubst userspace/util/%.c,$(OUTPUT)/util/%.o,$(UTIL_SRCS))
+UTIL_A := $(OUTPUT)/libxwutil.a
 
 TEST_SRCS := $(wildcard tests/test_*.c)
 # The tests' compiled helpers (tests/lib/), one archive linked into each.
@@ -81,7 +90,10 @@ XWT_HDRS := $(wildcard tests/lib/*.h)
 XWT_A := $(OUTPUT)/tests/libxwt.a
 TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
 BENCH_SRCS := $(wildcard bench/*.c)
-BENCH_BINS := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS))
+# A benchmark program of several files: bench/NAME/*.c, one program NAME.
+BENCH_MULTI := xwbench
+BENCH_BINS := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS)) \
+	$(patsubst %,$(OUTPUT)/bench/%,$(BENCH_MULTI))
 
 .DELETE_ON_ERROR:
 .PHONY: FORCE test-repeat readme bench-wait bench-wait-quick all deps test check tests benches install uninstall clean bench-xdp demo
@@ -136,8 +148,8 @@ bench-wait-quick:
 bench-xdp: $(OUTPUT)/bench/xdp_cost
 	$(Q)$(OUTPUT)/bench/xdp_cost
 
-$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/lib $(OUTPUT)/cli $(OUTPUT)/tests $(OUTPUT)/tests/mpi $(OUTPUT)/tests/bpf \
-		$(OUTPUT)/tests/lib $(OUTPUT)/bench:
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/lib $(OUTPUT)/util $(OUTPUT)/cli $(OUTPUT)/tests $(OUTPUT)/tests/mpi \
+		$(OUTPUT)/tests/bpf $(OUTPUT)/tests/lib $(OUTPUT)/bench $(OUTPUT)/bench/bpf:
 	$(Q)mkdir -p $@
 
 $(TEST_HELPERS): | $(OUTPUT)/tests/mpi
@@ -147,6 +159,10 @@ $(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c include/xdpwake/proto.h | $(OUTPUT)/bpf
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(OUTPUT)/tests/bpf/%.bpf.o: tests/bpf/%.bpf.c include/xdpwake/proto.h tests/lib/fault_maps.h | $(OUTPUT)/tests/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/bench/bpf/%.bpf.o: bench/bpf/%.bpf.c | $(OUTPUT)/bench/bpf
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -160,12 +176,23 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
 $(TEST_SKELS): $(OUTPUT)/%.skel.h: $(OUTPUT)/tests/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
+$(BENCH_SKELS): $(OUTPUT)/%.skel.h: $(OUTPUT)/bench/bpf/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
 $(OUTPUT)/lib/%.o: userspace/lib/%.c $(PUB_HDRS) $(wildcard userspace/lib/*.h) $(SKELS) | $(OUTPUT)/lib
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(LIB_CFLAGS) $(DEP_CFLAGS) -c $< -o $@
 
 $(LIB_A): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(OUTPUT)/util/%.o: userspace/util/%.c $(wildcard userspace/util/*.h) | $(OUTPUT)/util
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) -c $< -o $@
+
+$(UTIL_A): $(UTIL_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
@@ -182,35 +209,44 @@ $(LIB_SO): $(LIB_OBJS) $(OUTPUT)/lib/compat.o userspace/libxdpwake.map
 	$(Q)ln -sf $(notdir $@) $(OUTPUT)/$(SONAME)
 	$(Q)ln -sf $(SONAME) $(OUTPUT)/libxdpwake.so
 
-$(CLI): $(CLI_SRCS) $(wildcard userspace/cli/*.h) $(LIB_A) $(PUB_HDRS) | $(OUTPUT)/cli
+$(CLI): $(CLI_SRCS) $(wildcard userspace/cli/*.h) $(LIB_A) $(UTIL_A) $(PUB_HDRS) | $(OUTPUT)/cli
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -DXW_VERSION_STR='"$(VERSION)"' \
-		-o $@ $(CLI_SRCS) $(LIB_A) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/util \
+		-DXW_VERSION_STR='"$(VERSION)"' -o $@ $(CLI_SRCS) $(LIB_A) $(UTIL_A) $(LDLIBS)
 
 $(OUTPUT)/tests/lib/%.o: tests/lib/%.c $(XWT_HDRS) $(PUB_HDRS) $(SKELS) $(TEST_SKELS) | $(OUTPUT)/tests/lib
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Itests/lib -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Iuserspace/util -Itests/lib \
+		-c $< -o $@
 
 $(XWT_A): $(XWT_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(OUTPUT)/tests/%: tests/%.c $(XWT_HDRS) $(XWT_A) $(LIB_A) $(PUB_HDRS) $(SKELS) $(TEST_SKELS) | $(OUTPUT)/tests
+$(OUTPUT)/tests/%: tests/%.c $(XWT_HDRS) $(XWT_A) $(LIB_A) $(UTIL_A) $(PUB_HDRS) $(SKELS) $(TEST_SKELS) \
+		| $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Itests/lib \
-		-o $@ $< $(XWT_A) $(LIB_A) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Iuserspace/util -Itests/lib \
+		-o $@ $< $(XWT_A) $(LIB_A) $(UTIL_A) $(LDLIBS)
 
-$(OUTPUT)/bench/%: bench/%.c $(LIB_A) $(PUB_HDRS) $(SKELS) | $(OUTPUT)/bench
+$(OUTPUT)/bench/%: bench/%.c $(LIB_A) $(UTIL_A) $(PUB_HDRS) $(SKELS) $(BENCH_SKELS) | $(OUTPUT)/bench
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib \
-		-o $@ $< $(LIB_A) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Iuserspace/util \
+		-o $@ $< $(LIB_A) $(UTIL_A) $(LDLIBS)
 
 # policy_demo runs on the tests' end-to-end harness: its header
 # (tests/lib/xwt_e2e.h) and the compiled helpers (libxwt.a).
-$(OUTPUT)/bench/policy_demo: bench/policy_demo.c $(XWT_HDRS) $(XWT_A) $(LIB_A) $(PUB_HDRS) $(SKELS) | $(OUTPUT)/bench
+$(OUTPUT)/bench/policy_demo: bench/policy_demo.c $(XWT_HDRS) $(XWT_A) $(LIB_A) $(UTIL_A) $(PUB_HDRS) \
+		$(SKELS) | $(OUTPUT)/bench
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Itests/lib \
-		-o $@ $< $(XWT_A) $(LIB_A) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Iuserspace/util -Itests/lib \
+		-o $@ $< $(XWT_A) $(LIB_A) $(UTIL_A) $(LDLIBS)
+
+$(OUTPUT)/bench/xwbench: $(wildcard bench/xwbench/*.c bench/xwbench/*.h) $(LIB_A) $(UTIL_A) \
+		$(PUB_HDRS) | $(OUTPUT)/bench
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/util -Ibench/xwbench \
+		-o $@ $(wildcard bench/xwbench/*.c) $(LIB_A) $(UTIL_A) $(LDLIBS)
 
 # Always regenerated: PREFIX/LIBDIR/INCLUDEDIR may differ between installs.
 # The man page and the README's command reference come from the tool's own

@@ -10,7 +10,7 @@
  *             [--duration S | --iters N] [--warmup N] [--batch N] [--timeout-ms MS]
  *             [--connect-timeout S] [-j]
  *
- * Each side attaches bpf/afxdp_raw.bpf.c (native XDP, generic if the driver
+ * Each side attaches bench/bpf/afxdp_raw.bpf.c (native XDP, generic if the driver
  * has none) to its own interface, opens one AF_XDP socket on queue Q (copy
  * mode: veth has no zero-copy) and puts it in the program's XSKMAP: frames
  * of EtherType 0x88B6 go to the socket, everything else passes.  Frames go
@@ -55,7 +55,7 @@
 #include "afxdp_raw.skel.h"
 #include "peers_common.h"
 
-#define RAW_ETHERTYPE 0x88B6 /* bpf/afxdp_raw.bpf.c */
+#define RAW_ETHERTYPE 0x88B6 /* bench/bpf/afxdp_raw.bpf.c */
 #define RAW_MAGIC 0x58575241u /* "XWRA" */
 #define NRX 2048u
 #define NTX 2048u
@@ -365,13 +365,13 @@ static void reap(struct xs *x)
 /* Reserve @n TX frames; returns their UMEM addresses in @addr (0 on success). */
 static int tx_get(struct xs *x, unsigned int n, uint64_t *addr)
 {
-	unsigned long long end = pc_now_ns() + 1000000000ULL;
+	unsigned long long end = xwu_now_ns() + 1000000000ULL;
 
 	reap(x);
 	while (x->nfree < n) {
 		kick(x);
 		reap(x);
-		if (pc_now_ns() > end || pc_stop)
+		if (xwu_now_ns() > end || pc_stop)
 			return -ETIMEDOUT;
 	}
 	for (unsigned int i = 0; i < n; i++)
@@ -485,7 +485,7 @@ static int rx_one(struct xs *x, struct rx_frame *out, unsigned long long deadlin
 		if ((++spins & 63) == 0) {
 			if (pc_stop)
 				return -EINTR;
-			if (pc_now_ns() >= deadline_ns)
+			if (xwu_now_ns() >= deadline_ns)
 				return -ETIMEDOUT;
 		}
 	}
@@ -502,7 +502,7 @@ static int run_server(struct xs *x)
 	fprintf(stderr, "afxdp_raw: server on %s queue %lu (%s XDP, copy mode), busy-spin\n",
 		o.ifname, o.queue, x->xdp_flags & XDP_FLAGS_SKB_MODE ? "generic" : "native");
 	for (;;) {
-		int err = rx_one(x, &f, pc_now_ns() + idle_ns);
+		int err = rx_one(x, &f, xwu_now_ns() + idle_ns);
 
 		if (err == -ETIMEDOUT) {
 			fprintf(stderr, "afxdp_raw: idle for %.0f s, exiting\n", o.idle_timeout);
@@ -542,13 +542,13 @@ static struct rx_frame rxf; /* the client's receive buffer */
 
 static int hello(struct xs *x)
 {
-	unsigned long long end = pc_now_ns() + (unsigned long long)(o.connect_timeout * 1e9);
+	unsigned long long end = xwu_now_ns() + (unsigned long long)(o.connect_timeout * 1e9);
 	struct rx_frame *f = &rxf;
 
-	while (pc_now_ns() < end && !pc_stop) {
+	while (xwu_now_ns() < end && !pc_stop) {
 		if (send1(x, T_HELLO, 0, 0, NULL, 0))
 			return -EIO;
-		if (!rx_one(x, f, pc_now_ns() + 100000000ULL) && f->h.type == T_HELLO_ACK)
+		if (!rx_one(x, f, xwu_now_ns() + 100000000ULL) && f->h.type == T_HELLO_ACK)
 			return 0;
 	}
 	return -ETIMEDOUT;
@@ -558,11 +558,11 @@ static int hello(struct xs *x)
 static long long pp_round(struct xs *x, const unsigned char *sbuf, unsigned long size,
 			  uint32_t seq, unsigned long long *retx)
 {
-	unsigned long long t0 = pc_now_ns(), give_up = t0 + 5000000000ULL;
+	unsigned long long t0 = xwu_now_ns(), give_up = t0 + 5000000000ULL;
 	struct rx_frame *f = &rxf;
 
 	for (;;) {
-		unsigned long long dl = pc_now_ns() + o.timeout_ms * 1000000ULL;
+		unsigned long long dl = xwu_now_ns() + o.timeout_ms * 1000000ULL;
 		int err = send1(x, T_PING, 0, seq, sbuf, size);
 
 		if (err)
@@ -572,11 +572,11 @@ static long long pp_round(struct xs *x, const unsigned char *sbuf, unsigned long
 			if (err)
 				break;
 			if (f->h.type == T_PONG && f->h.seq == seq && f->h.len == size)
-				return (long long)(pc_now_ns() - t0);
+				return (long long)(xwu_now_ns() - t0);
 		}
 		if (err != -ETIMEDOUT)
 			return err;
-		if (pc_now_ns() > give_up)
+		if (xwu_now_ns() > give_up)
 			return -ETIMEDOUT;
 		(*retx)++;
 	}
@@ -586,7 +586,7 @@ static long long pp_round(struct xs *x, const unsigned char *sbuf, unsigned long
 static long long st_batch(struct xs *x, const unsigned char *sbuf, unsigned long size,
 			  uint32_t seq, unsigned long long *retx)
 {
-	unsigned long long t0 = pc_now_ns(), give_up = t0 + 5000000000ULL;
+	unsigned long long t0 = xwu_now_ns(), give_up = t0 + 5000000000ULL;
 	uint64_t addr[NTX / 4];
 	unsigned int len[NTX / 4];
 	uint32_t last = seq + (uint32_t)o.batch - 1;
@@ -602,14 +602,14 @@ static long long st_batch(struct xs *x, const unsigned char *sbuf, unsigned long
 	if (err)
 		return err;
 	for (;;) {
-		err = rx_one(x, f, pc_now_ns() + o.timeout_ms * 1000000ULL);
+		err = rx_one(x, f, xwu_now_ns() + o.timeout_ms * 1000000ULL);
 		if (!err && f->h.type == T_ACK && f->h.seq == last)
-			return (long long)(pc_now_ns() - t0);
+			return (long long)(xwu_now_ns() - t0);
 		if (!err)
 			continue;
 		if (err != -ETIMEDOUT)
 			return err;
-		if (pc_now_ns() > give_up)
+		if (xwu_now_ns() > give_up)
 			return -ETIMEDOUT;
 		(*retx)++;
 		err = send1(x, T_DATA, F_END, last, sbuf, size);
@@ -644,7 +644,7 @@ static int run_client(struct xs *x)
 	}
 	for (int i = 0; i < o.nsizes; i++) {
 		struct pc_result *r = &res[i];
-		struct pc_samples lat = { 0 };
+		struct xwu_samples lat = { 0 };
 		unsigned long size = o.sizes[i], k = o.mode == MODE_STREAM ? o.batch : 1;
 		unsigned long long n = 0, retx = 0, t0, b0, dur = (unsigned long long)(o.duration * 1e9);
 		long long t;
@@ -660,10 +660,10 @@ static int run_client(struct xs *x)
 			}
 		}
 		retx = 0;
-		b0 = pc_machine_busy_us();
-		t0 = pc_now_ns();
+		b0 = xwu_machine_busy_us();
+		t0 = xwu_now_ns();
 		for (;;) {
-			if (o.duration_set ? pc_now_ns() - t0 >= dur : n >= o.iters)
+			if (o.duration_set ? xwu_now_ns() - t0 >= dur : n >= o.iters)
 				break;
 			t = o.mode == MODE_PINGPONG ? pp_round(x, sbuf, size, seq, &retx)
 						    : st_batch(x, sbuf, size, seq, &retx);
@@ -671,24 +671,24 @@ static int run_client(struct xs *x)
 			if (t < 0) {
 				fprintf(stderr, "afxdp_raw: size %lu, message %llu: %s\n", size, n,
 					strerror((int)-t));
-				free(lat.v);
+				xwu_samples_free(&lat);
 				goto out;
 			}
-			if (pc_add(&lat, o.mode == MODE_PINGPONG ? (double)t / 2e3 : (double)t / 1e3)) {
-				free(lat.v);
+			if (xwu_samples_add(&lat, o.mode == MODE_PINGPONG ? (double)t / 2e3 : (double)t / 1e3)) {
+				xwu_samples_free(&lat);
 				goto out;
 			}
 			n += k;
 		}
-		r->elapsed_s = (double)(pc_now_ns() - t0) / 1e9;
-		r->busy_us = (double)(pc_machine_busy_us() - b0);
+		r->elapsed_s = (double)(xwu_now_ns() - t0) / 1e9;
+		r->busy_us = (double)(xwu_machine_busy_us() - b0);
 		r->size = size;
 		r->batch = o.mode == MODE_STREAM ? o.batch : 0;
 		r->iters = n;
 		r->msgs = o.mode == MODE_PINGPONG ? 2 * n : n;
 		r->retransmits = retx;
-		pc_pct_of(&lat, &r->lat);
-		free(lat.v);
+		xwu_summarize(lat.v, lat.n, &r->lat);
+		xwu_samples_free(&lat);
 		done++;
 	}
 	rc = 0;
@@ -697,7 +697,7 @@ out:
 	for (int i = 0; i < 5; i++) {
 		if (send1(x, T_BYE, 0, 0, NULL, 0))
 			break;
-		if (!rx_one(x, &rxf, pc_now_ns() + 50000000ULL) && rxf.h.type == T_BYE)
+		if (!rx_one(x, &rxf, xwu_now_ns() + 50000000ULL) && rxf.h.type == T_BYE)
 			break;
 	}
 	if (done) {

@@ -33,8 +33,9 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(dirname "$HERE")
 OUTPUT=${OUTPUT:-$TOP/.output}
+# shellcheck source=scripts/lib.sh
+. "$TOP/scripts/lib.sh"
 size=64 iters=1000,5000 policy=marker wait=block out=''
-usage() { sed -n '3,/^# Exit:/p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--size) size=${2:-}; shift ;;
@@ -42,8 +43,8 @@ while [ $# -gt 0 ]; do
 	--policy) policy=${2:-}; shift ;;
 	--wait) wait=${2:-}; shift ;;
 	--out) out=${2:-}; shift ;;
-	-h | --help) usage 0 ;;
-	*) echo "cost: unknown argument '$1'" >&2; usage ;;
+	-h | --help) xw_usage 0 ;;
+	*) echo "cost: unknown argument '$1'" >&2; xw_usage ;;
 	esac
 	shift
 done

@@ -104,7 +104,9 @@ def step_of(file, func):
         return "qsort (see the comparators: cmp_double tool, cmp_u64 library)"
     if func.startswith(("__memcpy", "__memmove", "memcpy", "__memset", "memset")):
         return "copies (memcpy/memset)"
-    if file.startswith("cmd_") or file in ("xdpwake.c",):
+    # the tool (cmd_*.c, perf_*.c) and its helper library (userspace/util/)
+    if file.startswith(("cmd_", "perf_")) or file in ("xdpwake.c", "measure.c", "stats.c",
+                                                       "addrfile.c", "json.c"):
         return "the measuring tool (not the library)"
     return "other: " + file
 

@@ -50,32 +50,30 @@ set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(dirname "$HERE")
+# shellcheck source=scripts/lib.sh
+. "$TOP/scripts/lib.sh"
 OUTPUT=${OUTPUT:-$TOP/.output}
 PYTHON=${PYTHON:-/usr/bin/python3}
 quick=0 out="$HERE/results" reps='' install=1
 cmdline="bench/peers.sh${*:+ $*}"
 
-usage() {
-	sed -n '3,/^# Exit:/p' "$0" | sed 's/^# \{0,1\}//'
-	exit "${1:-2}"
-}
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1 ;;
 	--out | --results)
-		[ $# -ge 2 ] || usage
+		[ $# -ge 2 ] || xw_usage
 		out=$2
 		shift
 		;;
 	--reps)
-		[ $# -ge 2 ] || usage
+		[ $# -ge 2 ] || xw_usage
 		reps=$2
 		shift
 		case $reps in '' | *[!0-9]* | 0) echo "peers: --reps takes a positive number" >&2; exit 2 ;; esac
 		;;
 	--no-install) install=0 ;;
-	-h | --help) usage 0 ;;
-	*) echo "peers: unknown argument '$1'" >&2; usage ;;
+	-h | --help) xw_usage 0 ;;
+	*) echo "peers: unknown argument '$1'" >&2; xw_usage ;;
 	esac
 	shift
 done
@@ -99,14 +97,7 @@ RAW=$OUTPUT/bench/afxdp_raw
 
 # ---- the machine-wide lock ------------------------------------------------------
 
-if [ -z "${XDPWAKE_NET_LOCK_HELD:-}" ] && command -v flock >/dev/null; then
-	exec {lockfd}>>/tmp/xdpwake-net.lock
-	if ! flock -n "$lockfd"; then
-		echo "peers: waiting for /tmp/xdpwake-net.lock (another network test is running)"
-		flock "$lockfd"
-	fi
-	export XDPWAKE_NET_LOCK_HELD=1
-fi
+xw_net_lock peers
 T_ALL=$(date +%s) # the run's time, without the wait for the lock
 
 # ---- parameters -----------------------------------------------------------------
@@ -143,22 +134,13 @@ IF_A=xwp$$a IF_B=xwp$$b
 NET=10.$((200 + $$ % 50)).$(($$ / 50 % 250)) # inside our namespaces only
 IP_A=$NET.1 IP_B=$NET.2
 
-kill_pid() { # PID [SIGNAL]: SIGNAL (INT), up to 3 s, then KILL; only our own children
-	local pid=$1 sig=${2:-INT} i
-	[ -n "$pid" ] || return 0
-	kill "-$sig" "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
-	for ((i = 0; i < 30; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-	kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
-	return 0
-}
+kill_pid() { xw_kill_pid "$1" "${2:-INT}"; } # INT by default: the peer tools' clean exit
 
 cleanup() {
 	trap - EXIT INT TERM
 	kill_pid "$client_pid"
 	kill_pid "$server_pid"
-	[ -n "$NS_A" ] && ip netns del "$NS_A" 2>/dev/null
-	[ -n "$NS_B" ] && ip netns del "$NS_B" 2>/dev/null
+	xw_netns_del
 	[ -n "$ROOT" ] && rm -rf "$ROOT"
 	rm -rf "$TMP"
 }
@@ -211,23 +193,16 @@ done
 
 NS_A=xwpeers-$$-a
 NS_B=xwpeers-$$-b
-ip netns add "$NS_A" || { NS_A=; die "cannot create network namespace"; }
-ip netns add "$NS_B" || { NS_B=; die "cannot create network namespace"; }
-ip link add "$IF_A" netns "$NS_A" type veth peer name "$IF_B" netns "$NS_B" ||
-	die "cannot create the veth pair"
+xw_veth_pair "$NS_A" "$NS_B" "$IF_A" "$IF_B"
 ip -n "$NS_A" addr add "$IP_A/24" dev "$IF_A" || die "cannot address $IF_A"
 ip -n "$NS_B" addr add "$IP_B/24" dev "$IF_B" || die "cannot address $IF_B"
-for ns in "$NS_A" "$NS_B"; do ip -n "$ns" link set lo up; done
-if ! ip -n "$NS_A" link set "$IF_A" up || ! ip -n "$NS_B" link set "$IF_B" up; then
-	die "cannot bring the veth pair up"
-fi
 for ((i = 0; i < 50; i++)); do
 	ip -n "$NS_A" link show "$IF_A" | grep -q LOWER_UP &&
 		ip -n "$NS_B" link show "$IF_B" | grep -q LOWER_UP && break
 	sleep 0.1
 done
 ip -n "$NS_A" link show "$IF_A" | grep -q LOWER_UP || die "the veth pair has no carrier after 5 s"
-mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf || die "cannot mount bpffs"
+xw_bpffs
 ROOT=/sys/fs/bpf/xwpeers-$$
 export XDPWAKE_PIN_ROOT=$ROOT
 

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * peers_common.h - what bench/udp_pingpong.c and bench/afxdp_raw.c share:
- * clock, whole-machine CPU from /proc/stat, latency samples and nearest-rank
- * percentiles, message-size lists, and the JSON result they print (the same
- * fields as `xdpwake pingpong -j`, so bench/peers.sh reads all three alike).
+ * signals, option values, message-size lists, and the JSON result they print
+ * (the same fields as `xdpwake pingpong -j`, so bench/peers.sh reads all
+ * three alike).  The clock, whole-machine CPU from /proc/stat, latency
+ * samples and nearest-rank percentiles are libxwutil's (measure.h, stats.h),
+ * as in `xdpwake pingpong`.
  *
  * Definitions (as in xdpwake pingpong/stream):
  *   pingpong  latency = half the round trip; msgs = 2 x round trips (both
@@ -25,8 +27,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "measure.h"
+#include "stats.h"
+
 #define PC_MAX_SIZES 16
-#define PC_MAX_SAMPLES (1UL << 24)
 
 static volatile sig_atomic_t pc_stop;
 
@@ -45,97 +49,6 @@ static inline void pc_install_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-}
-
-static inline unsigned long long pc_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
-}
-
-/* Busy time of all CPUs in us: user + nice + system + irq + softirq + steal. */
-static inline unsigned long long pc_machine_busy_us(void)
-{
-	unsigned long long v[8] = { 0 };
-	long hz = sysconf(_SC_CLK_TCK);
-	FILE *f = fopen("/proc/stat", "re");
-	int n;
-
-	if (!f)
-		return 0;
-	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
-		   &v[4], &v[5], &v[6], &v[7]);
-	fclose(f);
-	if (n < 8 || hz <= 0)
-		return 0;
-	return (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) * 1000000ULL / (unsigned long long)hz;
-}
-
-struct pc_samples {
-	double *v;
-	size_t n, cap;
-};
-
-static inline int pc_add(struct pc_samples *s, double x)
-{
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 4096;
-		double *nv;
-
-		if (cap > PC_MAX_SAMPLES)
-			return 0; /* keep the first PC_MAX_SAMPLES */
-		nv = realloc(s->v, cap * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		s->v = nv;
-		s->cap = cap;
-	}
-	s->v[s->n++] = x;
-	return 0;
-}
-
-struct pc_pct {
-	double min, mean, p50, p90, p99, max;
-};
-
-static int pc_cmp(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-
-	return a < b ? -1 : a > b;
-}
-
-/* Nearest rank: the ceil(q*n)-th smallest (no libm: the benches link without it). */
-static inline double pc_rank(const double *v, size_t n, double q)
-{
-	double x = q * (double)n;
-	size_t i = (size_t)x;
-
-	if ((double)i < x)
-		i++;
-	return v[i >= 1 && i <= n ? i - 1 : (i ? n - 1 : 0)];
-}
-
-/* Nearest-rank percentiles (sorts @s). */
-static inline void pc_pct_of(struct pc_samples *s, struct pc_pct *o)
-{
-	double sum = 0;
-
-	if (!s->n) {
-		o->min = o->mean = o->p50 = o->p90 = o->p99 = o->max = NAN;
-		return;
-	}
-	qsort(s->v, s->n, sizeof(*s->v), pc_cmp);
-	for (size_t i = 0; i < s->n; i++)
-		sum += s->v[i];
-	o->min = s->v[0];
-	o->max = s->v[s->n - 1];
-	o->mean = sum / (double)s->n;
-	o->p50 = pc_rank(s->v, s->n, 0.50);
-	o->p90 = pc_rank(s->v, s->n, 0.90);
-	o->p99 = pc_rank(s->v, s->n, 0.99);
 }
 
 /* "0,64,1K,4K" (K, M: binary) into @out; returns the count or -1. */
@@ -198,13 +111,8 @@ struct pc_result {
 	unsigned long size, batch;
 	unsigned long long iters, msgs, retransmits;
 	double elapsed_s, busy_us;
-	struct pc_pct lat;
+	struct xwu_summary lat;
 };
-
-static inline double pc_ratio(double x, double y)
-{
-	return y > 0 ? x / y : NAN;
-}
 
 static inline void pc_json_num(const char *key, double v, int comma)
 {
@@ -238,9 +146,9 @@ static inline void pc_json_print(const char *tool, const char *test, const char 
 		pc_json_num("p99", x->lat.p99, 1);
 		pc_json_num("max", x->lat.max, 0);
 		printf("}, ");
-		pc_json_num("msg_rate", pc_ratio((double)x->msgs, x->elapsed_s), 1);
+		pc_json_num("msg_rate", xwu_ratio((double)x->msgs, x->elapsed_s), 1);
 		pc_json_num("machine_busy_us", x->busy_us, 1);
-		pc_json_num("machine_cpu_us_per_msg", pc_ratio(x->busy_us, (double)x->msgs), 0);
+		pc_json_num("machine_cpu_us_per_msg", xwu_ratio(x->busy_us, (double)x->msgs), 0);
 		printf("}");
 	}
 	printf("\n]}\n");
@@ -256,8 +164,8 @@ static inline void pc_text_print(const char *test, const char *variant, const st
 	for (int i = 0; i < n; i++)
 		printf("%8lu %10llu %9.2f %9.2f %9.2f %9.2f %12.0f %10.2f %7llu\n", r[i].size,
 		       r[i].msgs, r[i].lat.p50, r[i].lat.p90, r[i].lat.p99, r[i].lat.max,
-		       pc_ratio((double)r[i].msgs, r[i].elapsed_s),
-		       pc_ratio(r[i].busy_us, (double)r[i].msgs), r[i].retransmits);
+		       xwu_ratio((double)r[i].msgs, r[i].elapsed_s),
+		       xwu_ratio(r[i].busy_us, (double)r[i].msgs), r[i].retransmits);
 }
 
 #endif

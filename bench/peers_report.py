@@ -525,7 +525,7 @@ def write_md(agg, rows, meta, path, svg_name):
     L.append("- xdpwake: `xdpwake attach` on both veth ends; `xdpwake pingpong IF --server` and "
              "`xdpwake pingpong|stream IF --client --policy P --wait W -j` (its own JSON; "
              "marker/spin-block spins for the calibrated block-and-wake cost).")
-    L.append("- afxdp-raw: `.output/bench/afxdp_raw` (bpf/afxdp_raw.bpf.c redirects EtherType "
+    L.append("- afxdp-raw: `.output/bench/afxdp_raw` (bench/bpf/afxdp_raw.bpf.c redirects EtherType "
              "0x88B6 to the queue's AF_XDP socket; copy mode; both sides spin on their rings; "
              "one frame each way, no library, no reliability).  One frame must hold the "
              "message, so 4 KiB does not fit the veth's 1500 B MTU.")

@@ -41,9 +41,10 @@
  * Exit: 0 ok, 1 setup or run failure (with a message), 2 usage.
  */
 #include <getopt.h>
-#include <sys/resource.h>
 
 #include "xwt_e2e.h"
+#include "measure.h"
+#include "stats.h"
 
 #define DEMO_EP 1
 #define MS 1000000ULL
@@ -152,7 +153,7 @@ static void cpu_snapshot(struct cpu_snap *s)
 {
 	int n = ncpus();
 	cpu_set_t old, one;
-	FILE *f;
+	struct xwu_cpu_ticks t;
 
 	memset(s, 0, sizeof(*s));
 	s->idle_ok = n <= 64 && sched_getaffinity(0, sizeof(old), &old) == 0;
@@ -170,16 +171,9 @@ static void cpu_snapshot(struct cpu_snap *s)
 	}
 	if (n <= 64)
 		sched_setaffinity(0, sizeof(old), &old);
-	f = fopen("/proc/stat", "r");
-	if (f) {
-		unsigned long long v[8] = {};
-
-		if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
-			   &v[3], &v[4], &v[5], &v[6], &v[7]) == 8) {
-			s->stat_busy = v[0] + v[1] + v[2] + v[5] + v[6];
-			s->stat_ticks_total = s->stat_busy + v[3] + v[4] + v[7];
-		}
-		fclose(f);
+	if (!xwu_cpu_ticks_read(&t)) {
+		s->stat_busy = t.user + t.nice + t.system + t.irq + t.softirq;
+		s->stat_ticks_total = s->stat_busy + t.idle + t.iowait + t.steal;
 	}
 }
 
@@ -206,28 +200,7 @@ static double stat_busy_us(const struct cpu_snap *a, const struct cpu_snap *b)
 	return (double)(b->stat_busy - a->stat_busy) * 1e6 / (double)(hz > 0 ? hz : 100);
 }
 
-static double rusage_us(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)ru.ru_utime.tv_sec * 1e6 + (double)ru.ru_utime.tv_usec +
-	       (double)ru.ru_stime.tv_sec * 1e6 + (double)ru.ru_stime.tv_usec;
-}
-
 /* ---- helpers --------------------------------------------------------- */
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double pct(const double *v, __u32 n, int p)
-{
-	return n ? v[(size_t)((n - 1) * (__u64)p / 100)] : -1;
-}
 
 static __u32 run_msgs(int pat)
 {
@@ -370,12 +343,12 @@ static void compute_delays(struct result *r, __u64 base, __u32 nframes, bool hav
 /* Per-message figures and percentiles once every repetition ran. */
 static void finish(struct result *r, bool have_ts)
 {
-	qsort(delays, r->delay_n, sizeof(delays[0]), cmp_double);
-	r->p50_us = have_ts && r->delay_n ? pct(delays, r->delay_n, 50) : -1;
-	r->p99_us = have_ts && r->delay_n ? pct(delays, r->delay_n, 99) : -1;
-	qsort(wakeups, r->wakeup_n, sizeof(wakeups[0]), cmp_double);
-	r->up50_us = r->wakeup_n ? pct(wakeups, r->wakeup_n, 50) : -1;
-	r->up99_us = r->wakeup_n ? pct(wakeups, r->wakeup_n, 99) : -1;
+	xwu_sort(delays, r->delay_n);
+	r->p50_us = have_ts && r->delay_n ? xwu_pct_floor(delays, r->delay_n, 50) : -1;
+	r->p99_us = have_ts && r->delay_n ? xwu_pct_floor(delays, r->delay_n, 99) : -1;
+	xwu_sort(wakeups, r->wakeup_n);
+	r->up50_us = r->wakeup_n ? xwu_pct_floor(wakeups, r->wakeup_n, 50) : -1;
+	r->up99_us = r->wakeup_n ? xwu_pct_floor(wakeups, r->wakeup_n, 99) : -1;
 	r->rx_cpu_us = r->msgs ? r->rx_cpu / r->msgs : -1;
 	r->sys_cpu_us = r->msgs && r->sys_cpu >= 0 ? r->sys_cpu / r->msgs : -1;
 	r->stat_cpu_us = r->msgs ? r->stat_cpu / r->msgs : -1;
@@ -434,7 +407,7 @@ static int run_one(int pat, int pol, struct result *r, struct iface_ctx *ic, __u
 	E.bad_frames = 0;
 	s0 = xwe_stats(&E, (int)E.ep);
 	cpu_snapshot(&c0);
-	ru0 = rusage_us();
+	ru0 = (double)xwu_proc_cpu_us();
 	t0 = xwt_now_ns();
 	if (!ic) {
 		err = xwe_send(&E, &c, true);
@@ -447,7 +420,7 @@ static int run_one(int pat, int pol, struct result *r, struct iface_ctx *ic, __u
 	E.nrecs = 0;
 	receive(base + c.n, ic ? 3000 : 2000, r, ic, run_id);
 	t1 = xwt_now_ns();
-	ru1 = rusage_us();
+	ru1 = (double)xwu_proc_cpu_us();
 	cpu_snapshot(&c1);
 	if (!ic) {
 		n = xwe_send_wait(&E, send_ts, XWE_MAX_SEND, 30000);

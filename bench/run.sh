@@ -60,24 +60,22 @@ OUTPUT=$(cd "$OUTPUT" 2>/dev/null && pwd) || { echo "bench: build directory miss
 PYTHON=${PYTHON:-/usr/bin/python3}
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/.." && pwd)
+# shellcheck source=scripts/lib.sh
+. "$TOP/scripts/lib.sh"
 quick=0 only='' results='' md='' nomd=0 raw='' lock=1
 cmdline="bench/run.sh${*:+ $*}"
 
-usage() {
-	sed -n '3,/^# Exit:/p' "$0" | sed 's/^# \{0,1\}//'
-	exit "${1:-2}"
-}
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1 ;;
-	--only) [ $# -ge 2 ] || usage; only=",${2// /,},"; shift ;;
-	--results) [ $# -ge 2 ] || usage; results=$2; shift ;;
-	--md) [ $# -ge 2 ] || usage; md=$2; shift ;;
+	--only) [ $# -ge 2 ] || xw_usage; only=",${2// /,},"; shift ;;
+	--results) [ $# -ge 2 ] || xw_usage; results=$2; shift ;;
+	--md) [ $# -ge 2 ] || xw_usage; md=$2; shift ;;
 	--no-md) nomd=1 ;;
-	--raw) [ $# -ge 2 ] || usage; raw=$2; shift ;;
+	--raw) [ $# -ge 2 ] || xw_usage; raw=$2; shift ;;
 	--no-lock) lock=0 ;;
-	-h | --help) usage 0 ;;
-	*) echo "bench: unknown argument '$1'" >&2; usage ;;
+	-h | --help) xw_usage 0 ;;
+	*) echo "bench: unknown argument '$1'" >&2; xw_usage ;;
 	esac
 	shift
 done
@@ -121,14 +119,9 @@ fi
 
 # ---- the machine-wide lock: nothing else on the network while we measure ----
 
-if [ "$lock" = 1 ] && [ -z "${XDPWAKE_NET_LOCK_HELD:-}" ] && command -v flock >/dev/null; then
-	exec {lockfd}>>/tmp/xdpwake-net.lock
-	if ! flock -n "$lockfd"; then
-		echo "bench: waiting for /tmp/xdpwake-net.lock (another network test is running)"
-		flock "$lockfd"
-	fi
-	export XDPWAKE_NET_LOCK_HELD=1
-elif [ "$lock" = 0 ]; then
+if [ "$lock" = 1 ]; then
+	xw_net_lock bench
+else
 	export XDPWAKE_NET_LOCK_HELD=1 # the caller holds it: so must our children know
 fi
 
@@ -160,21 +153,11 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/xwbench.XXXXXX") || exit 1
 NS_A='' NS_B='' ROOT='' PIDS=()
 failed=0
 
-kill_pid() { # PID: TERM, up to 3 s, then KILL; only our own children
-	local pid=$1 i
-	[ -n "$pid" ] || return 0
-	kill -TERM "$pid" 2>/dev/null || return 0
-	for ((i = 0; i < 30; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-	kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
-	return 0
-}
 cleanup() {
 	local p
 	trap - EXIT INT TERM
-	for p in "${PIDS[@]}"; do kill_pid "$p"; done
-	[ -n "$NS_A" ] && ip netns del "$NS_A" 2>/dev/null
-	[ -n "$NS_B" ] && ip netns del "$NS_B" 2>/dev/null
+	for p in "${PIDS[@]}"; do xw_kill_pid "$p"; done
+	xw_netns_del
 	[ -n "$ROOT" ] && rm -rf "$ROOT"
 	rm -rf "$TMP"
 }
@@ -198,15 +181,8 @@ X=$X_COPY XB=$XB_COPY
 
 if [ "$remote" = 0 ]; then
 	NS_A=xwbench-$$-a NS_B=xwbench-$$-b IF_A=xwb$$a IF_B=xwb$$b
-	ip netns add "$NS_A" || { NS_A=; die "cannot create network namespace"; }
-	ip netns add "$NS_B" || { NS_B=; die "cannot create network namespace"; }
-	ip link add "$IF_A" netns "$NS_A" type veth peer name "$IF_B" netns "$NS_B" ||
-		die "cannot create the veth pair"
-	for ns in "$NS_A" "$NS_B"; do ip -n "$ns" link set lo up; done
-	if ! ip -n "$NS_A" link set "$IF_A" up || ! ip -n "$NS_B" link set "$IF_B" up; then
-		die "cannot bring veth up"
-	fi
-	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf || die "cannot mount bpffs"
+	xw_veth_pair "$NS_A" "$NS_B" "$IF_A" "$IF_B"
+	xw_bpffs
 	ROOT=/sys/fs/bpf/xwbench-$$
 	export XDPWAKE_PIN_ROOT=$ROOT
 	nsenter --net="/run/netns/$NS_A" "$X" attach "$IF_A" >"$TMP/attach" 2>&1 ||
@@ -267,7 +243,7 @@ in_c() { # side a (client): namespace B, or here
 stop_b() {
 	local i
 	for ((i = 0; i < 100; i++)); do kill -0 "$BPID" 2>/dev/null || break; sleep 0.05; done
-	kill_pid "$BPID"
+	xw_kill_pid "$BPID"
 	wait "$BPID" 2>/dev/null
 	BRC=$?
 	unset 'PIDS[-1]'
@@ -597,8 +573,7 @@ fi
 
 # Ours are not needed by the next two: remove them first.
 if [ "$remote" = 0 ]; then
-	ip netns del "$NS_A" 2>/dev/null
-	ip netns del "$NS_B" 2>/dev/null
+	xw_netns_del
 	NS_A='' NS_B=''
 fi
 

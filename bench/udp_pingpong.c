@@ -229,7 +229,7 @@ static ssize_t recv_wait(int fd, void *buf, size_t len, struct sockaddr_in *from
 			return -errno;
 		if (pc_stop)
 			return -EINTR;
-		if (pc_now_ns() >= deadline_ns)
+		if (xwu_now_ns() >= deadline_ns)
 			return -ETIMEDOUT;
 	}
 }
@@ -239,7 +239,7 @@ static ssize_t recv_wait(int fd, void *buf, size_t len, struct sockaddr_in *from
 static int run_server(void)
 {
 	struct sockaddr_in me = { .sin_family = AF_INET }, from;
-	unsigned long long last = pc_now_ns(), idle_ns = (unsigned long long)(o.idle_timeout * 1e9);
+	unsigned long long last = xwu_now_ns(), idle_ns = (unsigned long long)(o.idle_timeout * 1e9);
 	char *buf = malloc(MAX_DGRAM);
 	int fd = sock_open();
 
@@ -260,10 +260,10 @@ static int run_server(void)
 		o.mode == MODE_STREAM ? "stream" : "pingpong", o.port,
 		wait_names[o.wait]);
 	while (!pc_stop) {
-		ssize_t n = recv_wait(fd, buf, MAX_DGRAM, &from, pc_now_ns() + 100000000ULL);
+		ssize_t n = recv_wait(fd, buf, MAX_DGRAM, &from, xwu_now_ns() + 100000000ULL);
 
 		if (n == -ETIMEDOUT) {
-			if (pc_now_ns() - last > idle_ns) {
+			if (xwu_now_ns() - last > idle_ns) {
 				fprintf(stderr, "udp_pingpong: idle for %.0f s, exiting\n",
 					o.idle_timeout);
 				break;
@@ -272,7 +272,7 @@ static int run_server(void)
 		}
 		if (n < 0)
 			break;
-		last = pc_now_ns();
+		last = xwu_now_ns();
 		if (o.mode == MODE_PINGPONG) {
 			sendto(fd, buf, (size_t)n, 0, (struct sockaddr *)&from, sizeof(from));
 		} else if (n >= 8) {
@@ -294,13 +294,13 @@ static int run_server(void)
 static long long pp_round(int fd, char *sbuf, char *rbuf, unsigned long size, uint64_t seq,
 			  unsigned long long *retx)
 {
-	unsigned long long t0 = pc_now_ns(), give_up = t0 + 5000000000ULL;
+	unsigned long long t0 = xwu_now_ns(), give_up = t0 + 5000000000ULL;
 	uint64_t be = htobe64(seq);
 
 	if (size >= 8)
 		memcpy(sbuf, &be, 8);
 	for (;;) {
-		unsigned long long sent = pc_now_ns();
+		unsigned long long sent = xwu_now_ns();
 
 		if (send(fd, sbuf, size, 0) < 0 && errno != ENOBUFS && errno != EAGAIN)
 			return -errno;
@@ -314,9 +314,9 @@ static long long pp_round(int fd, char *sbuf, char *rbuf, unsigned long size, ui
 				return n;
 			if (size >= 8 && (n < 8 || memcmp(rbuf, &be, 8)))
 				continue; /* a stale answer */
-			return (long long)(pc_now_ns() - t0);
+			return (long long)(xwu_now_ns() - t0);
 		}
-		if (pc_now_ns() > give_up)
+		if (xwu_now_ns() > give_up)
 			return -ETIMEDOUT;
 		(*retx)++;
 	}
@@ -326,7 +326,7 @@ static long long pp_round(int fd, char *sbuf, char *rbuf, unsigned long size, ui
 static long long st_batch(int fd, char *sbuf, char *rbuf, unsigned long size, uint64_t seq,
 			  unsigned long long *retx)
 {
-	unsigned long long t0 = pc_now_ns(), give_up = t0 + 5000000000ULL;
+	unsigned long long t0 = xwu_now_ns(), give_up = t0 + 5000000000ULL;
 	uint64_t be = 0;
 
 	for (unsigned long i = 0; i < o.batch; i++) {
@@ -341,15 +341,15 @@ static long long st_batch(int fd, char *sbuf, char *rbuf, unsigned long size, ui
 	}
 	for (;;) {
 		ssize_t n = recv_wait(fd, rbuf, MAX_DGRAM, NULL,
-				      pc_now_ns() + o.timeout_ms * 1000000ULL);
+				      xwu_now_ns() + o.timeout_ms * 1000000ULL);
 
 		if (n >= 8 && !memcmp(rbuf, &be, 8))
-			return (long long)(pc_now_ns() - t0);
+			return (long long)(xwu_now_ns() - t0);
 		if (n >= 0)
 			continue; /* a stale ack */
 		if (n != -ETIMEDOUT)
 			return n;
-		if (pc_now_ns() > give_up)
+		if (xwu_now_ns() > give_up)
 			return -ETIMEDOUT;
 		(*retx)++;
 		send(fd, sbuf, size, 0); /* the batch's last datagram again */
@@ -408,7 +408,7 @@ static int run_client(void)
 	bp0 = busy_poll_rx();
 	for (int i = 0; i < o.nsizes; i++) {
 		struct pc_result *r = &res[i];
-		struct pc_samples lat = { 0 };
+		struct xwu_samples lat = { 0 };
 		unsigned long size = o.sizes[i], k = o.mode == MODE_STREAM ? o.batch : 1;
 		unsigned long long n = 0, retx = 0, t0, b0, dur = (unsigned long long)(o.duration * 1e9);
 		long long t;
@@ -424,10 +424,10 @@ static int run_client(void)
 			}
 		}
 		retx = 0;
-		b0 = pc_machine_busy_us();
-		t0 = pc_now_ns();
+		b0 = xwu_machine_busy_us();
+		t0 = xwu_now_ns();
 		for (;;) {
-			if (o.duration_set ? pc_now_ns() - t0 >= dur : n >= o.iters)
+			if (o.duration_set ? xwu_now_ns() - t0 >= dur : n >= o.iters)
 				break;
 			t = o.mode == MODE_PINGPONG ? pp_round(fd, sbuf, rbuf, size, seq, &retx)
 						    : st_batch(fd, sbuf, rbuf, size, seq, &retx);
@@ -435,24 +435,24 @@ static int run_client(void)
 			if (t < 0) {
 				fprintf(stderr, "udp_pingpong: size %lu, message %llu: %s\n", size, n,
 					strerror((int)-t));
-				free(lat.v);
+				xwu_samples_free(&lat);
 				goto out;
 			}
-			if (pc_add(&lat, o.mode == MODE_PINGPONG ? (double)t / 2e3 : (double)t / 1e3)) {
-				free(lat.v);
+			if (xwu_samples_add(&lat, o.mode == MODE_PINGPONG ? (double)t / 2e3 : (double)t / 1e3)) {
+				xwu_samples_free(&lat);
 				goto out;
 			}
 			n += k;
 		}
-		r->elapsed_s = (double)(pc_now_ns() - t0) / 1e9;
-		r->busy_us = (double)(pc_machine_busy_us() - b0);
+		r->elapsed_s = (double)(xwu_now_ns() - t0) / 1e9;
+		r->busy_us = (double)(xwu_machine_busy_us() - b0);
 		r->size = size;
 		r->batch = o.mode == MODE_STREAM ? o.batch : 0;
 		r->iters = n;
 		r->msgs = o.mode == MODE_PINGPONG ? 2 * n : n;
 		r->retransmits = retx;
-		pc_pct_of(&lat, &r->lat);
-		free(lat.v);
+		xwu_summarize(lat.v, lat.n, &r->lat);
+		xwu_samples_free(&lat);
 		done++;
 	}
 	rc = 0;

@@ -42,36 +42,34 @@ set -u
 OUTPUT=${OUTPUT:-./.output}
 PYTHON=${PYTHON:-/usr/bin/python3}
 HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/lib.sh
+. "$HERE/../scripts/lib.sh"
 RESULTS=$HERE/results
 quick=0 only='' md=1 keep=''
 cmdline="bench/wait_strategies.sh${*:+ $*}"
 
-usage() {
-	sed -n '3,/^# Exit:/p' "$0" | sed 's/^# \{0,1\}//'
-	exit "${1:-2}"
-}
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1 ;;
 	--only)
-		[ $# -ge 2 ] || usage
+		[ $# -ge 2 ] || xw_usage
 		only=$2
 		shift
 		case $only in a | b) ;; *) echo "wait_strategies: --only a or b" >&2; exit 2 ;; esac
 		;;
 	--no-md) md=0 ;;
 	--results)
-		[ $# -ge 2 ] || usage
+		[ $# -ge 2 ] || xw_usage
 		RESULTS=$2
 		shift
 		;;
 	--keep-raw)
-		[ $# -ge 2 ] || usage
+		[ $# -ge 2 ] || xw_usage
 		keep=$2
 		shift
 		;;
-	-h | --help) usage 0 ;;
-	*) echo "wait_strategies: unknown argument '$1'" >&2; usage ;;
+	-h | --help) xw_usage 0 ;;
+	*) echo "wait_strategies: unknown argument '$1'" >&2; xw_usage ;;
 	esac
 	shift
 done
@@ -112,7 +110,7 @@ cp "$OUTPUT/xdpwake" "$X" || exit 1 # a private copy: the tree may be rebuilt me
 ROOT=/sys/fs/bpf/xwwait-$$
 export XDPWAKE_PIN_ROOT=$ROOT
 NPAIRS=5
-NSES=() PIDS=() # namespaces created, processes started (only these are removed)
+PIDS=() # processes started (only these are removed; the namespaces: XW_NETNS)
 
 kill_tree() { # PID: its children first (xdpwake under GNU time), then itself
 	local pid=$1 c i
@@ -128,7 +126,7 @@ cleanup() {
 	local p ns
 	trap - EXIT INT TERM
 	for p in "${PIDS[@]}"; do kill_tree "$p"; done
-	for ns in "${NSES[@]}"; do ip netns del "$ns" 2>/dev/null; done
+	xw_netns_del
 	[ -n "$keep" ] && [ -d "${RAW:-}" ] && mkdir -p "$keep" && cp -a "$RAW/." "$keep/"
 	rm -rf "$ROOT" "$TMP"
 }
@@ -165,19 +163,10 @@ busy_pct() {
 # busy, total, softirq, steal (ticks) from the first line of /proc/stat
 proc_stat() { head -1 /proc/stat | awk '{ print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9, $8, $9 }'; }
 
-mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf || die "cannot mount bpffs"
+xw_bpffs
 for ((i = 1; i <= NPAIRS; i++)); do
 	a=xwwait-$$-a$i b=xwwait-$$-b$i
-	ip netns add "$a" || die "cannot create network namespace $a"
-	NSES+=("$a")
-	ip netns add "$b" || die "cannot create network namespace $b"
-	NSES+=("$b")
-	ip link add "xww$$a$i" netns "$a" type veth peer name "xww$$b$i" netns "$b" ||
-		die "cannot create a veth pair"
-	for ns in "$a" "$b"; do ip -n "$ns" link set lo up; done
-	if ! ip -n "$a" link set "xww$$a$i" up || ! ip -n "$b" link set "xww$$b$i" up; then
-		die "cannot bring veth $i up"
-	fi
+	xw_veth_pair "$a" "$b" "xww$$a$i" "xww$$b$i"
 	nsenter --net="/run/netns/$a" "$X" attach "xww$$a$i" >"$TMP/attach" 2>&1 ||
 		{ cat "$TMP/attach" >&2; die "cannot attach xdpwake to xww$$a$i"; }
 	nsenter --net="/run/netns/$b" "$X" attach "xww$$b$i" >"$TMP/attach" 2>&1 ||

@@ -60,6 +60,7 @@
 #include "xdpwake.skel.h"
 #include "internal.h"
 #include "bench_pass.skel.h"
+#include "stats.h"
 
 #define EXIT_SKIP 77
 #define BENCH_EP 1u		/* endpoint id used by every xdpwake frame */
@@ -872,23 +873,16 @@ static void check_path(const struct path *p)
 /* Output                                                              */
 /* ------------------------------------------------------------------ */
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 static void summarize(struct path *p)
 {
 	double s[MAX_REPS];
 	int n = p->nrep;
 
 	memcpy(s, p->ns, sizeof(double) * (size_t)n);
-	qsort(s, (size_t)n, sizeof(double), cmp_double);
+	xwu_sort(s, (size_t)n);
 	p->min = s[0];
 	p->max = s[n - 1];
-	p->med = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+	p->med = xwu_median(s, (size_t)n);
 }
 
 /* Median over repetitions of the per-repetition ratio p/base (paired). */
@@ -899,8 +893,8 @@ static double paired_ratio(const struct path *p, const struct path *base)
 
 	for (int i = 0; i < n; i++)
 		r[i] = base->ns[i] > 0 ? p->ns[i] / base->ns[i] : 0;
-	qsort(r, (size_t)n, sizeof(double), cmp_double);
-	return n % 2 ? r[n / 2] : (r[n / 2 - 1] + r[n / 2]) / 2;
+	xwu_sort(r, (size_t)n);
+	return xwu_median(r, (size_t)n);
 }
 
 static double ratio_of(const struct path *p)

@@ -25,11 +25,9 @@ set -u
 
 OUTPUT=${OUTPUT:-./.output}
 X="$OUTPUT/xdpwake"
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 
-usage() {
-	sed -n '3,/^# Exit:/p' "$0" | sed 's/^# \{0,1\}//'
-	exit "${1:-2}"
-}
 
 need_root() {
 	if [ "$(id -u)" -ne 0 ]; then
@@ -88,23 +86,23 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1 ;;
 	--only)
-		[ $# -ge 2 ] || usage
+		[ $# -ge 2 ] || xw_usage
 		only=$2
 		shift
 		case $only in pingpong | stream) ;; *) echo "demo: --only pingpong or stream" >&2; exit 2 ;; esac
 		;;
 	--policies)
-		[ $# -ge 2 ] || usage
+		[ $# -ge 2 ] || xw_usage
 		policies=${2//,/ }
 		shift
 		;;
 	--waits)
-		[ $# -ge 2 ] || usage
+		[ $# -ge 2 ] || xw_usage
 		waits=${2//,/ }
 		shift
 		;;
-	-h | --help) usage 0 ;;
-	*) echo "demo: unknown argument '$1'" >&2; usage ;;
+	-h | --help) xw_usage 0 ;;
+	*) echo "demo: unknown argument '$1'" >&2; xw_usage ;;
 	esac
 	shift
 done
@@ -135,23 +133,12 @@ NS_A='' NS_B='' ROOT='' server_pid='' client_pid='' detach_iface=''
 real=0
 [ -n "${IFACE:-}" ] && real=1
 
-kill_pid() { # PID: TERM, up to 3 s, then KILL; only our own children
-	local pid=$1 i
-	[ -n "$pid" ] || return 0
-	kill -TERM "$pid" 2>/dev/null || return 0
-	for ((i = 0; i < 30; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-	kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
-	return 0
-}
-
 cleanup() {
 	trap - EXIT INT TERM
-	kill_pid "$client_pid"
-	kill_pid "$server_pid"
+	xw_kill_pid "$client_pid"
+	xw_kill_pid "$server_pid"
 	[ -n "$detach_iface" ] && "$X" detach "$detach_iface" >/dev/null 2>&1
-	[ -n "$NS_A" ] && ip netns del "$NS_A" 2>/dev/null
-	[ -n "$NS_B" ] && ip netns del "$NS_B" 2>/dev/null
+	xw_netns_del
 	[ -n "$ROOT" ] && rm -rf "$ROOT"
 	rm -rf "$TMP"
 }
@@ -215,18 +202,11 @@ else
 	NS_B=xwdemo-$$-b
 	IF_A=xwd$$a
 	IF_B=xwd$$b
-	ip netns add "$NS_A" || { NS_A=; die "cannot create network namespace $NS_A"; }
-	ip netns add "$NS_B" || { NS_B=; die "cannot create network namespace $NS_B"; }
-	ip link add "$IF_A" netns "$NS_A" type veth peer name "$IF_B" netns "$NS_B" ||
-		die "cannot create the veth pair"
-	for ns in "$NS_A" "$NS_B"; do ip -n "$ns" link set lo up; done
-	if ! ip -n "$NS_A" link set "$IF_A" up || ! ip -n "$NS_B" link set "$IF_B" up; then
-		die "cannot bring the veth pair up"
-	fi
+	xw_veth_pair "$NS_A" "$NS_B" "$IF_A" "$IF_B"
 	# Pins in a private directory of the shared bpffs (nsenter switches only
 	# the network namespace, so both sides see it; `ip netns exec` would
 	# give each command a bpffs of its own).
-	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf || die "cannot mount bpffs"
+	xw_bpffs
 	ROOT=/sys/fs/bpf/xwdemo-$$
 	export XDPWAKE_PIN_ROOT=$ROOT
 	in_a() { nsenter --net="/run/netns/$NS_A" "$@"; }

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include "xdpwake.h"
+#include "json.h" /* the JSON writer of -j (userspace/util/, libxwutil) */
 
 /* Documented exit codes. */
 enum cli_exit {
@@ -90,26 +91,6 @@ __attribute__((format(printf, 3, 4))) int cli_fail(int code, int err, const char
 __attribute__((format(printf, 1, 2))) int cli_usage(const char *fmt, ...);
 /* Informational message on stderr in text mode (silent in JSON mode). */
 __attribute__((format(printf, 1, 2))) void cli_note(const char *fmt, ...);
-
-/* ---- JSON emitter (json.c), writes to stdout ---- */
-void json_obj_begin(void);
-void json_obj_end(void);
-void json_arr_begin(void);
-void json_arr_end(void);
-void json_key(const char *key);
-void json_str(const char *s);
-void json_u64(unsigned long long v);
-void json_i64(long long v);
-void json_double(double v);
-void json_bool(bool v);
-void json_null(void);
-void json_kv_str(const char *key, const char *s);
-void json_kv_u64(const char *key, unsigned long long v);
-void json_kv_i64(const char *key, long long v);
-void json_kv_double(const char *key, double v);
-void json_kv_bool(const char *key, bool v);
-/* Write a string with JSON escaping (quotes included) to @f. */
-void json_escape(FILE *f, const char *s);
 
 /* ---- helpers (util.c) ---- */
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * A small JSON writer for the tool's -j output: compact, one document per
+ * A small JSON writer (json.h), the tool's -j output: compact, one document per
  * line, strings escaped (control characters as \uXXXX, invalid UTF-8 as
  * U+FFFD), non-finite numbers as null.  It keeps a stack of "first element"
  * flags to place the commas; nesting deeper than JSON_MAX_DEPTH is a bug in
@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "json.h"
 
 #define JSON_MAX_DEPTH 32
 

@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * What the tests of xwbench share: the endpoint set-up, the rendezvous of
+ * the two sides, blocking sends and receives, the busy computation, and
+ * the counters of one side with their JSON.
+ */
+#include <errno.h>
+#include <math.h> /* isnan, isinf, NAN: macros, no libm */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "xwbench.h"
+#include "addrfile.h"
+#include "measure.h"
+#include "stats.h"
+
+const char *const mode_names[4] = { "sends", "check", "watchdog", "notify" };
+
+struct xw_endpoint *ep;
+struct xw_iface *ifc;
+struct xw_addr peer;
+struct xw_check chk;
+bool chk_on;
+__u32 frag_payload;
+volatile __u64 sink;
+
+void __attribute__((format(printf, 1, 2), noreturn)) die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "xwbench: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+void json_num(const char *key, double v, bool comma)
+{
+	if (isnan(v) || isinf(v))
+		printf("\"%s\": null%s", key, comma ? ", " : "");
+	else
+		printf("\"%s\": %.6g%s", key, v, comma ? ", " : "");
+}
+
+void json_stats(const char *key, double *v, long n)
+{
+	struct xwu_summary x;
+
+	xwu_summarize(v, (size_t)n, &x);
+	printf("\"%s\": {", key);
+	json_num("n", (double)n, true);
+	json_num("min", x.min, true);
+	json_num("mean", x.mean, true);
+	json_num("p50", x.p50, true);
+	json_num("p90", x.p90, true);
+	json_num("p99", x.p99, true);
+	json_num("p999", x.p999, true);
+	json_num("max", x.max, false);
+	printf("}");
+}
+
+void snap_take(struct snap *s)
+{
+	memset(s, 0, sizeof(*s));
+	if (ifc)
+		xw_iface__stats(ifc, o.ep, &s->xs);
+	if (ep) {
+		xw_endpoint__wait_stats(ep, &s->ws);
+		xw_endpoint__stats(ep, &s->es);
+	}
+	s->busy_us = xwu_machine_busy_us();
+	s->proc_us = xwu_proc_cpu_us();
+	s->t = xwu_now_ns();
+}
+
+static __u64 xs_wakes(const struct xw_stats *s)
+{
+	return s->wake_every + s->wake_marker + s->wake_stream + s->wake_frames +
+	       s->wake_timeout + s->wake_watchdog;
+}
+
+void json_side(const struct snap *a, const struct snap *b)
+{
+#define D(f) ((double)(b->f - a->f))
+	printf("\"wall_s\": %.6f, ", (double)(b->t - a->t) / 1e9);
+	json_num("machine_busy_us", D(busy_us), true);
+	json_num("proc_cpu_us", D(proc_us), true);
+	printf("\"xdp\": {");
+	json_num("wakes", (double)(xs_wakes(&b->xs) - xs_wakes(&a->xs)), true);
+	json_num("wake_every", D(xs.wake_every), true);
+	json_num("wake_marker", D(xs.wake_marker), true);
+	json_num("wake_stream", D(xs.wake_stream), true);
+	json_num("wake_frames", D(xs.wake_frames), true);
+	json_num("wake_timeout", D(xs.wake_timeout), true);
+	json_num("wake_watchdog", D(xs.wake_watchdog), true);
+	json_num("wake_unarmed", D(xs.wake_unarmed), true);
+	json_num("frames_redirected", D(xs.frames_redirected), true);
+	json_num("lat_frames", D(xs.lat_frames), true);
+	json_num("more_frames", D(xs.more_frames), true);
+	json_num("deferrals", D(xs.deferrals), true);
+	json_num("timer_fires", D(xs.timer_fires), false);
+	printf("}, \"lib\": {");
+	json_num("blocks", D(ws.blocks), true);
+	json_num("wakes", D(ws.wakes), true);
+	json_num("spurious_wakes", D(ws.spurious_wakes), true);
+	json_num("watchdog_runs", D(ws.watchdog_runs), true);
+	json_num("watchdog_frames", D(ws.watchdog_frames), true);
+	json_num("notify_runs", D(ws.notify_runs), true);
+	json_num("tx_frames", D(es.tx_frames), true);
+	json_num("rx_frames", D(es.rx_frames), true);
+	json_num("retransmits", D(es.retransmits), false);
+	printf("}");
+#undef D
+}
+
+void print_config(void)
+{
+	printf("\"test\": \"%s\", \"role\": \"%c\", \"iface\": \"%s\", \"ep\": %d, ",
+	       o.test == T_PP ? "pp" : o.test == T_NOTIF ? "notif" : "idle", o.role ? o.role : 'b',
+	       o.ifname, o.ep);
+	printf("\"policy\": \"%s\", \"wait\": \"%s\", \"frag_payload\": %u, ",
+	       o.policy >= 0 ? xw_policy_name((unsigned int)o.policy) : "default",
+	       xw_wait_strategy_name((unsigned int)o.wait), frag_payload);
+	printf("\"block_cost_ns\": %llu, ", (unsigned long long)xw_block_cost_ns());
+}
+
+__u32 frames_to_bytes(unsigned int v, bool frames)
+{
+	return frames ? v * frag_payload : v;
+}
+
+void ep_open(void)
+{
+	const char *root = getenv("XDPWAKE_PIN_ROOT");
+	struct xw_endpoint *probe = NULL;
+	__u64 end = xwu_now_ns() + 5000000000ULL;
+	int err;
+
+	/* Byte counts in frames need the frame payload: a probe endpoint on
+	 * the same queue (the process's endpoints share the socket). */
+	if (o.eager_f || o.btp1_f || o.btp2_f) {
+		XW_OPTS(xw_endpoint_opts, po, .pin_root = root);
+
+		while ((err = xw_endpoint__open(o.ifname, (__u16)(o.ep + 1), &po, &probe)) == -EBUSY &&
+		       xwu_now_ns() < end)
+			usleep(20000);
+		if (err)
+			die("%s: cannot open a probe endpoint: %s", o.ifname, xw_strerror(err));
+		frag_payload = (__u32)xw_endpoint__frag_payload(probe);
+	}
+	{
+		XW_OPTS(xw_endpoint_opts, eo, .pin_root = root, .policy_set = o.policy >= 0,
+			.policy = o.policy >= 0 ? (__u32)o.policy : 0,
+			.eager_max = frames_to_bytes(o.eager_max, o.eager_f),
+			.btp1 = frames_to_bytes(o.btp1, o.btp1_f),
+			.btp2 = frames_to_bytes(o.btp2, o.btp2_f), .marks_set = o.marks_set,
+			.marks = o.marks, .mark_shift = o.mark_shift,
+			.wait_strategy = (__u32)o.wait, .spin_usecs = o.spin_us);
+
+		while ((err = xw_endpoint__open(o.ifname, (__u16)o.ep, &eo, &ep)) == -EBUSY &&
+		       xwu_now_ns() < end)
+			usleep(20000);
+		if (err)
+			die("%s: cannot open endpoint %d: %s", o.ifname, o.ep, xw_strerror(err));
+	}
+	if (probe)
+		xw_endpoint__close(probe);
+	frag_payload = (__u32)xw_endpoint__frag_payload(ep);
+	ifc = xw_endpoint__iface(ep);
+	if (o.check_us) {
+		err = xw_check_init(&chk, ep, o.check_us);
+		if (err)
+			die("xw_check_init: %s", xw_strerror(err));
+		chk_on = true;
+	}
+}
+
+void send_or_die(const void *buf, size_t len, __u64 tag, const char *what)
+{
+	int err = xw_endpoint__send(ep, &peer, buf, len, tag, o.timeout_ms);
+
+	if (err)
+		die("send %s: %s", what, xw_strerror(err));
+}
+
+void recv_or_die(void *buf, size_t len, __u64 tag, struct xw_status *st, const char *what)
+{
+	struct xw_status s;
+	int err = xw_endpoint__recv(ep, buf, len, tag, TAG_ALL, &s, o.timeout_ms);
+
+	if (err)
+		die("receive %s: %s", what, xw_strerror(err));
+	if (s.error)
+		die("receive %s: %s", what, xw_strerror(s.error));
+	if (st)
+		*st = s;
+}
+
+void connect_peer(void)
+{
+	char text[XW_ADDR_STRLEN];
+	struct xw_addr me;
+	struct xw_status st;
+	int err;
+
+	if (o.role == 'b') {
+		xw_endpoint__addr(ep, &me);
+		xw_addr_format(&me, text, sizeof(text));
+		err = xwu_addr_file_write(o.addr_file, text);
+		if (err)
+			die("cannot write %s: %s", o.addr_file, strerror(-err));
+		err = xw_endpoint__recv(ep, NULL, 0, TAG_HELLO, TAG_ALL, &st,
+					o.connect_timeout * 1000 + 5000);
+		if (err)
+			die("no HELLO from the peer: %s", xw_strerror(err));
+		peer = st.src;
+		send_or_die(NULL, 0, TAG_READY, "READY");
+		return;
+	}
+	if (o.peer_file) {
+		__u64 end = xwu_now_ns() + (__u64)o.connect_timeout * 1000000000ULL;
+
+		if (xwu_addr_file_wait(o.peer_file, text, sizeof(text), end, NULL))
+			die("%s: no address after %d s", o.peer_file, o.connect_timeout);
+	} else {
+		snprintf(text, sizeof(text), "%s", o.peer);
+	}
+	if (xw_addr_parse(text, &peer))
+		die("bad peer address '%s'", text);
+	send_or_die(NULL, 0, TAG_HELLO, "HELLO");
+	recv_or_die(NULL, 0, TAG_READY, NULL, "READY");
+}
+
+void compute_us(unsigned int us)
+{
+	__u64 end = xwu_now_ns() + (__u64)us * 1000ULL, acc = sink;
+
+	while (xwu_now_ns() < end) {
+		for (int i = 0; i < 32; i++)
+			acc = acc * 6364136223846793005ULL + 1442695040888963407ULL;
+		if (chk_on)
+			xw_check(&chk);
+	}
+	sink = acc;
+}
