@@ -64,6 +64,8 @@ SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
 LIB_SRCS := $(wildcard userspace/lib/*.c)
 LIB_OBJS := $(patsubst userspace/lib/%.c,$(OUTPUT)/lib/%.o,$(LIB_SRCS))
 PUB_HDRS := include/xdpwake.h include/xdpwake/proto.h
+# Not installed: the BPF map layouts the program and the library share.
+INT_HDRS := include/xdpwake/maps.h
 LIB_A := $(OUTPUT)/libxdpwake.a
 SONAME := libxdpwake.so.$(VERSION_MAJOR)
 LIB_SO := $(OUTPUT)/libxdpwake.so.$(VERSION)
@@ -133,7 +135,7 @@ $(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/lib $(OUTPUT)/cli $(OUTPUT)/tests $(OUTPUT)/te
 
 $(TEST_HELPERS): | $(OUTPUT)/tests/mpi
 
-$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c include/xdpwake/proto.h tests/fault_maps.h | $(OUTPUT)/bpf
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c include/xdpwake/proto.h include/xdpwake/maps.h tests/fault_maps.h | $(OUTPUT)/bpf
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -145,7 +147,7 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
-$(OUTPUT)/lib/%.o: userspace/lib/%.c $(PUB_HDRS) $(wildcard userspace/lib/*.h) $(SKELS) | $(OUTPUT)/lib
+$(OUTPUT)/lib/%.o: userspace/lib/%.c $(PUB_HDRS) $(INT_HDRS) $(wildcard userspace/lib/*.h) $(SKELS) | $(OUTPUT)/lib
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(LIB_CFLAGS) $(DEP_CFLAGS) -c $< -o $@
 
@@ -171,12 +173,12 @@ $(CLI): $(CLI_SRCS) $(wildcard userspace/cli/*.h) $(LIB_A) $(PUB_HDRS) | $(OUTPU
 	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -DXW_VERSION_STR='"$(VERSION)"' \
 		-o $@ $(CLI_SRCS) $(LIB_A) $(LDLIBS)
 
-$(OUTPUT)/tests/%: tests/%.c $(wildcard tests/*.h) $(LIB_A) $(PUB_HDRS) $(SKELS) | $(OUTPUT)/tests
+$(OUTPUT)/tests/%: tests/%.c $(wildcard tests/*.h) $(LIB_A) $(PUB_HDRS) $(INT_HDRS) $(SKELS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Itests \
 		-o $@ $< $(LIB_A) $(LDLIBS)
 
-$(OUTPUT)/bench/%: bench/%.c $(wildcard tests/*.h) $(LIB_A) $(PUB_HDRS) $(SKELS) | $(OUTPUT)/bench
+$(OUTPUT)/bench/%: bench/%.c $(wildcard tests/*.h) $(LIB_A) $(PUB_HDRS) $(INT_HDRS) $(SKELS) | $(OUTPUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Itests \
 		-o $@ $< $(LIB_A) $(LDLIBS)

@@ -10,7 +10,9 @@
 #     the installed header exported;
 #   - tests/install/consumer.c built with gcc -std=c11 -Wall -Wextra -Werror
 #     from `pkg-config --cflags --libs libxdpwake`, linked shared and static,
-#     and consumer.cpp with g++ -std=c++17, all run;
+#     and consumer.cpp with g++ -std=c++17, all run; both check that the
+#     installed headers need no <linux/bpf.h> (xdpwake/maps.h, the BPF map
+#     layouts, is internal and not installed);
 #   - the installed tool runs `--version`.
 # Needs no root.  Exit 0 pass, 1 fail, 77 skip (a required tool is missing).
 set -u
@@ -111,6 +113,8 @@ check_tree() {
 		cmp -s "$root/include/xdpwake.h" "$XW_SRC/include/xdpwake.h"
 	check "$label: installed xdpwake/proto.h is the source's" \
 		cmp -s "$root/include/xdpwake/proto.h" "$XW_SRC/include/xdpwake/proto.h"
+	check "$label: the internal xdpwake/maps.h is not installed" \
+		test ! -e "$root/include/xdpwake/maps.h"
 }
 
 # .pc variable $2 of file $1.
