@@ -22,6 +22,13 @@ int xwi_opts_valid(const void *opts, size_t user_sz, size_t known_sz, const char
 #define XWI_OPT(o, field, def) \
 	(((o) && offsetof(__typeof__(*(o)), field) < (o)->sz) ? (o)->field : (def))
 
+/* Copy the library's @src into the caller's @dst, both structs whose first
+ * member is `size_t sz`: as much as dst->sz (kept) says, the rest of a
+ * larger dst (an application built against a newer header) zeroed; -EINVAL
+ * when dst->sz holds no field. */
+int xwi_out_copy(void *dst, const void *src, size_t known_sz, const char *what);
+#define XWI_OUT_COPY(dst, src, type) xwi_out_copy((dst), (src), sizeof(struct type), #type)
+
 __attribute__((format(printf, 2, 3)))
 void xwi_log(enum xw_log_level level, const char *fmt, ...);
 #define xwi_err(...) xwi_log(XW_LOG_ERROR, __VA_ARGS__)
