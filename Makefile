@@ -8,9 +8,13 @@
 #   make bench-xdp per-frame cost of the XDP program (BPF_PROG_TEST_RUN)
 
 VERSION_MAJOR := 0
-VERSION_MINOR := 1
+VERSION_MINOR := 2
 VERSION_PATCH := 0
 VERSION := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
+# The ABI number in the soname, apart from VERSION: at 0.x a minor release
+# may break the ABI, and then SOVERSION goes up by one (0.1: .so.0; 0.2
+# broke it: .so.1).  At 1.0 and later it follows VERSION_MAJOR.
+SOVERSION := 1
 
 OUTPUT ?= .output
 override OUTPUT := $(abspath $(OUTPUT))
@@ -67,7 +71,7 @@ PUB_HDRS := include/xdpwake.h include/xdpwake/proto.h
 # Not installed: the BPF map layouts the program and the library share.
 INT_HDRS := include/xdpwake/maps.h
 LIB_A := $(OUTPUT)/libxdpwake.a
-SONAME := libxdpwake.so.$(VERSION_MAJOR)
+SONAME := libxdpwake.so.$(SOVERSION)
 LIB_SO := $(OUTPUT)/libxdpwake.so.$(VERSION)
 CLI := $(OUTPUT)/xdpwake
 CLI_SRCS := $(wildcard userspace/cli/*.c)
@@ -155,16 +159,10 @@ $(LIB_A): $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-# Older symbol versions: the shared library only (userspace/compat.c).
-$(OUTPUT)/lib/compat.o: userspace/compat.c $(PUB_HDRS) | $(OUTPUT)/lib
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(LIB_CFLAGS) -c $< -o $@
-
-$(LIB_SO): $(LIB_OBJS) $(OUTPUT)/lib/compat.o userspace/libxdpwake.map
+$(LIB_SO): $(LIB_OBJS) userspace/libxdpwake.map
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -shared -Wl,-soname,$(SONAME) \
-		-Wl,--version-script=userspace/libxdpwake.map -o $@ $(LIB_OBJS) \
-		$(OUTPUT)/lib/compat.o $(LDLIBS)
+		-Wl,--version-script=userspace/libxdpwake.map -o $@ $(LIB_OBJS) $(LDLIBS)
 	$(Q)ln -sf $(notdir $@) $(OUTPUT)/$(SONAME)
 	$(Q)ln -sf $(SONAME) $(OUTPUT)/libxdpwake.so
 
