@@ -64,6 +64,9 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -Wall -Werror -Iinclude \
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
+# BPF programs of the tests only (tests/bpf/): skeletons beside the others.
+TEST_BPF_SRCS := $(wildcard tests/bpf/*.bpf.c)
+TEST_SKELS := $(patsubst tests/bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(TEST_BPF_SRCS))
 
 LIB_SRCS := $(wildcard userspace/lib/*.c)
 LIB_OBJS := $(patsubst userspace/lib/%.c,$(OUTPUT)/lib/%.o,$(LIB_SRCS))
@@ -77,6 +80,11 @@ CLI := $(OUTPUT)/xdpwake
 CLI_SRCS := $(wildcard userspace/cli/*.c)
 
 TEST_SRCS := $(wildcard tests/test_*.c)
+# The tests' compiled helpers (tests/lib/), one archive linked into each.
+XWT_SRCS := $(wildcard tests/lib/*.c)
+XWT_OBJS := $(patsubst tests/lib/%.c,$(OUTPUT)/tests/lib/%.o,$(XWT_SRCS))
+XWT_HDRS := $(wildcard tests/lib/*.h)
+XWT_A := $(OUTPUT)/tests/libxwt.a
 TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS))
@@ -134,12 +142,17 @@ bench-wait-quick:
 bench-xdp: $(OUTPUT)/bench/xdp_cost
 	$(Q)$(OUTPUT)/bench/xdp_cost
 
-$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/lib $(OUTPUT)/cli $(OUTPUT)/tests $(OUTPUT)/tests/mpi $(OUTPUT)/bench:
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/lib $(OUTPUT)/cli $(OUTPUT)/tests $(OUTPUT)/tests/mpi $(OUTPUT)/tests/bpf \
+		$(OUTPUT)/tests/lib $(OUTPUT)/bench:
 	$(Q)mkdir -p $@
 
 $(TEST_HELPERS): | $(OUTPUT)/tests/mpi
 
-$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c include/xdpwake/proto.h include/xdpwake/maps.h tests/fault_maps.h | $(OUTPUT)/bpf
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c include/xdpwake/proto.h $(INT_HDRS) | $(OUTPUT)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/tests/bpf/%.bpf.o: tests/bpf/%.bpf.c include/xdpwake/proto.h $(INT_HDRS) tests/lib/fault_maps.h | $(OUTPUT)/tests/bpf
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -148,6 +161,9 @@ $(OUTPUT)/xdpwake.skel.h: $(OUTPUT)/bpf/xdpwake.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name xw_xdp_bpf > $@
 $(OUTPUT)/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
+$(TEST_SKELS): $(OUTPUT)/%.skel.h: $(OUTPUT)/tests/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
@@ -171,15 +187,30 @@ $(CLI): $(CLI_SRCS) $(wildcard userspace/cli/*.h) $(LIB_A) $(PUB_HDRS) | $(OUTPU
 	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -DXW_VERSION_STR='"$(VERSION)"' \
 		-o $@ $(CLI_SRCS) $(LIB_A) $(LDLIBS)
 
-$(OUTPUT)/tests/%: tests/%.c $(wildcard tests/*.h) $(LIB_A) $(PUB_HDRS) $(INT_HDRS) $(SKELS) | $(OUTPUT)/tests
+$(OUTPUT)/tests/lib/%.o: tests/lib/%.c $(XWT_HDRS) $(PUB_HDRS) $(INT_HDRS) $(SKELS) $(TEST_SKELS) | $(OUTPUT)/tests/lib
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Itests \
+	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Itests/lib -c $< -o $@
+
+$(XWT_A): $(XWT_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(OUTPUT)/tests/%: tests/%.c $(XWT_HDRS) $(XWT_A) $(LIB_A) $(PUB_HDRS) $(INT_HDRS) $(SKELS) $(TEST_SKELS) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Itests/lib \
+		-o $@ $< $(XWT_A) $(LIB_A) $(LDLIBS)
+
+$(OUTPUT)/bench/%: bench/%.c $(LIB_A) $(PUB_HDRS) $(INT_HDRS) $(SKELS) | $(OUTPUT)/bench
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib \
 		-o $@ $< $(LIB_A) $(LDLIBS)
 
-$(OUTPUT)/bench/%: bench/%.c $(wildcard tests/*.h) $(LIB_A) $(PUB_HDRS) $(INT_HDRS) $(SKELS) | $(OUTPUT)/bench
+# policy_demo runs on the tests' end-to-end harness: its header
+# (tests/lib/xwt_e2e.h) and the compiled helpers (libxwt.a).
+$(OUTPUT)/bench/policy_demo: bench/policy_demo.c $(XWT_HDRS) $(XWT_A) $(LIB_A) $(PUB_HDRS) $(INT_HDRS) $(SKELS) | $(OUTPUT)/bench
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Itests \
-		-o $@ $< $(LIB_A) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Itests/lib \
+		-o $@ $< $(XWT_A) $(LIB_A) $(LDLIBS)
 
 # Always regenerated: PREFIX/LIBDIR/INCLUDEDIR may differ between installs.
 # The man page and the README's command reference come from the tool's own

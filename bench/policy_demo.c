@@ -2,7 +2,7 @@
 /*
  * policy_demo - the five wake policies side by side on real traffic (`make demo`).
  *
- * Two network namespaces joined by a veth pair (tests/xwt_e2e.h): the
+ * Two network namespaces joined by a veth pair (tests/lib/xwt_e2e.h): the
  * receiver attaches xdpwake (native XDP), registers an endpoint with an
  * AF_XDP socket and a wake ring, and receives as a blocking receiver does
  * (take what is there; arm, recheck, sleep on the ring; take the frames the

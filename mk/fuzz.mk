@@ -14,11 +14,13 @@ FUZZ_SECONDS ?= 300
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 FUZZ_LIB := engine conn msg stream match crc32c frame addr
-FUZZ_LIB_OBJS := $(patsubst %,$(OUTPUT)/fuzz/obj/%.o,$(FUZZ_LIB))
-FUZZ_HDRS := $(PUB_HDRS) $(wildcard userspace/lib/*.h) $(wildcard tests/fuzz/*.h)
+# The in-memory link and payload pattern of the engine tests (tests/lib/link.c),
+# compiled again with the fuzzers' flags.
+FUZZ_LIB_OBJS := $(patsubst %,$(OUTPUT)/fuzz/obj/%.o,$(FUZZ_LIB)) $(OUTPUT)/fuzz/obj/link.o
+FUZZ_HDRS := $(PUB_HDRS) $(wildcard userspace/lib/*.h) $(wildcard tests/fuzz/*.h) tests/lib/link.h
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE $(WARNINGS) -Iinclude -Iuserspace/lib \
-	-Itests/fuzz $(FUZZ_SAN)
+	-Itests/fuzz -Itests/lib $(FUZZ_SAN)
 FUZZ_GEN := $(OUTPUT)/fuzz/gen_corpus
 
 .PHONY: fuzz fuzz-bins fuzz-corpus
@@ -41,6 +43,12 @@ $(OUTPUT)/fuzz/obj/%.o: userspace/lib/%.c $(FUZZ_HDRS) | $(OUTPUT)/fuzz/obj
 		$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@; \
 	else rm -f $@; fi
 
+$(OUTPUT)/fuzz/obj/link.o: tests/lib/link.c $(FUZZ_HDRS) | $(OUTPUT)/fuzz/obj
+	$(call msg,FUZZ-CC,$@)
+	$(Q)if $(fuzz_probe); then \
+		$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@; \
+	else rm -f $@; fi
+
 $(OUTPUT)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS) $(FUZZ_HDRS) | $(OUTPUT)/fuzz
 	$(call msg,FUZZ-LD,$@)
 	$(Q)if $(fuzz_probe); then \
@@ -48,9 +56,10 @@ $(OUTPUT)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS) $(FUZZ_HDRS) | $(OUT
 	else echo "  (no clang with libFuzzer: $(notdir $@) not built)"; rm -f $@; fi
 
 # Corpus generator: real engine traffic (plain CC, the library's sources).
-$(FUZZ_GEN): tests/fuzz/gen_corpus.c $(FUZZ_HDRS) $(LIB_A) | $(OUTPUT)/fuzz
+$(FUZZ_GEN): tests/fuzz/gen_corpus.c tests/lib/link.c $(FUZZ_HDRS) $(LIB_A) | $(OUTPUT)/fuzz
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) -Iuserspace/lib -Itests/fuzz -o $@ $< $(LIB_A) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) -Iuserspace/lib -Itests/fuzz -Itests/lib -o $@ $< \
+		tests/lib/link.c $(LIB_A) $(LDLIBS)
 
 fuzz-corpus: $(FUZZ_GEN)
 	$(Q)$(FUZZ_GEN) tests/fuzz/corpus

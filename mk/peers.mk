@@ -9,7 +9,8 @@
 
 PEERS_BINS := $(OUTPUT)/bench/udp_pingpong $(OUTPUT)/bench/afxdp_raw
 
-# The bench rule tracks tests/*.h only; these two share bench/peers_common.h.
+# The bench rule tracks the library's headers only; these two share
+# bench/peers_common.h.
 $(PEERS_BINS): bench/peers_common.h
 
 bench-peers:

@@ -1,6 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
-# Run every test: $OUTPUT/tests/test_* programs and tests/test_*.sh scripts.
+# Run every test: the program of each tests/test_*.c (built into
+# $OUTPUT/tests/; one missing is a failure, and a stale binary of a test
+# that no longer exists is not run) and the tests/test_*.sh scripts.
 # Exit codes: 0 pass, 77 skip (reason printed), anything else fails.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,12 +20,13 @@ done
 
 pass=0 fail=0 skip=0 failed=()
 tests=()
-for t in "$OUTPUT"/tests/test_*; do [ -x "$t" ] && tests+=("$t"); done
+for t in "$here"/test_*.c; do [ -f "$t" ] && tests+=("$OUTPUT/tests/$(basename "$t" .c)"); done
 for t in "$here"/test_*.sh; do [ -f "$t" ] && tests+=("$t"); done
 for t in "${tests[@]}"; do
 	name=$(basename "$t")
 	if [ -n "$only" ] && [[ " $only " != *" ${name%.sh} "* ]]; then continue; fi
 	start=$(date +%s%N)
+	[ -x "$t" ] || { fail=$((fail + 1)); failed+=("$name"); echo "FAIL $name (not built: $t)"; continue; }
 	out=$(timeout --kill-after=10 "$TEST_TIMEOUT" "$t" 2>&1)
 	rc=$?
 	ms=$((($(date +%s%N) - start) / 1000000))

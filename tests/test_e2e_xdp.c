@@ -2,7 +2,7 @@
 /*
  * End to end: the wake engine attached in native mode to a veth end, an
  * AF_XDP socket and a wake ring buffer registered as endpoint EP, a sender
- * in another network namespace sending real frames (tests/xwt_e2e.h).
+ * in another network namespace sending real frames (tests/lib/xwt_e2e.h).
  *
  * Decisions (how many wakes, their reason, which counters move) are checked
  * exactly; times only where the rules give a bound (a timeout wake never

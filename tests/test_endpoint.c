@@ -46,6 +46,7 @@
 #include <bpf/bpf.h>
 
 #include "harness.h"
+#include "hosts.h"
 #include "xdpwake.h"
 
 #ifndef AF_XDP
@@ -1542,9 +1543,9 @@ static void run_b(int chan, int pair1)
 
 int main(void)
 {
-	int sv0[2], sv1[2], sync_pipe[2], st, xsk;
-	pid_t pid;
-	char c;
+	struct xwt_hosts h = { .if_a = IF_A, .if_b = IF_B, .veth_opts = "numtxqueues 8 numrxqueues 8",
+			       .veth_what = "an 8-queue veth pair", .nchan = 2, .b_init = time_limit };
+	int xsk;
 
 	t_start = xwt_now_ns();
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1560,60 +1561,35 @@ int main(void)
 		xwt_skip("AF_XDP sockets not supported by this kernel (parts 2-5)");
 	if (xsk >= 0)
 		close(xsk);
-	if (xwt_sh("ip link add " IF_A " numtxqueues 8 numrxqueues 8 type veth peer name " IF_B
-		   " numtxqueues 8 numrxqueues 8"))
-		xwt_skip("cannot create an 8-queue veth pair");
-	REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, sv0) == 0 &&
-		socketpair(AF_UNIX, SOCK_STREAM, 0, sv1) == 0 && pipe(sync_pipe) == 0,
-		"socketpair");
-	fflush(NULL);
-	pid = fork();
-	REQUIRE(pid >= 0, "fork");
-	if (pid == 0) {
+	xwt_hosts_fork(&h);
+	if (h.is_b) {
 		me = "B";
-		/* Its own pins (the inherited exit handler removes this dir). */
-		snprintf(xwt_pin_dir, sizeof(xwt_pin_dir), "/sys/fs/bpf/xwtest-%d", (int)getpid());
-		snprintf(pin_root, sizeof(pin_root), "%s", xwt_pin_dir);
-		close(sv0[0]);
-		close(sv1[0]);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		time_limit();
-		REQUIRE(unshare(CLONE_NEWNET) == 0, "unshare");
-		REQUIRE(write(sync_pipe[1], "u", 1) == 1, "sync");
-		REQUIRE(read(sv0[1], &c, 1) == 1, "wait for the link");
-		REQUIRE(xwt_sh("ip link set lo up && ip link set " IF_B " up") == 0, "B link");
-		bar(sv0[1], "up");
-		run_b(sv0[1], sv1[1]);
+		snprintf(pin_root, sizeof(pin_root), "%s", h.pin_root);
+		bar(h.chan[0], "up");
+		run_b(h.chan[0], h.chan[1]);
 		exit(xwt_failures ? 1 : 0);
 	}
-	close(sv0[1]);
-	close(sv1[1]);
-	REQUIRE(read(sync_pipe[0], &c, 1) == 1, "child unshared");
-	REQUIRE(xwt_sh("ip link set " IF_B " netns %d && ip link set " IF_A " up", (int)pid) == 0,
-		"move the peer end");
-	REQUIRE(write(sv0[0], "g", 1) == 1, "go");
-	bar(sv0[0], "up");
+	bar(h.chan[0], "up");
 
 	test_errors();
 	printf("   (%.1f s)\n", elapsed());
-	bar(sv0[0], "part 2 done");
+	bar(h.chan[0], "part 2 done");
 
 	printf("3. two processes per host: P0 endpoint 1 on queue 0, P1 endpoint 2 on queue 1 "
 	       "(8-queue veth " IF_A " <-> " IF_B ")\n");
-	test_processes(0, IF_A, sv0[0], sv1[0]);
+	test_processes(0, IF_A, h.chan[0], h.chan[1]);
 	test_id_race();
 	printf("   (%.1f s)\n", elapsed());
-	bar(sv0[0], "part 3 done");
+	bar(h.chan[0], "part 3 done");
 
-	test_shared_socket(0, sv0[0]);
+	test_shared_socket(0, h.chan[0]);
 	printf("   (%.1f s)\n", elapsed());
-	bar(sv0[0], "part 4 done");
+	bar(h.chan[0], "part 4 done");
 
-	test_cycles(0, sv0[0]);
-	bar(sv0[0], "final");
+	test_cycles(0, h.chan[0]);
+	bar(h.chan[0], "final");
 	printf("   (%.1f s)\n", elapsed());
 
-	REQUIRE(waitpid(pid, &st, 0) == pid, "waitpid");
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "host B failed (status %#x)", st);
+	xwt_hosts_join(&h);
 	return xwt_done();
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * The fault-injection harness (tests/fault.h, bpf/impair.bpf.c) tested
+ * The fault-injection harness (tests/lib/fault.h, tests/bpf/impair.bpf.c) tested
  * with raw frames, not the library: this process creates AF_PACKET sockets
  * in hosts A and B (no XDP program is attached), sends numbered xdpwake
  * frames through the impairing middle namespace and checks what arrives:

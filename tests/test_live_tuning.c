@@ -10,12 +10,12 @@
  * lock-step (a message is sent only once the receiver is asleep), so the
  * counts do not depend on how fast either runs.
  */
-#include <sys/prctl.h>
 #include <sys/socket.h>
 
 #include <pthread.h>
 
 #include "harness.h"
+#include "hosts.h"
 #include "xdpwake.h"
 #include "internal.h" /* xwi_iface_shared(): the receiver's armed flag */
 
@@ -254,38 +254,21 @@ static void run_a(void)
 
 int main(void)
 {
-	int sv[2], sync_pipe[2], st;
-	pid_t pid;
-	char c;
+	struct xwt_hosts h = { .if_a = IF_A, .if_b = IF_B };
 
 	xwt_private_netns();
-	snprintf(pin_root, sizeof(pin_root), "%s", xwt_pin_root());
+	xwt_pin_root();
 	if (xwt_sh("command -v bpftool >/dev/null"))
 		xwt_skip("bpftool is not installed");
-	if (xwt_sh("ip link add " IF_A " type veth peer name " IF_B))
-		xwt_skip("cannot create a veth pair");
-	REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0 && pipe(sync_pipe) == 0, "pipes");
-	pid = fork();
-	REQUIRE(pid >= 0, "fork");
-	if (pid == 0) {
-		is_b = 1;
-		chan = sv[1];
-		snprintf(xwt_pin_dir, sizeof(xwt_pin_dir), "/sys/fs/bpf/xwtest-%d", (int)getpid());
-		snprintf(pin_root, sizeof(pin_root), "%s", xwt_pin_dir);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		REQUIRE(unshare(CLONE_NEWNET) == 0, "unshare");
-		REQUIRE(write(sync_pipe[1], "u", 1) == 1 && read(chan, &c, 1) == 1, "sync");
-		REQUIRE(xwt_sh("ip link set lo up && ip link set " IF_B " up") == 0, "B up");
+	xwt_hosts_fork(&h);
+	is_b = h.is_b;
+	chan = h.chan[0];
+	snprintf(pin_root, sizeof(pin_root), "%s", h.pin_root);
+	if (is_b) {
 		run_b();
 		exit(xwt_failures ? 1 : 0);
 	}
-	chan = sv[0];
-	REQUIRE(read(sync_pipe[0], &c, 1) == 1, "child");
-	REQUIRE(xwt_sh("ip link set " IF_B " netns %d && ip link set " IF_A " up", (int)pid) == 0,
-		"move the peer end");
-	REQUIRE(write(chan, "g", 1) == 1, "go");
 	run_a();
-	REQUIRE(waitpid(pid, &st, 0) == pid, "wait");
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "host B failed (status %#x)", st);
+	xwt_hosts_join(&h);
 	return xwt_done();
 }

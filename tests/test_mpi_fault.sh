@@ -3,7 +3,7 @@
 # An MPI job through the fault harness: the project's MPI program
 # (tests/mpi/xw_mpi_test.c, every byte checked) with two ranks on two
 # namespace hosts (set-up (a) of test_mpi.sh) whose data link crosses the
-# fault harness's impairing middle (tests/fault.h, held by
+# fault harness's impairing middle (tests/lib/fault.h, held by
 # tests/mpi/fault_hosts.c): 2% of the xdpwake frames dropped in each
 # direction, and every 50th frame reordered behind the next 2.  Besides
 # every part of the program passing, it asserts that the middle really

@@ -13,11 +13,11 @@
  */
 #include <net/if.h>
 #include <sys/socket.h>
-#include <sys/prctl.h>
 
 #include <poll.h>
 
 #include "harness.h"
+#include "hosts.h"
 #include "xdpwake.h"
 
 #define IF_A "xwma"
@@ -532,45 +532,19 @@ static void run_host(const char *ifname)
 
 int main(void)
 {
-	int sv[2], st, sync_pipe[2];
+	struct xwt_hosts h = { .if_a = IF_A, .if_b = IF_B, .ip_a = IP_A, .ip_b = IP_B };
 
 	setenv("XDPWAKE_DEBUG", "1", 1); /* the library checks its UMEM invariant */
-	pid_t pid;
-	char c;
-
 	xwt_private_netns();
-	snprintf(pin_root, sizeof(pin_root), "%s", xwt_pin_root());
-	if (xwt_sh("ip link add " IF_A " type veth peer name " IF_B))
-		xwt_skip("cannot create a veth pair");
-	REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0 && pipe(sync_pipe) == 0, "socketpair");
-	pid = fork();
-	REQUIRE(pid >= 0, "fork");
-	if (pid == 0) {
-		is_b = 1;
-		chan = sv[1];
-		/* Its own pins (the inherited exit handler removes this dir). */
-		snprintf(xwt_pin_dir, sizeof(xwt_pin_dir), "/sys/fs/bpf/xwtest-%d", (int)getpid());
-		snprintf(pin_root, sizeof(pin_root), "%s", xwt_pin_dir);
-		close(sv[0]);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		REQUIRE(unshare(CLONE_NEWNET) == 0, "unshare");
-		REQUIRE(write(sync_pipe[1], "u", 1) == 1, "sync");
-		REQUIRE(read(chan, &c, 1) == 1, "wait for the link");
-		REQUIRE(xwt_sh("ip link set lo up && ip addr add " IP_B "/24 dev " IF_B
-			       " && ip link set " IF_B " up") == 0, "B link");
-		bar("up");
-		run_host(IF_B);
-		exit(xwt_failures ? 1 : 0);
-	}
-	chan = sv[0];
-	close(sv[1]);
-	REQUIRE(read(sync_pipe[0], &c, 1) == 1, "child unshared");
-	REQUIRE(xwt_sh("ip link set " IF_B " netns %d && ip addr add " IP_A "/24 dev " IF_A
-		       " && ip link set " IF_A " up", (int)pid) == 0, "move the peer end");
-	REQUIRE(write(chan, "g", 1) == 1, "go");
+	xwt_pin_root();
+	xwt_hosts_fork(&h);
+	is_b = h.is_b;
+	chan = h.chan[0];
+	snprintf(pin_root, sizeof(pin_root), "%s", h.pin_root);
 	bar("up");
-	run_host(IF_A);
-	REQUIRE(waitpid(pid, &st, 0) == pid, "waitpid");
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "host B failed (status %#x)", st);
+	run_host(is_b ? IF_B : IF_A);
+	if (is_b)
+		exit(xwt_failures ? 1 : 0);
+	xwt_hosts_join(&h);
 	return xwt_done();
 }

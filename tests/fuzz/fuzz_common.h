@@ -2,7 +2,8 @@
 /*
  * Helpers shared by the libFuzzer targets and the corpus generator: an
  * input reader, a failure macro that aborts (libFuzzer saves the input),
- * and the configuration the fuzzers give the engine.
+ * and the configuration the fuzzers give the engine.  The payload pattern
+ * and the in-memory link are tests/lib/link.h's.
  */
 #ifndef XW_FUZZ_COMMON_H
 #define XW_FUZZ_COMMON_H
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "link.h" /* the in-memory link, the payload pattern (tests/lib/) */
 
 /* An invariant broke: say which, then abort so that libFuzzer keeps the
  * input as a crasher. */
@@ -56,17 +58,6 @@ static inline uint32_t fz_u32(struct fz_in *in)
 	uint32_t hi = fz_u16(in);
 
 	return hi << 16 | fz_u16(in);
-}
-
-/* Byte @i of the payload of message @id (deterministic, never all-equal). */
-static inline uint8_t fz_pat(uint32_t id, size_t i)
-{
-	uint64_t x = (uint64_t)i * 0x9E3779B97F4A7C15ULL + (id + 1ULL) * 0xD1B54A32D192ED03ULL;
-
-	x ^= x >> 29;
-	x *= 0xBF58476D1CE4E5B9ULL;
-	x ^= x >> 32;
-	return (uint8_t)x;
 }
 
 /*

@@ -60,22 +60,16 @@
 #define HIST 16	    /* delivered frames kept for replays */
 #define ABORT_ERR (-EINTR)
 
-struct qf {
-	struct xw_hdr h;
-	uint8_t *pl;
-	size_t len;
-	int src;   /* 0..NN-1 a node, NN.. a forger */
-	bool hurt; /* corrupted or truncated: may be rejected */
-};
-
 struct node {
 	struct xwi_engine *e;
 	struct xwi_engine_cfg cfg;
 	struct xw_addr addr;
 	int inc; /* incarnation (restarts) */
-	struct qf q[QCAP];
-	int qn, cap;
-	struct qf hist[HIST];
+	struct xwt_lframe slots[QCAP];
+	struct xwt_lq q; /* src: 0..NN-1 a node, NN.. a forger; hurt: corrupted
+			  * or truncated, may be rejected */
+	int cap;
+	struct xwt_lframe hist[HIST];
 	int nhist, hnext;
 };
 
@@ -167,7 +161,6 @@ static int e_send(void *ctx, const struct xw_addr *dst, const struct xw_hdr *h,
 {
 	int s = *(int *)ctx, d = addr_node(dst);
 	struct node *dn;
-	struct qf *f;
 
 	FZ_ASSERT(d >= 0 && d != s, "frame to an unknown address");
 	FZ_ASSERT(len == ntohs(h->payload_len) && (!len || payload), "len %zu payload_len %u",
@@ -193,17 +186,9 @@ static int e_send(void *ctx, const struct xw_addr *dst, const struct xw_hdr *h,
 	S.last_seq[s][d] = ntohl(h->seq);
 	S.last_ack[s][d] = ntohl(h->ack);
 	dn = &S.n[d];
-	if (dn->qn >= dn->cap)
+	if ((int)dn->q.n >= dn->cap)
 		return -EAGAIN;
-	f = &dn->q[dn->qn++];
-	f->h = *h;
-	f->len = len;
-	f->src = s;
-	f->hurt = false;
-	f->pl = malloc(len ? len : 1);
-	FZ_ASSERT(f->pl, "malloc");
-	if (len)
-		memcpy(f->pl, payload, len);
+	FZ_ASSERT(xwt_lq_push(&dn->q, h, payload, len, s) == 0, "malloc");
 	return 0;
 }
 
@@ -367,7 +352,7 @@ static void do_send(int from, int to, uint32_t len)
 	m->ubuf = malloc(len ? len : 1);
 	FZ_ASSERT(m->data && m->ubuf, "malloc");
 	for (uint32_t i = 0; i < len; i++)
-		m->data[i] = fz_pat((__u32)S.nm, i);
+		m->data[i] = xwt_link_pat((__u32)S.nm, i);
 	memcpy(m->ubuf, m->data, len);
 	dst = to >= 0 ? &S.n[to].addr : &S.f[0].addr;
 	rc = xwi_engine_isend(S.n[from].e, dst, m->ubuf, len, tag_of(S.nm), &m->req);
@@ -409,29 +394,26 @@ static void do_recv(int node, size_t len, __u64 match, __u64 mask)
 
 /* ---- the link ---------------------------------------------------------------- */
 
-static void qf_free(struct qf *f)
+static void qf_free(struct xwt_lframe *f)
 {
 	free(f->pl);
 	f->pl = NULL;
 }
 
-static void hist_add(struct node *nd, const struct qf *f)
+static void hist_add(struct node *nd, const struct xwt_lframe *f)
 {
-	struct qf *h = &nd->hist[nd->hnext];
+	struct xwt_lframe *h = &nd->hist[nd->hnext];
 
 	if (nd->nhist == HIST)
 		qf_free(h);
 	else
 		nd->nhist++;
-	*h = *f;
-	h->pl = malloc(f->len ? f->len : 1);
-	FZ_ASSERT(h->pl, "malloc");
-	memcpy(h->pl, f->pl, f->len);
+	FZ_ASSERT(xwt_lframe_dup(h, f) == 0, "malloc");
 	nd->hnext = (nd->hnext + 1) % HIST;
 }
 
 /* Hand frame @f to node @d. */
-static void rx(int d, const struct qf *f, bool keep)
+static void rx(int d, const struct xwt_lframe *f, bool keep)
 {
 	struct node *nd = &S.n[d];
 	int rc;
@@ -456,21 +438,13 @@ static void rx(int d, const struct qf *f, bool keep)
 	reap();
 }
 
-static void q_remove(struct node *nd, int i, struct qf *out)
-{
-	*out = nd->q[i];
-	memmove(&nd->q[i], &nd->q[i + 1], (size_t)(nd->qn - i - 1) * sizeof(nd->q[0]));
-	nd->qn--;
-}
-
 static void deliver(int d, int count)
 {
 	struct node *nd = &S.n[d];
 
-	while (count-- > 0 && nd->qn) {
-		struct qf f;
+	while (count-- > 0 && nd->q.n) {
+		struct xwt_lframe f = xwt_lq_take(&nd->q, 0);
 
-		q_remove(nd, 0, &f);
 		rx(d, &f, true);
 		qf_free(&f);
 	}
@@ -494,7 +468,7 @@ static void forge(struct fz_in *in)
 	int fi = (b0 & 3) % NF, d = (b0 >> 2) & 1, src = NN + fi;
 	bool real = S.adversary && (b0 & 0x40);
 	uint8_t pl[FZ_P + 16];
-	struct qf f = {};
+	struct xwt_lframe f = {};
 	struct xw_hdr *h = &f.h;
 	__u32 plen, cnt;
 
@@ -538,7 +512,7 @@ static void forge(struct fz_in *in)
 		plen = y % (FZ_P + 9);
 	}
 	for (__u32 i = 0; i < plen; i++)
-		pl[i] = fz_pat(0xF0000000u | id, i);
+		pl[i] = xwt_link_pat(0xF0000000u | id, i);
 	if (type == XW_PKT_PULL && plen == sizeof(struct xw_pull_req)) {
 		struct xw_pull_req pr = { htonl(x), htonl(y % 40) };
 
@@ -647,7 +621,7 @@ static void op(struct fz_in *in)
 	struct xw_request *req;
 
 	if (trace)
-		fprintf(stderr, "op %u a %#x (node %d, queue %d, t %llu)\n", o, a, d, nd->qn,
+		fprintf(stderr, "op %u a %#x (node %d, queue %d, t %llu)\n", o, a, d, (int)nd->q.n,
 			(unsigned long long)S.clk);
 
 	switch (o) {
@@ -693,33 +667,28 @@ static void op(struct fz_in *in)
 	case FZ_OP_TRUNC: {
 		uint8_t pos = fz_u8(in), v = fz_u8(in);
 		int i;
-		struct qf f;
+		struct xwt_lframe f;
 
-		if (!nd->qn)
+		if (!nd->q.n)
 			break;
-		i = pos % nd->qn;
+		i = pos % (int)nd->q.n;
 		if (!S.reliable && o != FZ_OP_DUP)
 			break; /* the bare message layer needs a lossless, ordered link */
 		if (o == FZ_OP_DROP) {
-			q_remove(nd, i, &f);
+			f = xwt_lq_take(&nd->q, (size_t)i);
 			qf_free(&f);
 		} else if (o == FZ_OP_DUP) {
-			if (nd->qn >= QCAP)
+			if (nd->q.n >= QCAP)
 				break;
-			f = nd->q[i];
-			f.pl = malloc(f.len ? f.len : 1);
-			FZ_ASSERT(f.pl, "malloc");
-			memcpy(f.pl, nd->q[i].pl, f.len);
-			memmove(&nd->q[i + 2], &nd->q[i + 1], (size_t)(nd->qn - i - 1) * sizeof(f));
-			nd->q[i + 1] = f;
-			nd->qn++;
+			FZ_ASSERT(xwt_lframe_dup(&f, xwt_lq_at(&nd->q, (size_t)i)) == 0, "malloc");
+			xwt_lq_insert(&nd->q, (size_t)i + 1, &f);
 		} else if (o == FZ_OP_REORDER) {
-			q_remove(nd, i, &f);
-			nd->q[nd->qn++] = f;
+			f = xwt_lq_take(&nd->q, (size_t)i);
+			xwt_lq_insert(&nd->q, nd->q.n, &f);
 		} else if (o == FZ_OP_CORRUPT) {
 			/* one burst of at most 8 bits: CRC32C always sees it; not
 			 * payload_len (that is the wire's length, not checkable) */
-			struct qf *g = &nd->q[i];
+			struct xwt_lframe *g = xwt_lq_at(&nd->q, (size_t)i);
 			size_t n = XW_HDR_LEN + g->len, at = (size_t)v * 7 % n;
 
 			if (g->hurt || at == 40 || at == 41)
@@ -729,15 +698,17 @@ static void op(struct fz_in *in)
 			else
 				g->pl[at - XW_HDR_LEN] ^= (uint8_t)(a | 1);
 			g->hurt = true;
-		} else if (nd->q[i].len) {
-			nd->q[i].len -= 1 + v % nd->q[i].len;
-			nd->q[i].hurt = true;
+		} else if (xwt_lq_at(&nd->q, (size_t)i)->len) {
+			struct xwt_lframe *g = xwt_lq_at(&nd->q, (size_t)i);
+
+			g->len -= 1 + v % g->len;
+			g->hurt = true;
 		}
 		break;
 	}
 	case FZ_OP_REPLAY:
 		if (nd->nhist) {
-			struct qf *f = &nd->hist[(a >> 1) % nd->nhist];
+			struct xwt_lframe *f = &nd->hist[(a >> 1) % nd->nhist];
 
 			rx(d, f, false);
 		}
@@ -781,7 +752,7 @@ static void op(struct fz_in *in)
 
 static bool node_idle(int i)
 {
-	return !S.n[i].qn && !xwi_engine_tx_pending(S.n[i].e);
+	return !S.n[i].q.n && !xwi_engine_tx_pending(S.n[i].e);
 }
 
 static void drain_unexpected(int i)
@@ -895,8 +866,7 @@ static void teardown(void)
 
 		xwi_engine_free(nd->e); /* frees its pending requests */
 		nd->e = NULL;
-		for (int k = 0; k < nd->qn; k++)
-			qf_free(&nd->q[k]);
+		xwt_lq_drop(&nd->q);
 		for (int k = 0; k < nd->nhist; k++)
 			qf_free(&nd->hist[k]);
 	}
@@ -925,10 +895,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct node *nd = &S.n[i];
 
 		nd->cfg = fz_cfg((__u16)(1 + i), S.reliable);
-		nd->addr.encap = XW_ENCAP_ETH;
-		nd->addr.mac[0] = 0x02;
-		nd->addr.mac[5] = (__u8)(0x10 + i);
-		nd->addr.ep = nd->cfg.ep;
+		xwt_link_addr(&nd->addr, i, nd->cfg.ep);
+		xwt_lq_init(&nd->q, nd->slots, QCAP);
 		nd->cap = QCAP;
 		node_start(i);
 	}

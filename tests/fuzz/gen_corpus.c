@@ -140,7 +140,7 @@ static void traffic(bool reliable)
 		}
 	}
 	for (size_t i = 0; i < FZ_MSG_MAX; i++)
-		sbuf[i] = fz_pat(1, i);
+		sbuf[i] = xwt_link_pat(1, i);
 	for (int k = 0; k < 8; k++) {
 		/* early receivers for half, late (unexpected) for the rest;
 		 * one truncated */

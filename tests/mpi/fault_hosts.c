@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * fault_hosts.c - the fault harness (tests/fault.h) as two named namespace
+ * fault_hosts.c - the fault harness (tests/lib/fault.h) as two named namespace
  * "hosts" for programs launched from a shell: tests/test_mpi_fault.sh runs
  * Open MPI ranks in them through tests/mpi/ns_agent.sh.
  *
@@ -10,7 +10,7 @@
  * impairing middle M), names A and B (ip netns attach: /run/netns/HOST_*),
  * renames their data interfaces to xwd0, and impairs every xdpwake frame in
  * both directions: dropped with probability DROP_PERMILLE / 1000 (tc
- * ingress, bpf/impair.bpf.c), then through the relay, which holds every
+ * ingress, tests/bpf/impair.bpf.c), then through the relay, which holds every
  * REORDER_EVERY-th frame back by REORDER_BY later ones.  Prints "ready".
  *
  * Then reads commands on stdin:

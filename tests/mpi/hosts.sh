@@ -116,7 +116,7 @@ steer_counts() {
 
 # fault_hosts DROP_PERMILLE REORDER_EVERY REORDER_BY: two hosts xwf1-$T and
 # xwf2-$T on the management bridge whose data interfaces xwd0 are joined
-# through the fault harness's impairing middle (tests/fault.h, through
+# through the fault harness's impairing middle (tests/lib/fault.h, through
 # $OUTPUT/tests/mpi/fault_hosts, which runs as a coprocess until
 # net_cleanup).  fault_counters prints its counters.
 fault_hosts() {

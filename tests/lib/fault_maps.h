@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
- * fault_maps.h - map layouts shared by bpf/impair.bpf.c (the tc impairment
+ * fault_maps.h - map layouts shared by tests/bpf/impair.bpf.c (the tc impairment
  * program of the fault-injection harness) and tests/fault.h (its user-space
  * side).  Only fixed-width kernel types: compiled by clang -target bpf and
  * by the tests.  All values in host byte order.  See tests/fault.h.

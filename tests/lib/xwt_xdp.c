@@ -1,61 +1,16 @@
-/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * Helpers for tests that run the real compiled XDP program with
- * BPF_PROG_TEST_RUN: load the skeleton (no attach), give it a real AF_XDP
- * socket on a veth in the test's private namespace so redirects succeed,
- * build frames, read counters and wake records.
+ * The XDP program under BPF_PROG_TEST_RUN (xwt_xdp.h): load it with an
+ * AF_XDP socket on a private veth, maps and knobs, wake records, frames.
  */
-#ifndef XWT_XDP_H
-#define XWT_XDP_H
+#include "xwt_xdp.h"
 
-#include <arpa/inet.h>
-#include <endian.h>
-#include <net/if.h>
-#include <sys/mman.h>
-#include <linux/if_ether.h>
-#include <linux/ip.h>
-#include <linux/udp.h>
-#include <linux/in.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
-#include <xdp/xsk.h>
-
-#include "harness.h"
-#include "xdpwake.h"
-#include "xdpwake.skel.h"
-#include "internal.h"
-
-#define XWT_IF_A "xwta"
-#define XWT_IF_B "xwtb"
-#define XWT_MAX_FRAME 2048
-/* A bound on waiting for something the program will do (a timer expiry):
- * it only turns a hang into a failure, it is not a latency claim. */
-#define XWT_HANG_MS 10000
-
-struct xwt_xdp {
-	struct xw_xdp_bpf *skel;
-	int prog_fd;
-	int ifindex;
-	void *umem_area;
-	struct xsk_umem *umem;
-	struct xsk_ring_prod fq;
-	struct xsk_ring_cons cq;
-	struct xsk_socket *xsk;
-	struct xsk_ring_cons rx;
-	int ring_fd[XW_MAX_ENDPOINTS];
-	int wd_ring_fd[XW_MAX_ENDPOINTS];
-	struct ring_buffer *rb;
-	/* records read by xwt_drain() */
-	struct xw_wake_rec recs[256];
-	int nrecs;
-};
-
-static int xwt_silent(enum libbpf_print_level l, const char *f, va_list ap)
+int xwt_silent(enum libbpf_print_level l, const char *f, va_list ap)
 {
 	return l == LIBBPF_WARN ? vfprintf(stderr, f, ap) : 0;
 }
 
-static inline int xwt_knob_fd(struct xwt_xdp *x, const char *name)
+int xwt_knob_fd(struct xwt_xdp *x, const char *name)
 {
 	char n[64];
 
@@ -63,13 +18,12 @@ static inline int xwt_knob_fd(struct xwt_xdp *x, const char *name)
 	return bpf_map__fd(bpf_object__find_map_by_name(x->skel->obj, n));
 }
 
-static inline void xwt_set_knob(struct xwt_xdp *x, const char *name, __u32 ep, __u32 v)
+void xwt_set_knob(struct xwt_xdp *x, const char *name, __u32 ep, __u32 v)
 {
 	REQUIRE(bpf_map_update_elem(xwt_knob_fd(x, name), &ep, &v, 0) == 0, "set %s", name);
 }
 
-/* Write every knob's default, as the library does on attach. */
-static inline void xwt_defaults(struct xwt_xdp *x)
+void xwt_defaults(struct xwt_xdp *x)
 {
 	struct xw_knob_info ki;
 
@@ -80,7 +34,7 @@ static inline void xwt_defaults(struct xwt_xdp *x)
 	}
 }
 
-static inline void xwt_set_endpoint(struct xwt_xdp *x, __u32 ep, __u32 flags, __u32 queue)
+void xwt_set_endpoint(struct xwt_xdp *x, __u32 ep, __u32 flags, __u32 queue)
 {
 	struct xw_ep_entry e = { .flags = flags, .queue_id = queue };
 
@@ -88,21 +42,19 @@ static inline void xwt_set_endpoint(struct xwt_xdp *x, __u32 ep, __u32 flags, __
 		"endpoint %u", ep);
 }
 
-/* Mark UDP queue @q in use (@pid, 0: not in use) as the library's port
- * does when it binds the queue (proto.h, "Per-queue UDP ports"). */
-static inline void xwt_set_queue(struct xwt_xdp *x, __u32 q, __u32 pid)
+void xwt_set_queue(struct xwt_xdp *x, __u32 q, __u32 pid)
 {
 	REQUIRE(bpf_map_update_elem(bpf_map__fd(x->skel->maps.udp_queues), &q, &pid, 0) == 0,
 		"udp_queues %u", q);
 }
 
-static inline void xwt_set_shared(struct xwt_xdp *x, __u32 ep, const struct xw_shared *s)
+void xwt_set_shared(struct xwt_xdp *x, __u32 ep, const struct xw_shared *s)
 {
 	REQUIRE(bpf_map_update_elem(bpf_map__fd(x->skel->maps.shared), &ep, s, 0) == 0,
 		"shared %u", ep);
 }
 
-static inline struct xw_shared xwt_get_shared(struct xwt_xdp *x, __u32 ep)
+struct xw_shared xwt_get_shared(struct xwt_xdp *x, __u32 ep)
 {
 	struct xw_shared s;
 
@@ -110,14 +62,13 @@ static inline struct xw_shared xwt_get_shared(struct xwt_xdp *x, __u32 ep)
 	return s;
 }
 
-/* Overwrite the wake state (an update also cancels the entry's timer). */
-static inline void xwt_set_wake_state(struct xwt_xdp *x, __u32 ep, const struct xw_wake_state *w)
+void xwt_set_wake_state(struct xwt_xdp *x, __u32 ep, const struct xw_wake_state *w)
 {
 	REQUIRE(bpf_map_update_elem(bpf_map__fd(x->skel->maps.wake_state), &ep, w, 0) == 0,
 		"wake_state %u", ep);
 }
 
-static inline struct xw_wake_state xwt_get_wake_state(struct xwt_xdp *x, __u32 ep)
+struct xw_wake_state xwt_get_wake_state(struct xwt_xdp *x, __u32 ep)
 {
 	struct xw_wake_state w;
 
@@ -125,7 +76,7 @@ static inline struct xw_wake_state xwt_get_wake_state(struct xwt_xdp *x, __u32 e
 	return w;
 }
 
-static inline struct xw_wd_state xwt_get_wd_state(struct xwt_xdp *x, __u32 ep)
+struct xw_wd_state xwt_get_wd_state(struct xwt_xdp *x, __u32 ep)
 {
 	struct xw_wd_state w;
 
@@ -133,13 +84,7 @@ static inline struct xw_wd_state xwt_get_wd_state(struct xwt_xdp *x, __u32 ep)
 	return w;
 }
 
-/*
- * Fix the program's "now" at @ns (0: the monotonic clock again).  A row that
- * states "the last frame came 1 us ago" runs the program with the clock
- * fixed, so the decision does not depend on how fast the test runs.  Timers
- * still expire in real time: release the clock before waiting for one.
- */
-static inline void xwt_set_clock(struct xwt_xdp *x, __u64 ns)
+void xwt_set_clock(struct xwt_xdp *x, __u64 ns)
 {
 	x->skel->data_test_clock->xw_test_clock_ns = ns;
 	__sync_synchronize();
@@ -155,8 +100,7 @@ static int xwt_rec_cb(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-/* Give endpoint @ep a wake ring and a watchdog ring, read through x->rb. */
-static inline void xwt_add_rings(struct xwt_xdp *x, __u32 ep)
+void xwt_add_rings(struct xwt_xdp *x, __u32 ep)
 {
 	int fd;
 
@@ -180,8 +124,7 @@ static inline void xwt_add_rings(struct xwt_xdp *x, __u32 ep)
 	}
 }
 
-/* Read whatever records are there now (no waiting). */
-static inline int xwt_drain(struct xwt_xdp *x)
+int xwt_drain(struct xwt_xdp *x)
 {
 	x->nrecs = 0;
 	if (x->rb)
@@ -189,8 +132,7 @@ static inline int xwt_drain(struct xwt_xdp *x)
 	return x->nrecs;
 }
 
-/* Wait up to @timeout_ms for at least one record. */
-static inline int xwt_wait_rec(struct xwt_xdp *x, int timeout_ms)
+int xwt_wait_rec(struct xwt_xdp *x, int timeout_ms)
 {
 	unsigned long long end = xwt_now_ns() + timeout_ms * 1000000ULL;
 
@@ -202,12 +144,7 @@ static inline int xwt_wait_rec(struct xwt_xdp *x, int timeout_ms)
 	return x->nrecs;
 }
 
-/*
- * Load the program and give endpoint 0..n_xsk-1... only endpoint @ep an
- * AF_XDP socket bound to XWT_IF_A queue 0 (copy mode).  Moves the process
- * into a private network namespace.
- */
-static inline void xwt_setup(struct xwt_xdp *x, __u32 ep)
+void xwt_setup(struct xwt_xdp *x, __u32 ep)
 {
 	struct xsk_socket_config cfg = {
 		.rx_size = XSK_RING_CONS__DEFAULT_NUM_DESCS,
@@ -249,7 +186,7 @@ static inline void xwt_setup(struct xwt_xdp *x, __u32 ep)
 	xwt_add_rings(x, ep);
 }
 
-static inline void xwt_teardown(struct xwt_xdp *x)
+void xwt_teardown(struct xwt_xdp *x)
 {
 	ring_buffer__free(x->rb);
 	xsk_socket__delete(x->xsk);
@@ -257,8 +194,7 @@ static inline void xwt_teardown(struct xwt_xdp *x)
 	xw_xdp_bpf__destroy(x->skel);
 }
 
-/* Sum the per-CPU counters of every stats entry. */
-static inline struct xw_stats xwt_stats(struct xwt_xdp *x)
+struct xw_stats xwt_stats(struct xwt_xdp *x)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	struct xw_stats out = {}, vals[ncpu];
@@ -274,35 +210,7 @@ static inline struct xw_stats xwt_stats(struct xwt_xdp *x)
 	return out;
 }
 
-/* ---- frames ---------------------------------------------------------- */
-
-#define XWT_ENC_ETH 1
-#define XWT_ENC_UDP 2
-
-struct xwt_frame {
-	int encap;	  /* XWT_ENC_ETH (default) or XWT_ENC_UDP          */
-	int vlans;	  /* 0..3 VLAN tags                                */
-	__u16 ethertype;  /* 0: XW_DEFAULT_ETHERTYPE                       */
-	__u16 udp_port;	  /* 0: XW_DEFAULT_UDP_PORT                        */
-	int ip_opt_words; /* IPv4 options, 32-bit words                    */
-	__u16 ip_frag;	  /* IPv4 frag_off field (host order)              */
-	int udp_len_delta;/* added to the correct UDP length               */
-	int ip_len_delta; /* added to the correct IPv4 total length        */
-	__u8 version;	  /* 0: XW_VERSION                                 */
-	__u8 type, flags;
-	__u16 dst_ep, src_ep;
-	__u32 session;
-	__u32 msg_len, frag_off, frag_idx, frag_count;
-	int msg_len_set;  /* use msg_len as given (else = payload for SMALL) */
-	__u16 payload_len;/* declared */
-	int present;	  /* payload bytes actually present (-1: declared)  */
-	int pad;	  /* trailing bytes after everything               */
-	int truncate;	  /* >0: cut the frame to this many bytes           */
-};
-
-/* Build @f into @buf; returns the frame length.  Headers are assembled in
- * aligned locals and copied in (IP sits at offset 14: not 4-aligned). */
-static inline int xwt_build(const struct xwt_frame *f, __u8 *buf)
+int xwt_build(const struct xwt_frame *f, __u8 *buf)
 {
 	__u8 *p = buf, *ip_at = NULL, *udp_at = NULL;
 	struct ethhdr eth = {};
@@ -370,9 +278,8 @@ static inline int xwt_build(const struct xwt_frame *f, __u8 *buf)
 	return len < ETH_ZLEN && !f->truncate ? ETH_ZLEN : len;
 }
 
-/* Run the program once on @len bytes of @buf; returns the XDP verdict. */
-static inline int xwt_run(struct xwt_xdp *x, const void *buf, int len, __u32 queue,
-			  int *out_len, void *out)
+int xwt_run(struct xwt_xdp *x, const void *buf, int len, __u32 queue,
+	    int *out_len, void *out)
 {
 	struct xdp_md ctx = { .data_end = (__u32)len, .ingress_ifindex = x->ifindex,
 			      .rx_queue_index = queue };
@@ -387,7 +294,7 @@ static inline int xwt_run(struct xwt_xdp *x, const void *buf, int len, __u32 que
 	return o.retval;
 }
 
-static inline const char *xwt_verdict(int v)
+const char *xwt_verdict(int v)
 {
 	switch (v) {
 	case XDP_ABORTED: return "ABORTED";
@@ -398,5 +305,3 @@ static inline const char *xwt_verdict(int v)
 	default: return "?";
 	}
 }
-
-#endif

@@ -1,180 +1,17 @@
-/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * End-to-end harness: real XDP, real AF_XDP, real traffic.
- *
- * Two hosts in two anonymous network namespaces joined by a veth pair:
- *
- *   receiver (this process)                     sender (forked child)
- *   private netns, veth end rx_if  <--------->  its own netns, veth end tx_if
- *   xdpwake attached (native), endpoint EP:     AF_PACKET SOCK_RAW socket,
- *   AF_XDP socket (copy mode, queue 0),         runs commands read from a pipe
- *   wake ring buffer, mmapped `shared` entry    ("send N frames like this"),
- *                                               answers with the send times
- *
- * Anonymous namespaces vanish with their processes, so nothing leaks even
- * on a crash; the child also dies with the parent (PR_SET_PDEATHSIG) and is
- * killed and reaped at exit.  With xwe_opts.iface set, the receiver attaches
- * to that (real) interface instead and no sender is started.
- *
- * Receiver side, as the library will do it (DESIGN.md, "The wake
- * hand-over"): xwe_arm() stores armed = 1, issues a full barrier and
- * rechecks `produced` against what was consumed; xwe_wait() sleeps on the
- * ring buffer's epoll fd until a wake record or a deadline; xwe_drain*()
- * takes frames from the RX ring (bounded spin until the frames a record
- * counts are visible), verifies each byte for byte, recycles them to the
- * fill ring and publishes `consumed`.  Every loop is bounded in count and
- * time.
- *
- * Everything here is static inline: the file is included by
- * tests/test_e2e_xdp.c and bench/policy_demo.c.
+ * The end-to-end harness (xwt_e2e.h): the sender child in its own
+ * namespace, frames and their payload pattern, the receiver's AF_XDP
+ * socket, wake ring and checks, set-up and teardown.
  */
-#ifndef XWT_E2E_H
-#define XWT_E2E_H
+#include "xwt_e2e.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <stdbool.h>
-#include <sys/ioctl.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <linux/if_packet.h>
-
-#include "xwt_xdp.h"  /* harness.h, xdpwake.h, libbpf, libxdp's xsk.h, xwt_build() */
-#include "internal.h" /* xwi_iface_shared() */
-
-#define XWE_FRAME_SIZE 2048u
-#define XWE_NUM_FRAMES 8192u /* twice the fill ring: see xwe_refill() */
-#define XWE_RING_DESCS 4096u
-#define XWE_MAX_RECS 8192
-#define XWE_MAX_SEND 65536u
-
-/* xwe_setup() results besides 0. */
-#define XWE_SKIP 1 /* a kernel feature or privilege is missing */
-#define XWE_FAIL 2 /* anything else                             */
-
-/* ------------------------------------------------------------------ */
-/* Sender commands                                                    */
-/* ------------------------------------------------------------------ */
-
-enum { XWE_OP_START = 1, XWE_OP_SEND = 2, XWE_OP_FOREIGN = 3, XWE_OP_QUIT = 4 };
-
-/* LAT rule per frame */
-enum { XWE_LAT_NONE, XWE_LAT_ALL, XWE_LAT_LAST /* last of each group */, XWE_LAT_RAND };
-/* MORE rule per frame */
-enum {
-	XWE_MORE_NONE,
-	XWE_MORE_ALL,
-	XWE_MORE_GROUP,	   /* all but the last frame of each group  */
-	XWE_MORE_BUT_LAST, /* all but the last frame of the command */
-	XWE_MORE_RAND,	   /* one frame in four                     */
-};
-
-struct xwe_cmd {
-	__u32 op;
-	__u32 n;	    /* frames                                            */
-	__u32 group;	    /* frames per MEDIUM message / per batch (LAT, MORE)  */
-	__u32 gap_us;	    /* before each frame inside a group                  */
-	__u32 group_gap_us; /* before the first frame of each later group (0: gap_us) */
-	__u32 rand_gap_us;  /* plus 0..rand_gap_us before every frame            */
-	__u32 seq0;	    /* xw_hdr.seq of the first frame (payload pattern)    */
-	__u32 msg_id0;	    /* xw_hdr.msg_id of the first message                */
-	__u32 seed;	    /* random gaps and flags                             */
-	__u16 payload_len;
-	__u16 udp_port;	    /* UDP: destination port (0: XW_DEFAULT_UDP_PORT)     */
-	__u16 dst_ep;
-	__u16 ethertype;    /* 0: XW_DEFAULT_ETHERTYPE                            */
-	__u8 type;	    /* enum xw_pkt_type                                  */
-	__u8 lat, more;	    /* XWE_LAT_*, XWE_MORE_*                              */
-	__u8 encap;	    /* XWT_ENC_ETH (or 0) / XWT_ENC_UDP                   */
-	__u8 dst_mac[6];
-	char ifname[IF_NAMESIZE];
-};
-
-struct xwe_reply {
-	__s32 status;	/* 0 or -errno                               */
-	__u32 n;	/* send timestamps following (u64 each)       */
-	__s32 pid;	/* hello: the child's pid                     */
-	__u8 mac[6];	/* start: the sender interface's MAC          */
-	__u16 pad;
-};
-
-/* ------------------------------------------------------------------ */
-/* State                                                              */
-/* ------------------------------------------------------------------ */
-
-struct xwe_opts {
-	__u32 ep;
-	const char *iface;	/* NULL: veth pair between two namespaces     */
-	int mode;		/* enum xw_xdp_mode; 0: native for veth, auto */
-	const char *pin_root;	/* NULL: xwt_pin_root() (veth) / default      */
-	bool graceful_signals;	/* SIGINT/TERM set xwe_stop instead of dying  */
-};
-
-/* The xdpwake header where it lies in a received frame (offset 14 or 42 of
- * a UMEM chunk): accessed as possibly unaligned. */
-typedef struct xw_hdr xwe_hdr_u __attribute__((aligned(1)));
-
-struct xwe;
-typedef void (*xwe_frame_fn)(struct xwe *e, const xwe_hdr_u *h, __u32 len, void *ctx);
-
-struct xwe {
-	__u32 ep;
-	bool veth;
-	char rx_if[IF_NAMESIZE], tx_if[IF_NAMESIZE];
-	__u8 rx_mac[6], tx_mac[6];
-	char err[512];
-
-	/* sender child */
-	pid_t child;
-	int cmd_fd, rep_fd;
-	int send_pending;
-	__u32 tx_seq;	   /* next xw_hdr.seq handed to the sender */
-
-	/* receiver */
-	struct xw_iface *iface;
-	bool attached;	   /* this process attached the program */
-	char pin_dir[PATH_MAX];
-	struct xw_shared *sh;
-	void *umem_area;
-	size_t umem_len;
-	struct xsk_umem *umem;
-	struct xsk_ring_prod fq;
-	struct xsk_ring_cons cq;
-	struct xsk_socket *xsk;
-	struct xsk_ring_cons rx;
-	__u64 free_addrs[XWE_NUM_FRAMES]; /* UMEM frames owned by us, not in a ring */
-	__u32 nfree;
-	int ring_fd;
-	struct ring_buffer *rb;
-
-	/* wake records read so far (xwe_wait, xwe_poll_recs); callers reset nrecs */
-	struct xw_wake_rec recs[XWE_MAX_RECS];
-	int nrecs;
-	__u64 recs_dropped;   /* records beyond XWE_MAX_RECS, or malformed */
-
-	__u64 consumed;	      /* frames taken from the RX ring (also in sh->consumed) */
-	__u64 stale_arms;     /* recheck found frames but XDP had taken the flag: a
-			       * record is on its way that wakes nobody */
-	/* frame verification */
-	__u32 rx_seq;	      /* next expected xw_hdr.seq */
-	bool lenient;	      /* a forward seq jump counts as loss, not as an error */
-	__u64 rx_lost;
-	__u64 bad_frames;
-	char bad_msg[256];
-	xwe_frame_fn on_frame;
-	void *on_frame_ctx;
-};
-
+volatile sig_atomic_t xwe_stop;
 static struct xwe *xwe_g;	  /* for atexit / signals */
-static volatile sig_atomic_t xwe_stop;
 static volatile sig_atomic_t xwe_child_pid;
 
-/* ------------------------------------------------------------------ */
-/* Small helpers                                                      */
-/* ------------------------------------------------------------------ */
-
-__attribute__((format(printf, 3, 4))) static inline int xwe_fail(struct xwe *e, int cls,
-								 const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int xwe_fail(struct xwe *e, int cls,
+							  const char *fmt, ...)
 {
 	va_list ap;
 
@@ -184,20 +21,8 @@ __attribute__((format(printf, 3, 4))) static inline int xwe_fail(struct xwe *e, 
 	return cls;
 }
 
-static inline void xwe_write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return;
-	if (write(fd, s, strlen(s)) < 0) {
-		/* best effort */
-	}
-	close(fd);
-}
-
 /* Write/read exactly @len bytes; read waits at most until @deadline_ns. */
-static inline int xwe_write_all(int fd, const void *buf, size_t len)
+static int xwe_write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;
 
@@ -214,7 +39,7 @@ static inline int xwe_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-static inline int xwe_read_all(int fd, void *buf, size_t len, unsigned long long deadline_ns)
+static int xwe_read_all(int fd, void *buf, size_t len, unsigned long long deadline_ns)
 {
 	char *p = buf;
 
@@ -247,7 +72,7 @@ static inline int xwe_read_all(int fd, void *buf, size_t len, unsigned long long
 	return 0;
 }
 
-static inline void xwe_sleep_us(unsigned long us)
+void xwe_sleep_us(unsigned long us)
 {
 	struct timespec ts = { .tv_sec = us / 1000000, .tv_nsec = (long)(us % 1000000) * 1000 };
 
@@ -255,8 +80,7 @@ static inline void xwe_sleep_us(unsigned long us)
 		;
 }
 
-/* Until CLOCK_MONOTONIC @t: sleep for long waits, spin for short ones. */
-static inline void xwe_wait_until(unsigned long long t)
+void xwe_wait_until(unsigned long long t)
 {
 	unsigned long long now = xwt_now_ns();
 
@@ -275,7 +99,7 @@ static inline void xwe_wait_until(unsigned long long t)
 		__asm__ __volatile__("" ::: "memory");
 }
 
-static inline __u32 xwe_rand(__u32 *s)
+__u32 xwe_rand(__u32 *s)
 {
 	/* xorshift32 */
 	__u32 x = *s ? *s : 0x9e3779b9u;
@@ -288,14 +112,14 @@ static inline __u32 xwe_rand(__u32 *s)
 }
 
 /* Payload byte @j of the frame with sequence number @seq. */
-static inline __u8 xwe_pattern(__u32 seq, __u32 j)
+static __u8 xwe_pattern(__u32 seq, __u32 j)
 {
 	__u32 x = seq * 2654435761u + j * 40503u + 0x5bd1e995u;
 
 	return (__u8)((x >> 15) ^ (x >> 7) ^ j);
 }
 
-static inline __u16 xwe_ip_csum(const void *hdr, int len)
+static __u16 xwe_ip_csum(const void *hdr, int len)
 {
 	const __u16 *p = hdr;
 	__u32 sum = 0;
@@ -307,7 +131,7 @@ static inline __u16 xwe_ip_csum(const void *hdr, int len)
 	return (__u16)~sum;
 }
 
-static inline int xwe_if_mac(const char *ifname, __u8 mac[6])
+static int xwe_if_mac(const char *ifname, __u8 mac[6])
 {
 	struct ifreq ifr = {};
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = 0;
@@ -323,7 +147,7 @@ static inline int xwe_if_mac(const char *ifname, __u8 mac[6])
 	return err;
 }
 
-static inline int xwe_if_up(const char *ifname)
+static int xwe_if_up(const char *ifname)
 {
 	struct ifreq ifr = {};
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = 0;
@@ -342,12 +166,12 @@ static inline int xwe_if_up(const char *ifname)
 	return err;
 }
 
-static inline void xwe_fmt_mac(const __u8 m[6], char out[18])
+void xwe_fmt_mac(const __u8 m[6], char out[18])
 {
 	snprintf(out, 18, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
 }
 
-static inline int xwe_parse_mac(const char *s, __u8 m[6])
+int xwe_parse_mac(const char *s, __u8 m[6])
 {
 	unsigned int b[6];
 
@@ -361,12 +185,8 @@ static inline int xwe_parse_mac(const char *s, __u8 m[6])
 	return 0;
 }
 
-/* ------------------------------------------------------------------ */
-/* Frames (sender side)                                                */
-/* ------------------------------------------------------------------ */
-
 /* Offset of the xdpwake header in a frame built by xwt_build() (no VLAN). */
-static inline int xwe_hdr_off(const __u8 *frame, int len)
+static int xwe_hdr_off(const __u8 *frame, int len)
 {
 	int eth = (int)sizeof(struct ethhdr), ihl;
 
@@ -384,7 +204,7 @@ static inline int xwe_hdr_off(const __u8 *frame, int len)
 }
 
 /* Flags of frame @i of command @c (@rnd: the frame's random draw). */
-static inline __u8 xwe_flags(const struct xwe_cmd *c, __u32 i, __u32 rnd)
+static __u8 xwe_flags(const struct xwe_cmd *c, __u32 i, __u32 rnd)
 {
 	__u32 g = c->group ? c->group : 1;
 	bool last_in_group = (i % g) == g - 1 || i + 1 == c->n;
@@ -407,8 +227,8 @@ static inline __u8 xwe_flags(const struct xwe_cmd *c, __u32 i, __u32 rnd)
 }
 
 /* Build frame @i of command @c into @buf (XWT_MAX_FRAME bytes); returns its length. */
-static inline int xwe_build(const struct xwe_cmd *c, __u32 i, __u8 flags, const __u8 src_mac[6],
-			    __u8 *buf)
+static int xwe_build(const struct xwe_cmd *c, __u32 i, __u8 flags, const __u8 src_mac[6],
+		     __u8 *buf)
 {
 	__u32 g = c->group ? c->group : 1, idx = i % g, seq = c->seq0 + i;
 	struct xwt_frame f = {
@@ -457,7 +277,7 @@ static inline int xwe_build(const struct xwe_cmd *c, __u32 i, __u8 flags, const 
 }
 
 /* Foreign traffic: an ARP request and an IPv4 ICMP echo request. */
-static inline int xwe_build_foreign(int which, const __u8 dst[6], const __u8 src[6], __u8 *buf)
+static int xwe_build_foreign(int which, const __u8 dst[6], const __u8 src[6], __u8 *buf)
 {
 	struct ethhdr *eth = (struct ethhdr *)buf;
 	__u8 *p = buf + sizeof(*eth);
@@ -504,8 +324,7 @@ static inline int xwe_build_foreign(int which, const __u8 dst[6], const __u8 src
 	return (int)(sizeof(*eth) + sizeof(*ip) + sizeof(*ic) + 16);
 }
 
-/* An AF_PACKET socket sending on @ifname; fills @ifindex and @mac. */
-static inline int xwe_tx_open(const char *ifname, int *ifindex, __u8 mac[6])
+int xwe_tx_open(const char *ifname, int *ifindex, __u8 mac[6])
 {
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET };
 	int fd, sndbuf = 1 << 21, err;
@@ -529,7 +348,7 @@ static inline int xwe_tx_open(const char *ifname, int *ifindex, __u8 mac[6])
 	return fd;
 }
 
-static inline int xwe_tx_frame(int fd, int ifindex, const __u8 *buf, int len)
+static int xwe_tx_frame(int fd, int ifindex, const __u8 *buf, int len)
 {
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_ifindex = ifindex, .sll_halen = 6 };
 
@@ -548,13 +367,8 @@ static inline int xwe_tx_frame(int fd, int ifindex, const __u8 *buf, int len)
 	return -ENOBUFS;
 }
 
-/*
- * Send command @c on @fd: frame i's CLOCK_MONOTONIC send time (taken just
- * before sendto; the XDP program runs inside that call on veth) goes to
- * ts[i] when i < max_ts.  Returns frames sent or -errno.
- */
-static inline int xwe_tx_run(int fd, int ifindex, const __u8 src_mac[6], const struct xwe_cmd *c,
-			     __u64 *ts, __u32 max_ts)
+int xwe_tx_run(int fd, int ifindex, const __u8 src_mac[6], const struct xwe_cmd *c,
+	       __u64 *ts, __u32 max_ts)
 {
 	/* 2 (Ethernet) or 6 (IPv4/UDP) bytes in: the IPv4 header and the
 	 * xdpwake header land on aligned addresses (sanitizer builds). */
@@ -599,11 +413,7 @@ static inline int xwe_tx_run(int fd, int ifindex, const __u8 src_mac[6], const s
 	return xwe_stop ? -EINTR : (int)c->n;
 }
 
-/* ------------------------------------------------------------------ */
-/* The sender child                                                    */
-/* ------------------------------------------------------------------ */
-
-__attribute__((noreturn)) static inline void xwe_sender_main(int cmd_fd, int rep_fd)
+__attribute__((noreturn)) static void xwe_sender_main(int cmd_fd, int rep_fd)
 {
 	static __u64 ts[XWE_MAX_SEND];
 	struct xwe_reply rep = {};
@@ -616,8 +426,7 @@ __attribute__((noreturn)) static inline void xwe_sender_main(int cmd_fd, int rep
 		xwe_write_all(rep_fd, &rep, sizeof(rep));
 		_exit(1);
 	}
-	xwe_write_file("/proc/sys/net/ipv6/conf/default/disable_ipv6", "1");
-	xwe_write_file("/proc/sys/net/ipv6/conf/all/disable_ipv6", "1");
+	xwt_no_ipv6();
 	rep.pid = (__s32)getpid();
 	if (xwe_write_all(rep_fd, &rep, sizeof(rep)))
 		_exit(1);
@@ -656,7 +465,7 @@ __attribute__((noreturn)) static inline void xwe_sender_main(int cmd_fd, int rep
 }
 
 /* Kill and reap the sender (atexit, errors, teardown). */
-static inline void xwe_kill_child(struct xwe *e)
+static void xwe_kill_child(struct xwe *e)
 {
 	int st;
 
@@ -669,14 +478,14 @@ static inline void xwe_kill_child(struct xwe *e)
 	xwe_child_pid = 0;
 }
 
-static inline void xwe_atexit(void)
+static void xwe_atexit(void)
 {
 	xwe_kill_child(xwe_g);
 }
 
 /* Graceful mode: the first SIGINT/SIGTERM kills the sender and sets
  * xwe_stop (loops end, the caller cleans up and exits); a second one dies. */
-static inline void xwe_on_signal(int sig)
+static void xwe_on_signal(int sig)
 {
 	pid_t c = (pid_t)xwe_child_pid;
 
@@ -689,7 +498,7 @@ static inline void xwe_on_signal(int sig)
 	xwt_on_signal(sig); /* pins removed, then die of @sig */
 }
 
-static inline void xwe_on_signal_now(int sig)
+static void xwe_on_signal_now(int sig)
 {
 	pid_t c = (pid_t)xwe_child_pid;
 
@@ -698,7 +507,7 @@ static inline void xwe_on_signal_now(int sig)
 	xwt_on_signal(sig);
 }
 
-static inline void xwe_signals(bool graceful)
+void xwe_signals(bool graceful)
 {
 	struct sigaction sa = {};
 
@@ -713,7 +522,7 @@ static inline void xwe_signals(bool graceful)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-static inline int xwe_spawn_sender(struct xwe *e)
+static int xwe_spawn_sender(struct xwe *e)
 {
 	int cmdp[2], repp[2], err;
 	struct xwe_reply rep;
@@ -772,10 +581,7 @@ static inline int xwe_spawn_sender(struct xwe *e)
 	return 0;
 }
 
-/* Start command @c in the sender (asynchronously); seq0 and dst fields are
- * filled in here.  @expect: the frames should reach the RX ring (their
- * sequence numbers are the ones the receiver will check). */
-static inline int xwe_send(struct xwe *e, struct xwe_cmd *c, bool expect)
+int xwe_send(struct xwe *e, struct xwe_cmd *c, bool expect)
 {
 	if (e->send_pending || e->child <= 0)
 		return -EBUSY;
@@ -795,9 +601,7 @@ static inline int xwe_send(struct xwe *e, struct xwe_cmd *c, bool expect)
 	return 0;
 }
 
-/* Wait for the running command: its send times go to @ts (up to @max).
- * Returns the number of frames sent, or -errno. */
-static inline int xwe_send_wait(struct xwe *e, __u64 *ts, __u32 max, int timeout_ms)
+int xwe_send_wait(struct xwe *e, __u64 *ts, __u32 max, int timeout_ms)
 {
 	unsigned long long deadline = xwt_now_ns() + (unsigned long long)timeout_ms * 1000000ULL;
 	struct xwe_reply rep;
@@ -820,20 +624,15 @@ static inline int xwe_send_wait(struct xwe *e, __u64 *ts, __u32 max, int timeout
 	return rep.status ? rep.status : (int)rep.n;
 }
 
-/* Send and wait: the common case in tests. */
-static inline int xwe_send_sync(struct xwe *e, struct xwe_cmd *c, bool expect, __u64 *ts,
-				__u32 max)
+int xwe_send_sync(struct xwe *e, struct xwe_cmd *c, bool expect, __u64 *ts,
+		  __u32 max)
 {
 	int err = xwe_send(e, c, expect);
 
 	return err ? err : xwe_send_wait(e, ts, max, 30000);
 }
 
-/* ------------------------------------------------------------------ */
-/* Receiver                                                            */
-/* ------------------------------------------------------------------ */
-
-static inline int xwe_rec_cb(void *ctx, void *data, size_t len)
+static int xwe_rec_cb(void *ctx, void *data, size_t len)
 {
 	struct xwe *e = ctx;
 
@@ -845,40 +644,12 @@ static inline int xwe_rec_cb(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-static inline void xwe_log_cb(enum xw_log_level level, const char *msg, void *ctx)
+static void xwe_log_cb(enum xw_log_level level, const char *msg, void *ctx)
 {
 	fprintf(stderr, "libxdpwake: %s\n", msg);
 }
 
-/*
- * Arm: store 1 to armed, full barrier, recheck produced against consumed.
- * Returns 1 when armed with nothing in flight (go to sleep), 0 when frames
- * arrived in between (disarmed again; take them first).
- */
-static inline int xwe_arm(struct xwe *e)
-{
-	__atomic_store_n(&e->sh->armed, 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&e->sh->produced, __ATOMIC_RELAXED) == e->consumed)
-		return 1;
-	if (__atomic_exchange_n(&e->sh->armed, 0, __ATOMIC_SEQ_CST) == 0)
-		e->stale_arms++;
-	return 0;
-}
-
-/* Disarm; returns 1 if XDP had taken the flag already (a record is coming). */
-static inline int xwe_disarm(struct xwe *e)
-{
-	return __atomic_exchange_n(&e->sh->armed, 0, __ATOMIC_SEQ_CST) == 0;
-}
-
-static inline __u64 xwe_produced(const struct xwe *e)
-{
-	return __atomic_load_n(&e->sh->produced, __ATOMIC_ACQUIRE);
-}
-
-/* Read records that are there now; returns how many were added. */
-static inline int xwe_poll_recs(struct xwe *e)
+int xwe_poll_recs(struct xwe *e)
 {
 	int before = e->nrecs;
 
@@ -886,12 +657,7 @@ static inline int xwe_poll_recs(struct xwe *e)
 	return e->nrecs - before;
 }
 
-/*
- * Sleep on the ring buffer until at least one record or @deadline_ns.
- * Returns records added (> 0), 0 at the deadline, or -errno.  A poll that
- * returns without a record is not a timeout: the clock decides.
- */
-static inline int xwe_wait(struct xwe *e, unsigned long long deadline_ns)
+int xwe_wait(struct xwe *e, unsigned long long deadline_ns)
 {
 	int before = e->nrecs, r;
 
@@ -914,7 +680,7 @@ static inline int xwe_wait(struct xwe *e, unsigned long long deadline_ns)
 }
 
 /* Check one received frame against what the sender put in it. */
-static inline void xwe_verify(struct xwe *e, const __u8 *p, __u32 len)
+static void xwe_verify(struct xwe *e, const __u8 *p, __u32 len)
 {
 	const xwe_hdr_u *h;
 	__u32 seq, plen;
@@ -961,8 +727,7 @@ static inline void xwe_verify(struct xwe *e, const __u8 *p, __u32 len)
 	}
 }
 
-/* Frames visible in the RX ring now (not taken). */
-static inline __u32 xwe_rx_visible(struct xwe *e)
+__u32 xwe_rx_visible(struct xwe *e)
 {
 	return xsk_cons_nb_avail(&e->rx, XWE_RING_DESCS);
 }
@@ -973,7 +738,7 @@ static inline __u32 xwe_rx_visible(struct xwe *e)
  * consumer index after the RX producer), so frames that do not fit wait in
  * free_addrs for the next call instead of blocking the RX ring.
  */
-static inline void xwe_refill(struct xwe *e)
+static void xwe_refill(struct xwe *e)
 {
 	__u32 n = e->nfree, idx = 0, room;
 
@@ -989,8 +754,7 @@ static inline void xwe_refill(struct xwe *e)
 	xsk_ring_prod__submit(&e->fq, n);
 }
 
-/* Take every frame visible now: verify, recycle, publish consumed. */
-static inline int xwe_drain(struct xwe *e)
+int xwe_drain(struct xwe *e)
 {
 	__u32 idx = 0, n, total = 0;
 
@@ -1016,12 +780,7 @@ static inline int xwe_drain(struct xwe *e)
 	return (int)total;
 }
 
-/*
- * Take frames until @target frames were consumed in total (a wake record's
- * `produced`) or @deadline_ns: a record often arrives before its frame is
- * visible in the RX ring.  Bounded spin, yielding after a while.
- */
-static inline int xwe_drain_until(struct xwe *e, __u64 target, unsigned long long deadline_ns)
+int xwe_drain_until(struct xwe *e, __u64 target, unsigned long long deadline_ns)
 {
 	int total = 0;
 
@@ -1041,7 +800,7 @@ static inline int xwe_drain_until(struct xwe *e, __u64 target, unsigned long lon
 	return total;
 }
 
-static inline struct xw_stats xwe_stats(struct xwe *e, int ep)
+struct xw_stats xwe_stats(struct xwe *e, int ep)
 {
 	struct xw_stats s = {};
 
@@ -1050,12 +809,7 @@ static inline struct xw_stats xwe_stats(struct xwe *e, int ep)
 	return s;
 }
 
-/* Counter @f of b minus a. */
-#define XWE_D(a, b, f) ((long long)((b).f - (a).f))
-
-/* ---- setup / teardown ------------------------------------------------ */
-
-static inline int xwe_setup_xsk(struct xwe *e, const char *ifname, __u16 bind_flags)
+static int xwe_setup_xsk(struct xwe *e, const char *ifname, __u16 bind_flags)
 {
 	struct xsk_umem_config ucfg = {
 		.fill_size = XWE_RING_DESCS,
@@ -1104,7 +858,7 @@ static inline int xwe_setup_xsk(struct xwe *e, const char *ifname, __u16 bind_fl
 
 /* Register endpoint e->ep: socket in `xsks`, a ring in `wake_rings`, the
  * `endpoints` entry, the mmapped `shared` entry. */
-static inline int xwe_register(struct xwe *e)
+static int xwe_register(struct xwe *e)
 {
 	struct xw_ep_entry ep = { .flags = XW_EPF_ACTIVE, .queue_id = 0,
 				  .owner_pid = (__u32)getpid() };
@@ -1137,12 +891,7 @@ static inline int xwe_register(struct xwe *e)
 	return 0;
 }
 
-/*
- * Build the two hosts (or, with o->iface, only the receiver on that
- * interface).  Returns 0, XWE_SKIP or XWE_FAIL with e->err set.  On failure
- * the caller exits; atexit kills the sender and the namespaces vanish.
- */
-static inline int xwe_setup(struct xwe *e, const struct xwe_opts *o)
+int xwe_setup(struct xwe *e, const struct xwe_opts *o)
 {
 	int err, mode;
 
@@ -1164,8 +913,7 @@ static inline int xwe_setup(struct xwe *e, const struct xwe_opts *o)
 		if (unshare(CLONE_NEWNET))
 			return xwe_fail(e, XWE_SKIP, "unshare(CLONE_NEWNET): %s", strerror(errno));
 		/* No IPv6 autoconfiguration chatter on the link. */
-		xwe_write_file("/proc/sys/net/ipv6/conf/default/disable_ipv6", "1");
-		xwe_write_file("/proc/sys/net/ipv6/conf/all/disable_ipv6", "1");
+		xwt_no_ipv6();
 		if (xwt_sh("ip link set lo up"))
 			return xwe_fail(e, XWE_SKIP, "ip link set lo up failed (iproute2 missing?)");
 		snprintf(e->rx_if, sizeof(e->rx_if), "xwr%d", (int)(getpid() % 10000));
@@ -1219,9 +967,7 @@ static inline int xwe_setup(struct xwe *e, const struct xwe_opts *o)
 	return xwe_register(e);
 }
 
-/* Unregister the endpoint, close the socket; detach if @detach (returns its
- * result), else only close the interface handle. */
-static inline int xwe_teardown(struct xwe *e, bool detach)
+int xwe_teardown(struct xwe *e, bool detach)
 {
 	struct xw_ep_entry none = {};
 	int err = 0;
@@ -1265,5 +1011,3 @@ static inline int xwe_teardown(struct xwe *e, bool detach)
 	e->cmd_fd = e->rep_fd = -1;
 	return err;
 }
-
-#endif

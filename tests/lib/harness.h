@@ -5,6 +5,8 @@
  * call xwt_private_netns(): an anonymous namespace that disappears with the
  * process, so nothing is left behind even when a test crashes.  bpffs pins
  * go under a per-process directory removed at exit.
+ *
+ * The checks are macros; the functions are in harness.c (libxwt.a).
  */
 #ifndef XW_TEST_HARNESS_H
 #define XW_TEST_HARNESS_H
@@ -24,8 +26,11 @@
 
 #define XWT_SKIP 77
 
-static int xwt_failures;
-static int xwt_checks;
+/* Checks made and failed so far by this process (CHECK, REQUIRE). */
+extern int xwt_failures;
+extern int xwt_checks;
+/* The per-process bpffs directory of xwt_pin_root() ("": none yet). */
+extern char xwt_pin_dir[PATH_MAX];
 
 #define CHECK(cond, ...)                                                              \
 	do {                                                                          \
@@ -51,128 +56,30 @@ static int xwt_checks;
 		}                                                                     \
 	} while (0)
 
-__attribute__((noreturn, format(printf, 1, 2))) static void xwt_skip(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("SKIP: ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	exit(XWT_SKIP);
-}
-
-static inline int xwt_done(void)
-{
-	if (xwt_failures) {
-		fprintf(stderr, "%d of %d checks failed\n", xwt_failures, xwt_checks);
-		return 1;
-	}
-	printf("ok: %d checks\n", xwt_checks);
-	return 0;
-}
-
-static inline void xwt_require_root(void)
-{
-	if (geteuid() != 0)
-		xwt_skip("needs root (CAP_NET_ADMIN, CAP_BPF, CAP_SYS_ADMIN)");
-}
-
+__attribute__((noreturn, format(printf, 1, 2))) void xwt_skip(const char *fmt, ...);
+int xwt_done(void);
+void xwt_require_root(void);
 /* Run a shell command (stdout/stderr kept); returns its exit status. */
-__attribute__((format(printf, 1, 2))) static int xwt_sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	st = system(cmd);
-	if (st == -1)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
+__attribute__((format(printf, 1, 2))) int xwt_sh(const char *fmt, ...);
 /* Move this process into a fresh, anonymous network namespace with lo up. */
-static inline void xwt_private_netns(void)
-{
-	xwt_require_root();
-	if (unshare(CLONE_NEWNET))
-		xwt_skip("unshare(CLONE_NEWNET): %s", strerror(errno));
-	if (xwt_sh("ip link set lo up"))
-		xwt_skip("ip link set lo up failed (iproute2 missing?)");
-}
-
-static char xwt_pin_dir[PATH_MAX];
-
-static void xwt_pin_cleanup(void)
-{
-	char cmd[PATH_MAX + 16];
-
-	if (xwt_pin_dir[0]) {
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", xwt_pin_dir);
-		if (system(cmd)) {
-			/* best effort */
-		}
-	}
-}
-
-static void xwt_on_signal(int sig)
-{
-	xwt_pin_cleanup();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
+void xwt_private_netns(void);
+/* No IPv6 in this network namespace (no ND/MLD frames on its links); best
+ * effort. */
+void xwt_no_ipv6(void);
+/* Remove xwt_pin_dir (at exit, and by tests that end early). */
+void xwt_pin_cleanup(void);
+/* Signal handler: pins removed, then die of @sig. */
+void xwt_on_signal(int sig);
 /* A per-process bpffs directory (removed at exit) for pinned maps. */
-static inline const char *xwt_pin_root(void)
-{
-	if (!xwt_pin_dir[0]) {
-		xwt_require_root();
-		if (xwt_sh("mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf"))
-			xwt_skip("cannot mount bpffs on /sys/fs/bpf");
-		snprintf(xwt_pin_dir, sizeof(xwt_pin_dir), "/sys/fs/bpf/xwtest-%d", (int)getpid());
-		atexit(xwt_pin_cleanup);
-		signal(SIGINT, xwt_on_signal);
-		signal(SIGTERM, xwt_on_signal);
-		signal(SIGABRT, xwt_on_signal);
-	}
-	return xwt_pin_dir;
-}
-
+const char *xwt_pin_root(void);
 /* A deterministic payload pattern (xorshift from @seed), for checking every
  * byte a test sends. */
-static inline void xwt_fill(unsigned char *p, size_t n, unsigned int seed)
-{
-	unsigned int x = seed * 2654435761u + 1;
-
-	for (size_t i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		p[i] = (unsigned char)x;
-	}
-}
-
+void xwt_fill(unsigned char *p, size_t n, unsigned int seed);
 /* The index of the first byte of @p that differs from xwt_fill(@seed), or
  * -1 when all @n are right. */
-static inline long xwt_first_diff(const unsigned char *p, size_t n, unsigned int seed)
-{
-	unsigned int x = seed * 2654435761u + 1;
+long xwt_first_diff(const unsigned char *p, size_t n, unsigned int seed);
 
-	for (size_t i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		if (p[i] != (unsigned char)x)
-			return (long)i;
-	}
-	return -1;
-}
-
+/* Inline: the measurements of the tests and of bench/policy_demo read it. */
 static inline unsigned long long xwt_now_ns(void)
 {
 	struct timespec ts;

@@ -1,412 +1,14 @@
-/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * fault.h - the fault-injection harness: three network namespaces and an
- * impairing middle.
- *
- *      host A                    middle M                      host B
- *   +---------+  veth   +-----------------------------+  veth  +---------+
- *   |  xwfa   |<------->| xwfma  --tc ingress-->  xwfmb|<------>|  xwfb   |
- *   |10.78.0.1|         |        <--tc ingress--       |        |10.78.0.2|
- *   +---------+         |   |  relay pipes  ^          |        +---------+
- *                       |   v               |          |
- *                       | xwfpa0->xwfpa1 -> relay (AF_PACKET, delay/reorder)
- *                       | xwfpb0->xwfpb1 ->   (user space, forked child)
- *                       +-----------------------------+
- *
- * AF_XDP copy-mode transmit skips tc egress, so impairment happens on M's
- * ingress: bpf/impair.bpf.c, attached with clsact (direct action) to xwfma
- * and xwfmb, redirects every frame to the other side (M is a transparent
- * wire; ARP, IP and everything not ours pass untouched) and impairs
- * xdpwake frames (EtherType 0x88B5 or IPv4/UDP port 49152, one VLAN tag
- * allowed) of the configured types: blackhole, drop (list of frame
- * numbers, random, Gilbert-Elliott bursts), duplication (bpf_clone_redirect,
- * a clean copy first), one-bit corruption (never in the Ethernet/IP/UDP
- * headers, so the frame still reaches the XDP program), truncation
- * (bpf_skb_change_tail).  Decisions come from a counter-based generator
- * keyed by (seed, direction, frame number): same seed, same frame sequence
- * -> same decisions.  The seed comes from xwf_opts.seed or $XWF_SEED
- * (random otherwise), is printed at set-up and again at exit when a check
- * failed.
- *
- * Delay and reordering (no netem or fq on this kernel): with the relay on
- * for a direction, tc redirects that direction's xdpwake frames (after the
- * impairments above; all types, type_mask does not apply) into a veth
- * "pipe" inside M; a forked relay process reads them with AF_PACKET and
- * re-sends them out of M's other interface after delay_us (+ jitter,
- * order kept) and with a reordering rule (hold every Nth frame back by K
- * positions; N=2, K=1 swaps each pair); queue and hold time are bounded.
- *
- * Namespaces are anonymous (unshare), kept alive by file descriptors of
- * the process that called xwf_setup() and by its children: they vanish
- * when it exits, crash included.  Children die with it (PDEATHSIG).
- *
- * API (header only, everything static inline; needs impair.skel.h from the
- * build and links with libbpf):
- *
- *   struct xwf_topo t;
- *   xwf_setup(&t, &opts);         // opts may be NULL; skips (exit 77) without
- *                                 // root/veth/tc; this process ends up in M
- *   xwf_enter(&t, XWF_HOST_A);    // this process now lives in A (or B, M):
- *                                 // sockets, xdpwake endpoints on t.ifname[0]
- *   xwf_socket(&t, host, dom, type, proto)   // a socket made in host's ns
- *   xwf_sh(&t, host, "ip -s link")           // a command in host's ns
- *   pid = xwf_spawn(&t, XWF_HOST_B, fn, arg); // fn(&t, arg) in a child in B
- *   rc = xwf_join(&t, pid, timeout_ms);       // its exit code (-1: killed)
- *   rc = xwf_run(&t, fn_a, fn_b, arg, timeout_ms); // both hosts as children,
- *       // joined by t.chan (xwf_bar(), xwf_xchg()); t.self = XWF_HOST_A/B
- *
- *   struct xwf_cfg c = { .type_mask = XWF_TYPE(XW_PKT_SMALL),
- *                        .drop_p = XWF_P(0.02) };
- *   xwf_set(&t, XWF_A_TO_B, &c);  // any time, from any process of the
- *                                 // topology (map fds are inherited); frame
- *                                 // numbers restart at 0; NULL: no impairment
- *   xwf_blackhole_in(&c, 100, 2000);     // window from now+100 ms, 2 s long
- *   xwf_blackhole_every(&c, 7000, 2000); // 2 s out of every 7 s from now
- *   xwf_clear(&t);                // both directions clean, relay off
- *   struct xwf_counters k = xwf_counters(&t, XWF_A_TO_B);
- *   xwf_reset_counters(&t);
- *   xwf_set_seed(&t, seed);       // decisions of every later frame
- *   // the first PULL from B to A lost, nothing else touched:
- *   c = (struct xwf_cfg){ .type_mask = XWF_TYPE(XW_PKT_PULL), .ndrop = 1,
- *                         .drop_idx = { 0 } };
- *   xwf_set(&t, XWF_B_TO_A, &c);
- *
- *   struct xwf_relay_cfg r = { .delay_us = 20000 };   // or reorder_every = 2,
- *   xwf_relay(&t, XWF_A_TO_B, &r);                      // reorder_by = 1
- *   xwf_relay(&t, XWF_A_TO_B, NULL);   // off (queued frames still go out)
- *   struct xwf_relay_stats s = xwf_relay_stats(&t, XWF_A_TO_B);
- *
- *   xwf_teardown(&t);             // optional: exit does the same
- *
- * Directions: XWF_A_TO_B (frames from A to B), XWF_B_TO_A.  Probabilities
- * are in 1/65536 (XWF_P(0.1) = 10%, XWF_ALWAYS = 100%).  Hosts: A is
- * t.ifname[0] = "xwfa", MAC t.mac[0], IP t.ip[0]; B is index 1.
+ * The fault-injection harness (fault.h): three namespaces, the impairment
+ * program on the middle's ingresses (tests/bpf/impair.bpf.c), the relay
+ * process (delay, reordering), host processes and their channel.
  */
-#ifndef XWF_FAULT_H
-#define XWF_FAULT_H
-
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <stdbool.h>
-#include <net/if.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/random.h>
-#include <sys/socket.h>
-#include <linux/if_ether.h>
-#include <linux/if_packet.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
-
-#include "harness.h"
-#include "xdpwake/proto.h"
-#include "fault_maps.h"
+#include "fault.h"
 #include "impair.skel.h"
-
-#define XWF_HOST_A 0
-#define XWF_HOST_B 1
-#define XWF_HOST_M 2
-
-#define XWF_P(frac) ((__u32)((frac) * 65536.0 + 0.5))
-#define XWF_TYPE(t) (1u << (t))
-
-#define XWF_IP_A "10.78.0.1"
-#define XWF_IP_B "10.78.0.2"
-
-#define XWF_RELAY_QMAX 1024	      /* frames queued per direction, at most */
-#define XWF_RELAY_DELAY_MAX 10000000u /* us */
-#define XWF_RELAY_HOLD_DEF 10000u     /* us a held frame waits at most     */
-
-struct xwf_relay_cfg {
-	__u32 delay_us;	     /* every frame waits at least this long               */
-	__u32 jitter_us;     /* plus 0..jitter_us (order kept)                      */
-	__u32 reorder_every; /* 0: keep order; else frames i % every == 0 (counted   */
-	__u32 reorder_by;    /*   from this call) go out after reorder_by later ones */
-	__u32 hold_max_us;   /* a held frame goes anyway after this (0: 10 ms)       */
-	__u32 queue_max;     /* frames queued (0 or more than XWF_RELAY_QMAX: max)   */
-};
-
-struct xwf_relay_stats {
-	__u64 received;	 /* frames the relay read from the pipe             */
-	__u64 sent;	 /* frames it sent on                                */
-	__u64 held;	 /* frames held back by the reordering rule          */
-	__u64 held_late; /* ... of which released by hold_max_us             */
-	__u64 overflow;	 /* dropped: queue full                              */
-	__u64 oversize;	 /* dropped: larger than the MTU                     */
-	__u64 errors;	 /* send failures                                    */
-};
-
-struct xwf_shm {
-	__u32 seq[2]; /* seqlock over cfg[dir]; odd while written */
-	__u32 pad[2];
-	struct xwf_relay_cfg cfg[2];
-	struct xwf_relay_stats stats[2];
-};
-
-struct xwf_opts {
-	__u64 seed;   /* 0: $XWF_SEED, else random */
-	__u32 mtu;    /* 0: 1500; all six veths    */
-	bool quiet;   /* do not print the seed at set-up */
-};
-
-struct xwf_topo;
-typedef int (*xwf_fn)(struct xwf_topo *t, void *arg);
-
-struct xwf_topo {
-	int ns[3];	     /* netns fds: A, B, M                               */
-	int host;	     /* where this process is now (XWF_HOST_*)            */
-	pid_t owner;	     /* the process that set up                           */
-	__u64 seed;
-	__u32 mtu;
-	struct impair_bpf *skel;
-	int dirs_fd, counters_fd, global_fd;
-	struct xwf_shm *shm;
-	pid_t relay_pid;
-	char ifname[2][IF_NAMESIZE]; /* A's and B's interfaces                  */
-	__u8 mac[2][6];
-	char ip[2][16];
-	int m_ifindex[4];    /* in M: xwfma, xwfmb, xwfpa1, xwfpb1 */
-	/* xwf_run() children */
-	int self;	     /* XWF_HOST_A / XWF_HOST_B, -1 elsewhere */
-	int chan;	     /* socketpair end to the other host      */
-};
 
 static __u64 xwf_exit_seed;
 static pid_t xwf_exit_owner;
-
-static inline void xwf_print_seed(const struct xwf_topo *t)
-{
-	fprintf(stderr, "fault-injection seed 0x%llx (XWF_SEED=0x%llx repeats it)\n",
-		(unsigned long long)t->seed, (unsigned long long)t->seed);
-}
-
-static inline void xwf_atexit(void)
-{
-	if (xwt_failures && getpid() == xwf_exit_owner)
-		fprintf(stderr, "fault-injection seed 0x%llx (XWF_SEED=0x%llx repeats it)\n",
-			(unsigned long long)xwf_exit_seed, (unsigned long long)xwf_exit_seed);
-}
-
-static inline int xwf_libbpf_silent(enum libbpf_print_level l, const char *f, va_list ap)
-{
-	if (l == LIBBPF_WARN && getenv("XWF_VERBOSE"))
-		return vfprintf(stderr, f, ap);
-	return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* Namespaces                                                         */
-/* ------------------------------------------------------------------ */
-
-static inline void xwf_enter(struct xwf_topo *t, int host)
-{
-	REQUIRE(host >= 0 && host <= 2, "xwf_enter: host %d", host);
-	if (t->host == host)
-		return;
-	REQUIRE(setns(t->ns[host], CLONE_NEWNET) == 0, "setns to %c: %s", "ABM"[host],
-		strerror(errno));
-	t->host = host;
-}
-
-/* A socket created in @host's namespace; this process stays where it is. */
-static inline int xwf_socket(struct xwf_topo *t, int host, int domain, int type, int proto)
-{
-	int prev = t->host, fd, err;
-
-	xwf_enter(t, host);
-	fd = socket(domain, type, proto);
-	err = errno;
-	xwf_enter(t, prev);
-	errno = err;
-	return fd;
-}
-
-__attribute__((format(printf, 3, 4))) static inline int xwf_sh(struct xwf_topo *t, int host,
-							      const char *fmt, ...)
-{
-	char cmd[4096];
-	int prev = t->host, rc;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	xwf_enter(t, host);
-	rc = xwt_sh("%s", cmd);
-	xwf_enter(t, prev);
-	return rc;
-}
-
-static inline int xwf_ifindex(struct xwf_topo *t, int host)
-{
-	int prev = t->host, idx;
-
-	xwf_enter(t, host);
-	idx = (int)if_nametoindex(t->ifname[host]);
-	xwf_enter(t, prev);
-	return idx;
-}
-
-static inline void xwf_write_file(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return;
-	if (write(fd, val, strlen(val)) < 0) {
-		/* best effort (no IPv6) */
-	}
-	close(fd);
-}
-
-/* Quiet namespace: no IPv6 (no ND/MLD frames in the way). */
-static inline void xwf_ns_basics(void)
-{
-	xwf_write_file("/proc/sys/net/ipv6/conf/all/disable_ipv6", "1");
-	xwf_write_file("/proc/sys/net/ipv6/conf/default/disable_ipv6", "1");
-	REQUIRE(xwt_sh("ip link set lo up") == 0, "lo up");
-}
-
-static inline int xwf_running(const char *ifname)
-{
-	struct ifreq ifr;
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), ok = 0;
-
-	if (fd < 0)
-		return 0;
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0)
-		ok = (ifr.ifr_flags & IFF_UP) && (ifr.ifr_flags & IFF_RUNNING);
-	close(fd);
-	return ok;
-}
-
-/* ------------------------------------------------------------------ */
-/* Impairment control                                                 */
-/* ------------------------------------------------------------------ */
-
-static inline void xwf_set(struct xwf_topo *t, int dir, const struct xwf_cfg *cfg)
-{
-	struct xwf_dir v;
-	__u32 key = (__u32)dir;
-
-	REQUIRE(dir == XWF_A_TO_B || dir == XWF_B_TO_A, "xwf_set: direction %d", dir);
-	memset(&v, 0, sizeof(v));
-	if (cfg)
-		v.cfg = *cfg;
-	REQUIRE(v.cfg.ndrop <= XWF_DROP_LIST_MAX, "xwf_set: %u drop list entries",
-		v.cfg.ndrop);
-	REQUIRE(bpf_map_update_elem(t->dirs_fd, &key, &v, BPF_F_LOCK) == 0, "xwf_set: %s",
-		strerror(errno));
-}
-
-static inline struct xwf_global xwf_global_get(struct xwf_topo *t)
-{
-	struct xwf_global g;
-	__u32 key = 0;
-
-	REQUIRE(bpf_map_lookup_elem(t->global_fd, &key, &g) == 0, "global map: %s",
-		strerror(errno));
-	return g;
-}
-
-static inline void xwf_global_put(struct xwf_topo *t, const struct xwf_global *g)
-{
-	__u32 key = 0;
-
-	REQUIRE(bpf_map_update_elem(t->global_fd, &key, g, 0) == 0, "global map: %s",
-		strerror(errno));
-}
-
-static inline void xwf_set_seed(struct xwf_topo *t, __u64 seed)
-{
-	struct xwf_global g = xwf_global_get(t);
-
-	g.seed = seed;
-	xwf_global_put(t, &g);
-	t->seed = seed;
-	xwf_exit_seed = seed;
-}
-
-static inline struct xwf_counters xwf_counters(struct xwf_topo *t, int dir)
-{
-	struct xwf_counters c;
-	__u32 key = (__u32)dir;
-
-	REQUIRE(bpf_map_lookup_elem(t->counters_fd, &key, &c) == 0, "counters: %s",
-		strerror(errno));
-	return c;
-}
-
-static inline void xwf_reset_counters(struct xwf_topo *t)
-{
-	struct xwf_counters c;
-
-	memset(&c, 0, sizeof(c));
-	for (__u32 key = 0; key < 2; key++)
-		REQUIRE(bpf_map_update_elem(t->counters_fd, &key, &c, 0) == 0, "counters: %s",
-			strerror(errno));
-}
-
-static inline __u64 xwf_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
-}
-
-/* Blackhole window [now + start_ms, now + start_ms + dur_ms). */
-static inline void xwf_blackhole_in(struct xwf_cfg *c, __u32 start_ms, __u32 dur_ms)
-{
-	__u64 now = xwf_mono_ns();
-
-	c->bh_start_ns = now + start_ms * 1000000ULL;
-	c->bh_end_ns = c->bh_start_ns + dur_ms * 1000000ULL;
-}
-
-/* Blackhole on_ms out of every period_ms, starting now. */
-static inline void xwf_blackhole_every(struct xwf_cfg *c, __u32 period_ms, __u32 on_ms)
-{
-	c->bh_base_ns = xwf_mono_ns();
-	c->bh_period_ns = period_ms * 1000000ULL;
-	c->bh_on_ns = on_ms * 1000000ULL;
-}
-
-/* ------------------------------------------------------------------ */
-/* Relay (delay and reordering)                                       */
-/* ------------------------------------------------------------------ */
-
-static inline void xwf_relay(struct xwf_topo *t, int dir, const struct xwf_relay_cfg *rc)
-{
-	struct xwf_global g;
-
-	REQUIRE(dir == XWF_A_TO_B || dir == XWF_B_TO_A, "xwf_relay: direction %d", dir);
-	if (rc) {
-		REQUIRE(rc->delay_us <= XWF_RELAY_DELAY_MAX && rc->jitter_us <= XWF_RELAY_DELAY_MAX &&
-				rc->hold_max_us <= XWF_RELAY_DELAY_MAX,
-			"xwf_relay: delay/jitter/hold above %u us", XWF_RELAY_DELAY_MAX);
-		__atomic_add_fetch(&t->shm->seq[dir], 1, __ATOMIC_SEQ_CST);
-		t->shm->cfg[dir] = *rc;
-		__atomic_add_fetch(&t->shm->seq[dir], 1, __ATOMIC_SEQ_CST);
-	}
-	g = xwf_global_get(t);
-	g.relay_on[dir] = rc != NULL;
-	xwf_global_put(t, &g);
-}
-
-static inline struct xwf_relay_stats xwf_relay_stats(struct xwf_topo *t, int dir)
-{
-	struct xwf_relay_stats s;
-	__u64 *dst = (__u64 *)&s, *src = (__u64 *)&t->shm->stats[dir];
-
-	for (size_t i = 0; i < sizeof(s) / 8; i++)
-		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
-	return s;
-}
 
 struct xwf_rq_frame {
 	__u32 len;
@@ -431,17 +33,226 @@ struct xwf_rq {
 	int out_ifindex;
 };
 
-static inline void xwf_rstat(struct xwf_topo *t, int dir, size_t field_off)
+#define XWF_RSTAT(t, dir, f) xwf_rstat(t, dir, offsetof(struct xwf_relay_stats, f))
+
+struct xwf_run_arg {
+	xwf_fn fn;
+	void *arg;
+	int self, chan, other;
+};
+
+static void xwf_print_seed(const struct xwf_topo *t)
+{
+	fprintf(stderr, "fault-injection seed 0x%llx (XWF_SEED=0x%llx repeats it)\n",
+		(unsigned long long)t->seed, (unsigned long long)t->seed);
+}
+
+static void xwf_atexit(void)
+{
+	if (xwt_failures && getpid() == xwf_exit_owner)
+		fprintf(stderr, "fault-injection seed 0x%llx (XWF_SEED=0x%llx repeats it)\n",
+			(unsigned long long)xwf_exit_seed, (unsigned long long)xwf_exit_seed);
+}
+
+static int xwf_libbpf_silent(enum libbpf_print_level l, const char *f, va_list ap)
+{
+	if (l == LIBBPF_WARN && getenv("XWF_VERBOSE"))
+		return vfprintf(stderr, f, ap);
+	return 0;
+}
+
+void xwf_enter(struct xwf_topo *t, int host)
+{
+	REQUIRE(host >= 0 && host <= 2, "xwf_enter: host %d", host);
+	if (t->host == host)
+		return;
+	REQUIRE(setns(t->ns[host], CLONE_NEWNET) == 0, "setns to %c: %s", "ABM"[host],
+		strerror(errno));
+	t->host = host;
+}
+
+int xwf_socket(struct xwf_topo *t, int host, int domain, int type, int proto)
+{
+	int prev = t->host, fd, err;
+
+	xwf_enter(t, host);
+	fd = socket(domain, type, proto);
+	err = errno;
+	xwf_enter(t, prev);
+	errno = err;
+	return fd;
+}
+
+__attribute__((format(printf, 3, 4))) int xwf_sh(struct xwf_topo *t, int host,
+						 const char *fmt, ...)
+{
+	char cmd[4096];
+	int prev = t->host, rc;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	xwf_enter(t, host);
+	rc = xwt_sh("%s", cmd);
+	xwf_enter(t, prev);
+	return rc;
+}
+
+int xwf_ifindex(struct xwf_topo *t, int host)
+{
+	int prev = t->host, idx;
+
+	xwf_enter(t, host);
+	idx = (int)if_nametoindex(t->ifname[host]);
+	xwf_enter(t, prev);
+	return idx;
+}
+
+void xwf_ns_basics(void)
+{
+	xwt_no_ipv6();
+	REQUIRE(xwt_sh("ip link set lo up") == 0, "lo up");
+}
+
+int xwf_running(const char *ifname)
+{
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), ok = 0;
+
+	if (fd < 0)
+		return 0;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0)
+		ok = (ifr.ifr_flags & IFF_UP) && (ifr.ifr_flags & IFF_RUNNING);
+	close(fd);
+	return ok;
+}
+
+void xwf_set(struct xwf_topo *t, int dir, const struct xwf_cfg *cfg)
+{
+	struct xwf_dir v;
+	__u32 key = (__u32)dir;
+
+	REQUIRE(dir == XWF_A_TO_B || dir == XWF_B_TO_A, "xwf_set: direction %d", dir);
+	memset(&v, 0, sizeof(v));
+	if (cfg)
+		v.cfg = *cfg;
+	REQUIRE(v.cfg.ndrop <= XWF_DROP_LIST_MAX, "xwf_set: %u drop list entries",
+		v.cfg.ndrop);
+	REQUIRE(bpf_map_update_elem(t->dirs_fd, &key, &v, BPF_F_LOCK) == 0, "xwf_set: %s",
+		strerror(errno));
+}
+
+static struct xwf_global xwf_global_get(struct xwf_topo *t)
+{
+	struct xwf_global g;
+	__u32 key = 0;
+
+	REQUIRE(bpf_map_lookup_elem(t->global_fd, &key, &g) == 0, "global map: %s",
+		strerror(errno));
+	return g;
+}
+
+static void xwf_global_put(struct xwf_topo *t, const struct xwf_global *g)
+{
+	__u32 key = 0;
+
+	REQUIRE(bpf_map_update_elem(t->global_fd, &key, g, 0) == 0, "global map: %s",
+		strerror(errno));
+}
+
+void xwf_set_seed(struct xwf_topo *t, __u64 seed)
+{
+	struct xwf_global g = xwf_global_get(t);
+
+	g.seed = seed;
+	xwf_global_put(t, &g);
+	t->seed = seed;
+	xwf_exit_seed = seed;
+}
+
+struct xwf_counters xwf_counters(struct xwf_topo *t, int dir)
+{
+	struct xwf_counters c;
+	__u32 key = (__u32)dir;
+
+	REQUIRE(bpf_map_lookup_elem(t->counters_fd, &key, &c) == 0, "counters: %s",
+		strerror(errno));
+	return c;
+}
+
+void xwf_reset_counters(struct xwf_topo *t)
+{
+	struct xwf_counters c;
+
+	memset(&c, 0, sizeof(c));
+	for (__u32 key = 0; key < 2; key++)
+		REQUIRE(bpf_map_update_elem(t->counters_fd, &key, &c, 0) == 0, "counters: %s",
+			strerror(errno));
+}
+
+__u64 xwf_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+void xwf_blackhole_in(struct xwf_cfg *c, __u32 start_ms, __u32 dur_ms)
+{
+	__u64 now = xwf_mono_ns();
+
+	c->bh_start_ns = now + start_ms * 1000000ULL;
+	c->bh_end_ns = c->bh_start_ns + dur_ms * 1000000ULL;
+}
+
+void xwf_blackhole_every(struct xwf_cfg *c, __u32 period_ms, __u32 on_ms)
+{
+	c->bh_base_ns = xwf_mono_ns();
+	c->bh_period_ns = period_ms * 1000000ULL;
+	c->bh_on_ns = on_ms * 1000000ULL;
+}
+
+void xwf_relay(struct xwf_topo *t, int dir, const struct xwf_relay_cfg *rc)
+{
+	struct xwf_global g;
+
+	REQUIRE(dir == XWF_A_TO_B || dir == XWF_B_TO_A, "xwf_relay: direction %d", dir);
+	if (rc) {
+		REQUIRE(rc->delay_us <= XWF_RELAY_DELAY_MAX && rc->jitter_us <= XWF_RELAY_DELAY_MAX &&
+				rc->hold_max_us <= XWF_RELAY_DELAY_MAX,
+			"xwf_relay: delay/jitter/hold above %u us", XWF_RELAY_DELAY_MAX);
+		__atomic_add_fetch(&t->shm->seq[dir], 1, __ATOMIC_SEQ_CST);
+		t->shm->cfg[dir] = *rc;
+		__atomic_add_fetch(&t->shm->seq[dir], 1, __ATOMIC_SEQ_CST);
+	}
+	g = xwf_global_get(t);
+	g.relay_on[dir] = rc != NULL;
+	xwf_global_put(t, &g);
+}
+
+struct xwf_relay_stats xwf_relay_stats(struct xwf_topo *t, int dir)
+{
+	struct xwf_relay_stats s;
+	__u64 *dst = (__u64 *)&s, *src = (__u64 *)&t->shm->stats[dir];
+
+	for (size_t i = 0; i < sizeof(s) / 8; i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+	return s;
+}
+
+static void xwf_rstat(struct xwf_topo *t, int dir, size_t field_off)
 {
 	__u64 *p = (__u64 *)((char *)&t->shm->stats[dir] + field_off);
 
 	__atomic_add_fetch(p, 1, __ATOMIC_RELAXED);
 }
 
-#define XWF_RSTAT(t, dir, f) xwf_rstat(t, dir, offsetof(struct xwf_relay_stats, f))
-
-static inline void xwf_rq_push(struct xwf_topo *t, int dir, struct xwf_rq *q, const __u8 *buf,
-			       __u32 len, __u64 arrival)
+static void xwf_rq_push(struct xwf_topo *t, int dir, struct xwf_rq *q, const __u8 *buf,
+			__u32 len, __u64 arrival)
 {
 	struct xwf_rq_frame *f;
 	__u64 rel = arrival + q->cfg.delay_us * 1000ULL;
@@ -469,7 +280,7 @@ static inline void xwf_rq_push(struct xwf_topo *t, int dir, struct xwf_rq *q, co
 	q->count++;
 }
 
-static inline void xwf_rq_release_held(struct xwf_topo *t, int dir, struct xwf_rq *q)
+static void xwf_rq_release_held(struct xwf_topo *t, int dir, struct xwf_rq *q)
 {
 	if (!q->held_valid)
 		return;
@@ -477,8 +288,8 @@ static inline void xwf_rq_release_held(struct xwf_topo *t, int dir, struct xwf_r
 	xwf_rq_push(t, dir, q, q->held.buf, q->held.len, q->held.arrival);
 }
 
-static inline void xwf_rq_frame_in(struct xwf_topo *t, int dir, struct xwf_rq *q,
-				   const __u8 *buf, __u32 len, __u64 now)
+static void xwf_rq_frame_in(struct xwf_topo *t, int dir, struct xwf_rq *q,
+			    const __u8 *buf, __u32 len, __u64 now)
 {
 	__u64 i = q->index++;
 
@@ -500,7 +311,7 @@ static inline void xwf_rq_frame_in(struct xwf_topo *t, int dir, struct xwf_rq *q
 }
 
 /* A new config from xwf_relay() (seqlock): frame numbers restart. */
-static inline void xwf_rq_refresh(struct xwf_topo *t, int dir, struct xwf_rq *q)
+static void xwf_rq_refresh(struct xwf_topo *t, int dir, struct xwf_rq *q)
 {
 	__u32 s1 = __atomic_load_n(&t->shm->seq[dir], __ATOMIC_ACQUIRE), s2;
 	struct xwf_relay_cfg c;
@@ -520,7 +331,7 @@ static inline void xwf_rq_refresh(struct xwf_topo *t, int dir, struct xwf_rq *q)
 }
 
 /* The relay process: forked by xwf_setup() in M; never returns. */
-__attribute__((noreturn)) static inline void xwf_relay_main(struct xwf_topo *t)
+__attribute__((noreturn)) static void xwf_relay_main(struct xwf_topo *t)
 {
 	static struct xwf_rq rq[2];
 	struct pollfd pfd[2];
@@ -634,11 +445,7 @@ __attribute__((noreturn)) static inline void xwf_relay_main(struct xwf_topo *t)
 	}
 }
 
-/* ------------------------------------------------------------------ */
-/* Set-up and teardown                                                */
-/* ------------------------------------------------------------------ */
-
-static inline int xwf_tc_attach(int ifindex, int prog_fd)
+static int xwf_tc_attach(int ifindex, int prog_fd)
 {
 	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_INGRESS);
 	DECLARE_LIBBPF_OPTS(bpf_tc_opts, opts, .prog_fd = prog_fd);
@@ -649,7 +456,7 @@ static inline int xwf_tc_attach(int ifindex, int prog_fd)
 	return bpf_tc_attach(&hook, &opts);
 }
 
-static inline void xwf_setup(struct xwf_topo *t, const struct xwf_opts *o)
+void xwf_setup(struct xwf_topo *t, const struct xwf_opts *o)
 {
 	static const __u8 macs[4][6] = { { 0x02, 0x78, 0, 0, 0, 0x0a }, { 0x02, 0x78, 0, 0, 0, 0x0b },
 					 { 0x02, 0x78, 0, 0, 1, 0x0a }, { 0x02, 0x78, 0, 0, 1, 0x0b } };
@@ -733,7 +540,7 @@ static inline void xwf_setup(struct xwf_topo *t, const struct xwf_opts *o)
 	libbpf_set_print(xwf_libbpf_silent);
 	t->skel = impair_bpf__open_and_load();
 	if (!t->skel)
-		xwt_skip("cannot load bpf/impair.bpf.c: %s", strerror(errno));
+		xwt_skip("cannot load tests/bpf/impair.bpf.c: %s", strerror(errno));
 	REQUIRE(bpf_map__value_size(t->skel->maps.xwf_dirs) == sizeof(struct xwf_dir) &&
 			bpf_map__value_size(t->skel->maps.xwf_counters) ==
 				sizeof(struct xwf_counters) &&
@@ -781,7 +588,7 @@ static inline void xwf_setup(struct xwf_topo *t, const struct xwf_opts *o)
 	xwf_enter(t, XWF_HOST_M);
 }
 
-static inline void xwf_clear(struct xwf_topo *t)
+void xwf_clear(struct xwf_topo *t)
 {
 	for (int d = 0; d < 2; d++) {
 		xwf_set(t, d, NULL);
@@ -789,7 +596,7 @@ static inline void xwf_clear(struct xwf_topo *t)
 	}
 }
 
-static inline void xwf_teardown(struct xwf_topo *t)
+void xwf_teardown(struct xwf_topo *t)
 {
 	if (getpid() != t->owner)
 		return;
@@ -811,14 +618,7 @@ static inline void xwf_teardown(struct xwf_topo *t)
 	memset(t->ns, 0, sizeof(t->ns));
 }
 
-/* ------------------------------------------------------------------ */
-/* Host processes                                                     */
-/* ------------------------------------------------------------------ */
-
-/* fn(t, arg) in a child in @host's namespace; its return value (or 1 when
- * a CHECK failed) is the exit code.  Map fds and the relay's shared memory
- * are inherited, so the child can use xwf_set() & co. */
-static inline pid_t xwf_spawn(struct xwf_topo *t, int host, xwf_fn fn, void *arg)
+pid_t xwf_spawn(struct xwf_topo *t, int host, xwf_fn fn, void *arg)
 {
 	pid_t parent = getpid(), pid;
 
@@ -840,9 +640,7 @@ static inline pid_t xwf_spawn(struct xwf_topo *t, int host, xwf_fn fn, void *arg
 	}
 }
 
-/* Waits for a child of xwf_spawn(); kills it after timeout_ms.  Returns
- * its exit code, 128 + signal, or -1 on timeout. */
-static inline int xwf_join(struct xwf_topo *t, pid_t pid, int timeout_ms)
+int xwf_join(struct xwf_topo *t, pid_t pid, int timeout_ms)
 {
 	__u64 end = xwf_mono_ns() + (__u64)timeout_ms * 1000000ULL;
 	int st;
@@ -865,7 +663,7 @@ static inline int xwf_join(struct xwf_topo *t, pid_t pid, int timeout_ms)
 	}
 }
 
-static inline void xwf_bar(struct xwf_topo *t, const char *what)
+void xwf_bar(struct xwf_topo *t, const char *what)
 {
 	char c = 'x', r;
 
@@ -873,15 +671,8 @@ static inline void xwf_bar(struct xwf_topo *t, const char *what)
 	REQUIRE(read(t->chan, &r, 1) == 1, "barrier %s: the other host is gone", what);
 }
 
-/*
- * Wait until the other host has written to the channel, calling
- * @idle(@arg) about every millisecond meanwhile: a host with an open
- * endpoint must keep it progressing while it waits (the library works
- * inside its calls only: acks, retransmissions and timers of its
- * connections would stall, and its peer with them).  At most 300 s.
- */
-static inline void xwf_chan_wait(struct xwf_topo *t, const char *what, void (*idle)(void *),
-				 void *arg)
+void xwf_chan_wait(struct xwf_topo *t, const char *what, void (*idle)(void *),
+		   void *arg)
 {
 	__u64 end = 0;
 
@@ -904,9 +695,8 @@ static inline void xwf_chan_wait(struct xwf_topo *t, const char *what, void (*id
 	}
 }
 
-/* A barrier that keeps an endpoint progressing (see xwf_chan_wait). */
-static inline void xwf_bar_idle(struct xwf_topo *t, const char *what, void (*idle)(void *),
-				void *arg)
+void xwf_bar_idle(struct xwf_topo *t, const char *what, void (*idle)(void *),
+		  void *arg)
 {
 	char c = 'x', r;
 
@@ -915,28 +705,21 @@ static inline void xwf_bar_idle(struct xwf_topo *t, const char *what, void (*idl
 	REQUIRE(read(t->chan, &r, 1) == 1, "barrier %s: the other host is gone", what);
 }
 
-/* xwf_xchg() that keeps an endpoint progressing (see xwf_chan_wait). */
-static inline void xwf_xchg_idle(struct xwf_topo *t, const void *mine, void *theirs, size_t len,
-				 void (*idle)(void *), void *arg)
+void xwf_xchg_idle(struct xwf_topo *t, const void *mine, void *theirs, size_t len,
+		   void (*idle)(void *), void *arg)
 {
 	REQUIRE(write(t->chan, mine, len) == (ssize_t)len, "xchg: write");
 	xwf_chan_wait(t, "xchg", idle, arg);
 	REQUIRE(read(t->chan, theirs, len) == (ssize_t)len, "xchg: the other host is gone");
 }
 
-static inline void xwf_xchg(struct xwf_topo *t, const void *mine, void *theirs, size_t len)
+void xwf_xchg(struct xwf_topo *t, const void *mine, void *theirs, size_t len)
 {
 	REQUIRE(write(t->chan, mine, len) == (ssize_t)len, "xchg: write");
 	REQUIRE(read(t->chan, theirs, len) == (ssize_t)len, "xchg: the other host is gone");
 }
 
-struct xwf_run_arg {
-	xwf_fn fn;
-	void *arg;
-	int self, chan, other;
-};
-
-static inline int xwf_run_child(struct xwf_topo *t, void *p)
+static int xwf_run_child(struct xwf_topo *t, void *p)
 {
 	struct xwf_run_arg *ra = p;
 
@@ -946,10 +729,8 @@ static inline int xwf_run_child(struct xwf_topo *t, void *p)
 	return ra->fn(t, ra->arg);
 }
 
-/* fn_a in A and fn_b in B, as two children joined by t->chan; returns 0
- * when both exit 0 (the seed is printed otherwise). */
-static inline int xwf_run(struct xwf_topo *t, xwf_fn fn_a, xwf_fn fn_b, void *arg,
-			  int timeout_ms)
+int xwf_run(struct xwf_topo *t, xwf_fn fn_a, xwf_fn fn_b, void *arg,
+	    int timeout_ms)
 {
 	struct xwf_run_arg ra[2];
 	pid_t pid[2];
@@ -986,5 +767,3 @@ static inline int xwf_run(struct xwf_topo *t, xwf_fn fn_a, xwf_fn fn_b, void *ar
 	}
 	return 0;
 }
-
-#endif

@@ -9,7 +9,7 @@
  * (list, random, Gilbert-Elliott), duplication, one-bit corruption,
  * truncation; with the relay on for the direction they are redirected into
  * the relay's pipe instead (delay and reordering in user space).  Layouts
- * in tests/fault_maps.h.
+ * in tests/lib/fault_maps.h.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -21,7 +21,7 @@
 #include <bpf/bpf_endian.h>
 
 #include "xdpwake/proto.h"
-#include "../tests/fault_maps.h"
+#include "../lib/fault_maps.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
