@@ -8,9 +8,13 @@
 #   make bench-xdp per-frame cost of the XDP program (BPF_PROG_TEST_RUN)
 
 VERSION_MAJOR := 0
-VERSION_MINOR := 1
+VERSION_MINOR := 2
 VERSION_PATCH := 0
 VERSION := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
+# The ABI number in the soname, apart from VERSION: at 0.x a minor release
+# may break the ABI, and then SOVERSION goes up by one (0.1: .so.0; 0.2
+# broke it: .so.1).  At 1.0 and later it follows VERSION_MAJOR.
+SOVERSION := 1
 
 OUTPUT ?= .output
 override OUTPUT := $(abspath $(OUTPUT))
@@ -71,8 +75,10 @@ TEST_SKELS := $(patsubst tests/bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(TEST_BPF_SRCS))
 LIB_SRCS := $(wildcard userspace/lib/*.c)
 LIB_OBJS := $(patsubst userspace/lib/%.c,$(OUTPUT)/lib/%.o,$(LIB_SRCS))
 PUB_HDRS := include/xdpwake.h include/xdpwake/proto.h
+# Not installed: the BPF map layouts the program and the library share.
+INT_HDRS := include/xdpwake/maps.h
 LIB_A := $(OUTPUT)/libxdpwake.a
-SONAME := libxdpwake.so.$(VERSION_MAJOR)
+SONAME := libxdpwake.so.$(SOVERSION)
 LIB_SO := $(OUTPUT)/libxdpwake.so.$(VERSION)
 CLI := $(OUTPUT)/xdpwake
 CLI_SRCS := $(wildcard userspace/cli/*.c)
@@ -154,11 +160,11 @@ $(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/lib $(OUTPUT)/util $(OUTPUT)/cli $(OUTPUT)/tes
 
 $(TEST_HELPERS): | $(OUTPUT)/tests/mpi
 
-$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c include/xdpwake/proto.h | $(OUTPUT)/bpf
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c include/xdpwake/proto.h $(INT_HDRS) | $(OUTPUT)/bpf
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(OUTPUT)/tests/bpf/%.bpf.o: tests/bpf/%.bpf.c include/xdpwake/proto.h tests/lib/fault_maps.h | $(OUTPUT)/tests/bpf
+$(OUTPUT)/tests/bpf/%.bpf.o: tests/bpf/%.bpf.c include/xdpwake/proto.h $(INT_HDRS) tests/lib/fault_maps.h | $(OUTPUT)/tests/bpf
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -180,7 +186,7 @@ $(BENCH_SKELS): $(OUTPUT)/%.skel.h: $(OUTPUT)/bench/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
-$(OUTPUT)/lib/%.o: userspace/lib/%.c $(PUB_HDRS) $(wildcard userspace/lib/*.h) $(SKELS) | $(OUTPUT)/lib
+$(OUTPUT)/lib/%.o: userspace/lib/%.c $(PUB_HDRS) $(INT_HDRS) $(wildcard userspace/lib/*.h) $(SKELS) | $(OUTPUT)/lib
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(LIB_CFLAGS) $(DEP_CFLAGS) -c $< -o $@
 
@@ -196,16 +202,10 @@ $(UTIL_A): $(UTIL_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-# Older symbol versions: the shared library only (userspace/compat.c).
-$(OUTPUT)/lib/compat.o: userspace/compat.c $(PUB_HDRS) | $(OUTPUT)/lib
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(LIB_CFLAGS) -c $< -o $@
-
-$(LIB_SO): $(LIB_OBJS) $(OUTPUT)/lib/compat.o userspace/libxdpwake.map
+$(LIB_SO): $(LIB_OBJS) userspace/libxdpwake.map
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -shared -Wl,-soname,$(SONAME) \
-		-Wl,--version-script=userspace/libxdpwake.map -o $@ $(LIB_OBJS) \
-		$(OUTPUT)/lib/compat.o $(LDLIBS)
+		-Wl,--version-script=userspace/libxdpwake.map -o $@ $(LIB_OBJS) $(LDLIBS)
 	$(Q)ln -sf $(notdir $@) $(OUTPUT)/$(SONAME)
 	$(Q)ln -sf $(SONAME) $(OUTPUT)/libxdpwake.so
 
@@ -214,7 +214,7 @@ $(CLI): $(CLI_SRCS) $(wildcard userspace/cli/*.h) $(LIB_A) $(UTIL_A) $(PUB_HDRS)
 	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/util \
 		-DXW_VERSION_STR='"$(VERSION)"' -o $@ $(CLI_SRCS) $(LIB_A) $(UTIL_A) $(LDLIBS)
 
-$(OUTPUT)/tests/lib/%.o: tests/lib/%.c $(XWT_HDRS) $(PUB_HDRS) $(SKELS) $(TEST_SKELS) | $(OUTPUT)/tests/lib
+$(OUTPUT)/tests/lib/%.o: tests/lib/%.c $(XWT_HDRS) $(PUB_HDRS) $(INT_HDRS) $(SKELS) $(TEST_SKELS) | $(OUTPUT)/tests/lib
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Iuserspace/util -Itests/lib \
 		-c $< -o $@
@@ -223,13 +223,14 @@ $(XWT_A): $(XWT_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(OUTPUT)/tests/%: tests/%.c $(XWT_HDRS) $(XWT_A) $(LIB_A) $(UTIL_A) $(PUB_HDRS) $(SKELS) $(TEST_SKELS) \
-		| $(OUTPUT)/tests
+$(OUTPUT)/tests/%: tests/%.c $(XWT_HDRS) $(XWT_A) $(LIB_A) $(UTIL_A) $(PUB_HDRS) $(INT_HDRS) $(SKELS) \
+		$(TEST_SKELS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Iuserspace/util -Itests/lib \
 		-o $@ $< $(XWT_A) $(LIB_A) $(UTIL_A) $(LDLIBS)
 
-$(OUTPUT)/bench/%: bench/%.c $(LIB_A) $(UTIL_A) $(PUB_HDRS) $(SKELS) $(BENCH_SKELS) | $(OUTPUT)/bench
+$(OUTPUT)/bench/%: bench/%.c $(LIB_A) $(UTIL_A) $(PUB_HDRS) $(INT_HDRS) $(SKELS) $(BENCH_SKELS) \
+		| $(OUTPUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Iuserspace/util \
 		-o $@ $< $(LIB_A) $(UTIL_A) $(LDLIBS)
@@ -237,7 +238,7 @@ $(OUTPUT)/bench/%: bench/%.c $(LIB_A) $(UTIL_A) $(PUB_HDRS) $(SKELS) $(BENCH_SKE
 # policy_demo runs on the tests' end-to-end harness: its header
 # (tests/lib/xwt_e2e.h) and the compiled helpers (libxwt.a).
 $(OUTPUT)/bench/policy_demo: bench/policy_demo.c $(XWT_HDRS) $(XWT_A) $(LIB_A) $(UTIL_A) $(PUB_HDRS) \
-		$(SKELS) | $(OUTPUT)/bench
+		$(INT_HDRS) $(SKELS) | $(OUTPUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Iuserspace/util -Itests/lib \
 		-o $@ $< $(XWT_A) $(LIB_A) $(UTIL_A) $(LDLIBS)

@@ -17,7 +17,7 @@
 #include <bpf/bpf_endian.h>
 #include <xdp/xdp_helpers.h>
 
-#include "xdpwake/proto.h"
+#include "xdpwake/maps.h"
 
 #ifndef CLOCK_MONOTONIC
 #define CLOCK_MONOTONIC 1

@@ -1047,7 +1047,7 @@ static int ep_control(struct fid *fid, int command, void *arg)
  * how a job learns that its messages crossed a lossy network. */
 static void log_stats(struct xwfi_ep *ep)
 {
-	struct xw_endpoint_stats s;
+	struct xw_endpoint_stats s = { .sz = sizeof(s) };
 	char a[64];
 
 	if (!fi_log_enabled(&xwfi_prov, FI_LOG_INFO, FI_LOG_EP_CTRL) ||
@@ -1158,7 +1158,7 @@ static int xep_open(struct xwfi_ep *ep, const struct fi_info *info)
 		o.wait_strategy = (__u32)s;
 	}
 	if (xwfi_params.spin_usecs > 0)
-		o.spin_usecs = (__u32)xwfi_params.spin_usecs;
+		o.spin_ns = (__u64)xwfi_params.spin_usecs * 1000; /* the parameter is in usecs */
 	/* The id of the info's source address (FI_SOURCE node/service, the
 	 * hints' src_addr, FI_XDPWAKE_EP_ID) is the one opened, except the
 	 * default 1, from which the first free id is taken. */

@@ -8,6 +8,21 @@
  * added without breaking binaries; every call returns 0 or a positive value
  * on success and a negative errno on failure (see xw_strerror()); nothing is
  * printed unless the application installs a log callback (xw_set_log()).
+ *
+ * Naming: `xw_object__verb()` for the library's objects (struct xw_iface,
+ * xw_endpoint, xw_request, xw_check); `xw_noun_verb()` for functions on
+ * plain values and tables (addresses, names, knobs, counters) and for
+ * process-wide calls.
+ *
+ * Structs the library fills for the caller (struct xw_endpoint_stats,
+ * struct xw_wait_stats) also start with `sz`, set by the caller (XW_OPTS()
+ * declares them too): the library fills min(sz, its own size) and zeroes
+ * the rest; sz too small for any field is -EINVAL.
+ *
+ * Timeouts (`int timeout_ms` everywhere): < 0 no limit, 0 poll once (one
+ * progress pass, then -ETIMEDOUT if not done), > 0 milliseconds; as poll(2).
+ * Spin times are in nanoseconds (`spin_ns`).  Endpoint ids are __u16
+ * (0 .. XW_MAX_ENDPOINTS-1), as on the wire.
  */
 #ifndef XDPWAKE_H
 #define XDPWAKE_H
@@ -25,7 +40,7 @@ extern "C" {
 #define XW_API __attribute__((visibility("default")))
 
 #define XDPWAKE_VERSION_MAJOR 0
-#define XDPWAKE_VERSION_MINOR 1
+#define XDPWAKE_VERSION_MINOR 2
 #define XDPWAKE_VERSION_PATCH 0
 
 /** Declare and zero an options struct with its size set:
@@ -185,16 +200,19 @@ XW_API int xw_iface__map_fd(const struct xw_iface *iface, const char *name);
 
 /** Set knob @name of endpoint @ep (ignored for per-interface knobs).
  *  -ENOENT unknown knob, -ERANGE bad endpoint or value out of range. */
-XW_API int xw_iface__set_knob(struct xw_iface *iface, const char *name, __u32 ep, __u32 value);
-XW_API int xw_iface__get_knob(struct xw_iface *iface, const char *name, __u32 ep, __u32 *value);
+XW_API int xw_iface__set_knob(struct xw_iface *iface, const char *name, __u16 ep, __u32 value);
+XW_API int xw_iface__get_knob(struct xw_iface *iface, const char *name, __u16 ep, __u32 *value);
+
+/* xw_iface__stats(): the sum over every endpoint and XW_STATS_IFACE. */
+#define XW_STATS_ALL 0xFFFFu
 
 /** Statistics summed over CPUs, of endpoint @ep (0..XW_MAX_ENDPOINTS-1),
  *  of frames not attributed to an endpoint (XW_STATS_IFACE), or of
- *  everything (-1). */
-XW_API int xw_iface__stats(struct xw_iface *iface, int ep, struct xw_stats *out);
+ *  everything (XW_STATS_ALL). */
+XW_API int xw_iface__stats(struct xw_iface *iface, __u16 ep, struct xw_stats *out);
 
 /** Registered endpoint information (flags has XW_EPF_ACTIVE when in use). */
-XW_API int xw_iface__endpoint(struct xw_iface *iface, __u32 ep, struct xw_ep_entry *out);
+XW_API int xw_iface__endpoint(struct xw_iface *iface, __u16 ep, struct xw_ep_entry *out);
 
 
 /* ---- addresses ------------------------------------------------------ */
@@ -282,10 +300,10 @@ struct xw_endpoint_opts {
 	/* UMEM frames (0: 4096) of 4096 bytes; half for receiving. */
 	__u32 umem_frames;
 	/* How blocking calls wait (enum xw_wait_strategy; 0: spin-block)
-	 * and the spin time of the spin-* strategies (0: the calibrated
+	 * and the spin time of the spin-* strategies in ns (0: the calibrated
 	 * block-and-wake cost, see xw_block_cost_ns()). */
 	__u32 wait_strategy;
-	__u32 spin_usecs;
+	__u64 spin_ns;
 	/* Polling watchdog period (0: off); see xw_endpoint__set_watchdog(). */
 	__u32 watchdog_usecs;
 	/* Reliability: a connection with no progress (nothing acknowledged)
@@ -411,7 +429,8 @@ XW_API int xw_endpoint__irecv_claimed(struct xw_endpoint *ep, __u64 claim, void 
  * inside library calls).
  */
 XW_API int xw_endpoint__arm(struct xw_endpoint *ep);
-/** Blocking forms; @timeout_ms < 0 waits forever, -ETIMEDOUT otherwise. */
+/** Blocking forms; -ETIMEDOUT after @timeout_ms (< 0: no limit, 0: poll
+ *  once). */
 XW_API int xw_endpoint__send(struct xw_endpoint *ep, const struct xw_addr *dst, const void *buf,
 			     size_t len, __u64 match, int timeout_ms);
 XW_API int xw_endpoint__recv(struct xw_endpoint *ep, void *buf, size_t len, __u64 match,
@@ -428,14 +447,16 @@ XW_API int xw_request__test(struct xw_request *req, struct xw_status *st);
  *  after one xw_endpoint__progress()). */
 XW_API int xw_request__done(const struct xw_request *req);
 /** Wait for completion (releases the request); -ETIMEDOUT after
- *  @timeout_ms (< 0: no limit), the request then stays valid. */
+ *  @timeout_ms (< 0: no limit, 0: poll once), the request then stays
+ *  valid. */
 XW_API int xw_request__wait(struct xw_request *req, struct xw_status *st, int timeout_ms);
 /** Cancel: 0 if cancelled (collect it with test/wait: status.error is
  *  -ECANCELED), -EBUSY if already in progress. */
 XW_API int xw_request__cancel(struct xw_request *req);
 
-/** Counters of an endpoint's library side. */
+/** Counters of an endpoint's library side (set sz; see the top). */
 struct xw_endpoint_stats {
+	size_t sz;
 	__u64 tx_frames, rx_frames;
 	__u64 tx_kicks;		/* sendto() calls to start transmission     */
 	__u64 tx_full;		/* times the TX ring or frames ran out      */
@@ -477,8 +498,7 @@ struct xw_endpoint_stats {
 				 * (their requests had completed)                 */
 	__u64 abandoned;	/* incomplete incoming messages dropped because
 				 * their sender gave them up                      */
-	/* Peers on this host and interface (shared-memory inboxes; since
-	 * XDPWAKE_0.2: binaries built before get the fields above only) */
+	/* Peers on this host and interface (shared-memory inboxes) */
 	__u64 local_tx_frames;	/* frames written into a local peer's inbox       */
 	__u64 local_rx_frames;	/* frames taken from this endpoint's inbox        */
 	__u64 local_lost;	/* frames for a local peer whose inbox is closed
@@ -487,8 +507,9 @@ struct xw_endpoint_stats {
 	__u64 local_wake_runs;	/* wake decisions run for a sleeping local peer
 				 * (one BPF_PROG_TEST_RUN each)                   */
 };
-/** Fill @st with the endpoint's counters (and its socket's, shared with the
- *  process's other endpoints on the same queue). */
+/** Fill @st (st->sz set by the caller) with the endpoint's counters (and
+ *  its socket's, shared with the process's other endpoints on the same
+ *  queue); -EINVAL when st->sz is too small. */
 XW_API int xw_endpoint__stats(const struct xw_endpoint *ep, struct xw_endpoint_stats *st);
 
 
@@ -537,7 +558,8 @@ XW_API int xw_endpoint__set_notify(struct xw_endpoint *ep, xw_notify_fn fn, void
 /** Options of xw_request__wait_opts() and xw_wait_any(). */
 struct xw_wait_opts {
 	size_t sz;
-	int timeout_ms;		       /* 0 (or < 0): no limit; > 0: ms      */
+	int timeout_ms;		       /* < 0: no limit, 0: poll once, > 0: ms;
+					* NULL opts: no limit               */
 	enum xw_wait_strategy strategy; /* XW_WAIT_DEFAULT: the endpoint's  */
 	__u64 spin_ns;		       /* 0: the endpoint's                 */
 	/* xw_wait_any(): also ready when cond(arg) returns true (polled
@@ -561,16 +583,21 @@ struct xw_waitable {
 				   * unmatched (post a receive for it)       */
 };
 
+/* Most items xw_wait_any() takes at once. */
+#define XW_WAIT_ANY_MAX 16
+
 /**
  * Wait until one of @items is ready, or opts->cond() is true, using the
  * strategy of the first item's endpoint (or opts->strategy).  Returns the
  * index of a ready item, @n when the condition is true, -ETIMEDOUT.  The
- * items' endpoints are progressed; sleeping arms all of them.
+ * items' endpoints are progressed; sleeping arms all of them.  -E2BIG when
+ * @n > XW_WAIT_ANY_MAX.
  */
 XW_API int xw_wait_any(struct xw_waitable *items, int n, const struct xw_wait_opts *opts);
 
-/** Per-endpoint waiting statistics. */
+/** Per-endpoint waiting statistics (set sz; see the top). */
 struct xw_wait_stats {
+	size_t sz;
 	__u64 waits;		/* blocking waits                          */
 	__u64 spins;		/* polls that found nothing                */
 	__u64 yields;		/* sched_yield() calls                     */
@@ -585,6 +612,7 @@ struct xw_wait_stats {
 	__u64 watchdog_frames;	/* frames the watchdog handled             */
 	__u64 notify_runs;	/* notify callbacks run                    */
 };
+/** Fill @st (st->sz set by the caller); -EINVAL when st->sz is too small. */
 XW_API int xw_endpoint__wait_stats(const struct xw_endpoint *ep, struct xw_wait_stats *st);
 
 /**
@@ -603,7 +631,7 @@ struct xw_check {
 	struct xw_endpoint *ep;
 };
 /** Set up @c to poll @ep every @interval_usecs. */
-XW_API int xw_check_init(struct xw_check *c, struct xw_endpoint *ep, __u32 interval_usecs);
+XW_API int xw_check__init(struct xw_check *c, struct xw_endpoint *ep, __u32 interval_usecs);
 /** The slow path of xw_check(): one progress pass, next deadline. */
 XW_API int xw_check__poll(struct xw_check *c);
 
@@ -617,7 +645,7 @@ static inline __u64 xw__cycles(void)
 	__asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
 	return v;
 #else
-	return 0; /* xw_check_init() falls back to a clock: see xw_check__poll */
+	return 0; /* xw_check__init() falls back to a clock: see xw_check__poll */
 #endif
 }
 

@@ -178,7 +178,7 @@ int main(int argc, char **argv)
 {
 	struct xw_addr paddr[MAXP], self;
 	struct xw_stats x0, x1, i0, i1;
-	struct xw_endpoint_stats es;
+	struct xw_endpoint_stats es = { .sz = sizeof(es) };
 	struct xw_endpoint *ep;
 	struct xw_iface *ifc;
 	struct xw_status st;

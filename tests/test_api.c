@@ -486,7 +486,7 @@ static void test_null_iface(void)
 	CHECK(xw_iface__set_knob(NULL, "policy", 0, 1) == -EINVAL, "set_knob(NULL)");
 	CHECK(xw_iface__set_knob(NULL, "bogus", 0, 1) == -EINVAL, "set_knob(NULL, bogus)");
 	CHECK(xw_iface__get_knob(NULL, "policy", 0, &v) == -EINVAL && v == 5, "get_knob(NULL)");
-	CHECK(xw_iface__stats(NULL, -1, &s) == -EINVAL, "stats(NULL)");
+	CHECK(xw_iface__stats(NULL, XW_STATS_ALL, &s) == -EINVAL, "stats(NULL)");
 	CHECK(xw_iface__endpoint(NULL, 0, &e) == -EINVAL, "endpoint(NULL)");
 	CHECK(xw_iface__detach(NULL) == -EINVAL, "detach(NULL)");
 	xw_iface__close(NULL);

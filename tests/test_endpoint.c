@@ -1016,7 +1016,7 @@ static void mp_run(const struct mp_role *r)
 	static const size_t sizes[] = { 1, 10 * 1024, 200 * 1024 };
 	__u16 id = r->proc ? 2 : 1;
 	struct xw_endpoint *ep = open_ep(r->ifname, id, (__u32)r->proc);
-	struct xw_endpoint_stats es;
+	struct xw_endpoint_stats es = { .sz = sizeof(es) };
 	struct xw_stats xs, xs2;
 	struct xw_addr mine, peer;
 	unsigned int seed = 100 * (unsigned int)(r->proc + 1);
@@ -1301,7 +1301,7 @@ static void test_shared_socket(int is_b, int chan)
 		/* B's endpoint stayed open: it numbers its messages to
 		 * "endpoint 4" from where the old incarnation left off, while
 		 * the new incarnation expects the first number. */
-		struct xw_endpoint_stats es;
+		struct xw_endpoint_stats es = { .sz = sizeof(es) };
 		char buf[64];
 		struct xw_status st;
 		int err = xw_endpoint__recv(e4, buf, sizeof(buf), 45, ~0ULL, &st, 300);

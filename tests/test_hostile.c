@@ -157,7 +157,7 @@ static int p1_a(void)
 	static unsigned char rbuf[BIG];
 	unsigned char *sbuf = malloc(BIG), cbuf[1024];
 	struct xw_request *rs, *rr, *rc = NULL;
-	struct xw_endpoint_stats st;
+	struct xw_endpoint_stats st = { .sz = sizeof(st) };
 	struct xw_status s;
 	int ds = 0, dr = 0, es = 0, er = 0;
 	__u64 done_ns = 0, end;
@@ -267,7 +267,7 @@ static int p1_b(void)
 	 * loaded machine 30 ms of progress may not even have reached A. */
 	end = xwt_now_ns() + 30000000000ULL;
 	for (;;) {
-		struct xw_endpoint_stats st;
+		struct xw_endpoint_stats st = { .sz = sizeof(st) };
 
 		xw_endpoint__progress(ep);
 		xw_endpoint__stats(ep, &st);
@@ -347,7 +347,7 @@ static size_t legit_len(int i)
 static int p2_a(void)
 {
 	static unsigned char buf[200000 + 64];
-	struct xw_endpoint_stats st0, st, mx = {};
+	struct xw_endpoint_stats st0 = { .sz = sizeof(st0) }, st = { .sz = sizeof(st) }, mx = {};
 	struct xw_status s;
 	long rss0, rss_max = 0;
 	int err, flood;
@@ -392,7 +392,7 @@ static int p2_a(void)
 				{
 					struct xw_stats xs;
 
-					if (!xw_iface__stats(xw_endpoint__iface(ep), -1, &xs))
+					if (!xw_iface__stats(xw_endpoint__iface(ep), XW_STATS_ALL, &xs))
 						fprintf(stderr, "  A xdp: redirected %llu drop_session %llu "
 							"drop_endpoint %llu other_host %llu passed %llu\n",
 							(unsigned long long)xs.frames_redirected,
@@ -467,7 +467,7 @@ static int p2_a(void)
 static int p2_b(void)
 {
 	static unsigned char buf[200000];
-	struct xw_endpoint_stats st;
+	struct xw_endpoint_stats st = { .sz = sizeof(st) };
 	int err;
 
 	XW_OPTS(xw_endpoint_opts, o, .pin_root = xwt_pin_root());

@@ -5,12 +5,16 @@
 #   - install with PREFIX=<tmp>/usr, and with DESTDIR=<tmp>/dest PREFIX=/usr:
 #     the library (static, shared, SONAME symlinks), both public headers,
 #     libxdpwake.pc with the right prefix, the xdpwake tool;
-#   - the shared library: SONAME libxdpwake.so.0, exports only xw_* symbols
-#     (no internal xwi_*, no libbpf/libxdp symbols), every XW_API function of
-#     the installed header exported;
+#   - the shared library: SONAME libxdpwake.so.$SOVERSION (the Makefile's),
+#     exports exactly the symbols userspace/libxdpwake.map lists (each by
+#     name, no wildcard), all in one version node, and those are exactly the
+#     XW_API functions of the installed header (no internal xwi_*, no
+#     libbpf/libxdp symbols); xdpwake.h's version macros match VERSION;
 #   - tests/install/consumer.c built with gcc -std=c11 -Wall -Wextra -Werror
 #     from `pkg-config --cflags --libs libxdpwake`, linked shared and static,
-#     and consumer.cpp with g++ -std=c++17, all run;
+#     and consumer.cpp with g++ -std=c++17, all run; both check that the
+#     installed headers need no <linux/bpf.h> (xdpwake/maps.h, the BPF map
+#     layouts, is internal and not installed);
 #   - the installed tool runs `--version`.
 # Needs no root.  Exit 0 pass, 1 fail, 77 skip (a required tool is missing).
 set -u
@@ -20,7 +24,7 @@ XW_SRC=${XW_SRC:-$(cd "$here/.." && pwd)}
 OUTPUT=${OUTPUT:-$XW_SRC/.output}
 MAKE=${MAKE:-make}
 
-for tool in "$MAKE" gcc g++ pkg-config readelf nm install; do
+for tool in "$MAKE" gcc g++ pkg-config readelf nm install perl; do
 	if ! command -v "$tool" >/dev/null 2>&1; then
 		echo "SKIP: $tool is not installed"
 		exit 77
@@ -63,7 +67,8 @@ check() {
 show_log() { sed 's/^/    | /' "$1" | tail -30; }
 
 version=$(sed -n 's/^VERSION_\(MAJOR\|MINOR\|PATCH\) := //p' "$XW_SRC/Makefile" | paste -sd.)
-soname=libxdpwake.so.${version%%.*}
+soversion=$(sed -n 's/^SOVERSION := //p' "$XW_SRC/Makefile")
+soname=libxdpwake.so.$soversion
 echo "xdpwake $version from $XW_SRC, build in $OUTPUT, scratch $tmp"
 
 # ---- 1. PREFIX install -------------------------------------------------------
@@ -111,6 +116,8 @@ check_tree() {
 		cmp -s "$root/include/xdpwake.h" "$XW_SRC/include/xdpwake.h"
 	check "$label: installed xdpwake/proto.h is the source's" \
 		cmp -s "$root/include/xdpwake/proto.h" "$XW_SRC/include/xdpwake/proto.h"
+	check "$label: the internal xdpwake/maps.h is not installed" \
+		test ! -e "$root/include/xdpwake/maps.h"
 }
 
 # .pc variable $2 of file $1.
@@ -132,6 +139,8 @@ check_pc() {
 	check "$label: libxdpwake.pc Version: $version" grep -q "^Version: $version\$" "$pc"
 }
 
+hv=$(sed -n 's/^#define XDPWAKE_VERSION_\(MAJOR\|MINOR\|PATCH\) //p' "$XW_SRC/include/xdpwake.h" | paste -sd.)
+check "xdpwake.h's XDPWAKE_VERSION_* say $version (they say $hv)" test "$hv" = "$version"
 check_tree "$pfx" "PREFIX install"
 check_pc "$pfx/lib/pkgconfig/libxdpwake.pc" "$pfx" "PREFIX install"
 check_tree "$dest/usr" "DESTDIR install"
@@ -143,7 +152,7 @@ if [ -f "$so" ]; then
 	got=$(readelf -d "$so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 	check "SONAME is $soname (readelf says '$got')" test "$got" = "$soname"
 	# Defined dynamic symbols, without version suffixes; the version node
-	# itself (XDPWAKE_0.1, type A) is not a symbol of the API.
+	# itself (XDPWAKE_1.0, type A) is not a symbol of the API.
 	nm -D --defined-only "$so" | awk '$2 != "A" { sub(/@.*/, "", $3); print $3 }' | sort -u \
 		>"$tmp/exports"
 	bad=$(grep -v '^xw_' "$tmp/exports")
@@ -166,6 +175,19 @@ if [ -f "$so" ]; then
 		test -z "$extra"
 	check "symbols carry the version node XDPWAKE_*" \
 		sh -c "nm -D --defined-only '$so' | grep -q ' A XDPWAKE_'"
+	# The version script lists every symbol by name, and the library
+	# exports exactly those.
+	map=$XW_SRC/userspace/libxdpwake.map
+	sed -n 's/^[[:space:]]*\(xw_[A-Za-z0-9_]*\);[[:space:]]*$/\1/p' "$map" | sort -u >"$tmp/map"
+	# Outside comments, the only `*` is local's.
+	bad=$(perl -0pe 's{/\*.*?\*/}{}gs' "$map" | sed -n '/local:/,$!p' | grep '\*')
+	check "the version script has no wildcard in its global lists${bad:+: $bad}" test -z "$bad"
+	missing=$(comm -23 "$tmp/map" "$tmp/exports")
+	extra=$(comm -13 "$tmp/map" "$tmp/exports")
+	check "exports = the version script's $(wc -l <"$tmp/map") symbols${missing:+ (not exported: $(tr '\n' ' ' <<<"$missing"))}${extra:+ (not listed: $(tr '\n' ' ' <<<"$extra"))}" \
+		test -z "$missing$extra" -a -s "$tmp/map"
+	nodes=$(nm -D --defined-only "$so" | awk '$2 != "A" && $3 ~ /^xw_/ { sub(/.*@@?/, "", $3); print $3 }' | sort -u | tr '\n' ' ')
+	check "every symbol in one version node ($nodes)" test "$(wc -w <<<"$nodes")" -eq 1
 fi
 
 # ---- 4. consumers built with pkg-config -------------------------------------

@@ -13,11 +13,11 @@
  * spin-block with the marker policy woken by a local send (a marker wake
  * in the program's statistics); the death of a peer (the others go on, the
  * pending send fails after give_up_ms, a new incarnation talks again); a
- * corrupt record in an inbox is a counted drop; the XDPWAKE_0.1 version of
- * xw_endpoint__stats() fills the old struct size only.
+ * corrupt record in an inbox is a counted drop; xw_endpoint__stats() fills
+ * as much of the struct as the caller's sz says (the size before the local_*
+ * fields: those bytes untouched).
  */
 #include <arpa/inet.h>
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <net/if.h>
 #include <poll.h>
@@ -101,7 +101,7 @@ static struct xw_addr addr_of(struct xw_endpoint *ep)
 
 static struct xw_endpoint_stats stats(struct xw_endpoint *ep)
 {
-	struct xw_endpoint_stats s;
+	struct xw_endpoint_stats s = { .sz = sizeof(s) };
 
 	REQUIRE(xw_endpoint__stats(ep, &s) == 0, "stats");
 	return s;
@@ -325,7 +325,7 @@ static void wake_part(int fd, struct xw_endpoint *ep, const struct xw_addr *peer
 		char buf[64] = "";
 		struct xw_request *req;
 		struct xw_status st = {};
-		struct xw_wait_stats w0, w1;
+		struct xw_wait_stats w0 = { .sz = sizeof(w0) }, w1 = { .sz = sizeof(w1) };
 		struct xw_stats x0, x1;
 		__u64 t0, t1;
 		int err;
@@ -411,7 +411,7 @@ static void plant(struct xw_endpoint *ep, __u16 id, __u16 from, const struct xwi
 static void corrupt_part(struct xw_endpoint *e1, struct xw_endpoint *e3)
 {
 	struct xwi_local_rec rec = { .encap = XW_ENCAP_ETH };
-	struct xw_endpoint_stats s0 = stats(e3), s1;
+	struct xw_endpoint_stats s0 = stats(e3), s1 = { .sz = sizeof(s1) };
 	struct xw_hdr h = { .version = XW_VERSION, .type = XW_PKT_SMALL };
 	__u8 body[XW_HDR_LEN + 16];
 
@@ -450,40 +450,48 @@ static void corrupt_part(struct xw_endpoint *e1, struct xw_endpoint *e3)
 	xfer_here(e1, e3, 5000, 0, 4242, "after corrupt records");
 }
 
-/* ---- the old xw_endpoint__stats -------------------------------------- */
+/* ---- the caller's struct size ------------------------------------------ */
 
+/* struct xw_endpoint_stats grew (the local_* fields) without a new symbol
+ * version: a caller built against the smaller struct says so in sz and gets
+ * that much; a larger one (a newer header) gets the rest zeroed; an sz that
+ * holds no counter is -EINVAL. */
 static void abi_part(struct xw_endpoint *ep)
 {
-	char so[PATH_MAX];
-	const char *out = getenv("OUTPUT");
 	union {
 		struct xw_endpoint_stats s;
-		unsigned char b[sizeof(struct xw_endpoint_stats)];
+		unsigned char b[sizeof(struct xw_endpoint_stats) + 16];
 	} u;
 	size_t old = offsetof(struct xw_endpoint_stats, local_tx_frames);
-	int (*old_fn)(const struct xw_endpoint *, struct xw_endpoint_stats *);
-	void *h;
 
-	snprintf(so, sizeof(so), "%s/libxdpwake.so.0", out ? out : ".output");
-	h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		printf("abi: %s not loadable (%s): not checked\n", so, dlerror());
-		return;
+	memset(&u, 0xA5, sizeof(u));
+	u.s.sz = old;
+	CHECK(xw_endpoint__stats(ep, &u.s) == 0, "stats with the old size");
+	CHECK(u.s.sz == old, "sz kept");
+	for (size_t i = old; i < sizeof(u); i++)
+		if (u.b[i] != 0xA5) {
+			CHECK(0, "the old size's call wrote byte %zu (struct of %zu)", i, old);
+			break;
+		}
+	memset(&u, 0xA5, sizeof(u));
+	u.s.sz = sizeof(u);
+	CHECK(xw_endpoint__stats(ep, &u.s) == 0, "stats with a larger size");
+	for (size_t i = sizeof(struct xw_endpoint_stats); i < sizeof(u); i++)
+		if (u.b[i] != 0) {
+			CHECK(0, "byte %zu beyond the library's struct not zeroed", i);
+			break;
+		}
+	u.s.sz = 0;
+	CHECK(xw_endpoint__stats(ep, &u.s) == -EINVAL, "stats with sz 0");
+	u.s.sz = sizeof(size_t);
+	CHECK(xw_endpoint__stats(ep, &u.s) == -EINVAL, "stats with sz holding no counter");
+	{
+		struct xw_wait_stats w = { 0 };
+
+		CHECK(xw_endpoint__wait_stats(ep, &w) == -EINVAL, "wait stats with sz 0");
+		w.sz = sizeof(w);
+		CHECK(xw_endpoint__wait_stats(ep, &w) == 0 && w.sz == sizeof(w), "wait stats");
 	}
-	*(void **)&old_fn = dlvsym(h, "xw_endpoint__stats", "XDPWAKE_0.1");
-	CHECK(old_fn != NULL, "xw_endpoint__stats@XDPWAKE_0.1 missing");
-	CHECK(dlvsym(h, "xw_endpoint__stats", "XDPWAKE_0.2") != NULL,
-	      "xw_endpoint__stats@@XDPWAKE_0.2 missing");
-	if (old_fn) {
-		memset(&u, 0xA5, sizeof(u));
-		CHECK(old_fn(ep, &u.s) == 0, "old stats call");
-		for (size_t i = old; i < sizeof(u); i++)
-			if (u.b[i] != 0xA5) {
-				CHECK(0, "the 0.1 version wrote byte %zu (struct of %zu)", i, old);
-				break;
-			}
-	}
-	dlclose(h);
 }
 
 /* ---- processes ------------------------------------------------------- */
@@ -592,7 +600,7 @@ static void kill_part(int fb, struct xw_endpoint *e3, struct xw_addr *a2)
 	struct xw_addr a4;
 	struct xw_request *sreq, *dreq;
 	struct xw_status st = {};
-	struct xw_endpoint_stats s0;
+	struct xw_endpoint_stats s0 = { .sz = sizeof(s0) };
 	__u64 t0, t_kill;
 	pid_t c, d;
 	int fc, fd, status, err;
@@ -611,7 +619,7 @@ static void kill_part(int fb, struct xw_endpoint *e3, struct xw_addr *a2)
 	/* Kill C once a good part is on its way. */
 	t0 = xwt_now_ns();
 	for (;;) {
-		struct xw_endpoint_stats s;
+		struct xw_endpoint_stats s = { .sz = sizeof(s) };
 
 		xw_endpoint__progress(e5);
 		xw_endpoint__progress(e3);

@@ -79,7 +79,7 @@ static struct xw_endpoint *open_ep(const char *ifname, __u16 id, __u32 encap)
 
 static __u64 unexpected_count(struct xw_endpoint *ep)
 {
-	struct xw_endpoint_stats s;
+	struct xw_endpoint_stats s = { .sz = sizeof(s) };
 
 	REQUIRE(xw_endpoint__stats(ep, &s) == 0, "stats");
 	return s.unexpected_msgs;
@@ -342,7 +342,7 @@ static void settle_ms(struct xw_endpoint *ep, int ms)
  * CONNECT*, CLOSE, and frames received twice. */
 static long long rel_frames(struct xw_endpoint *ep)
 {
-	struct xw_endpoint_stats s;
+	struct xw_endpoint_stats s = { .sz = sizeof(s) };
 
 	REQUIRE(xw_endpoint__stats(ep, &s) == 0, "stats");
 	return (long long)(s.rx_ctrl_frames + s.rx_dup_frames);
@@ -461,7 +461,7 @@ static void marks_ablation(const char *ifname)
 /* After traffic: every UMEM frame is accounted for. */
 static void umem_invariant(struct xw_endpoint *ep)
 {
-	struct xw_endpoint_stats s;
+	struct xw_endpoint_stats s = { .sz = sizeof(s) };
 
 	for (int i = 0; i < 100; i++) {
 		xw_endpoint__progress(ep);

@@ -56,7 +56,7 @@ static void ep_idle(void *ep)
 /* On a failure: the XDP program's and the library's counters of @ep. */
 static void diag(struct xw_endpoint *ep, const char *what)
 {
-	struct xw_endpoint_stats es;
+	struct xw_endpoint_stats es = { .sz = sizeof(es) };
 	struct xw_stats xs;
 	struct xw_addr me;
 
@@ -135,7 +135,7 @@ static void xfer(struct xw_endpoint *ep, const struct xw_addr *peer, bool sender
 static void settle(struct xwf_topo *t, struct xw_endpoint *ep)
 {
 	for (int round = 0;; round++) {
-		struct xw_endpoint_stats a, b;
+		struct xw_endpoint_stats a = { .sz = sizeof(a) }, b = { .sz = sizeof(b) };
 		__u64 t0 = xwt_now_ns(), busy, other;
 
 		REQUIRE(round < 100, "the link did not go quiet in 100 rounds");
@@ -196,6 +196,7 @@ static int host(struct xwf_topo *t, void *arg)
 				     (unsigned)(r * 100 + i * 2 + dir), sc->name);
 	/* Let the last acks settle before the numbers are read. */
 	settle(t, ep);
+	res.st.sz = sizeof(res.st);
 	xw_endpoint__stats(ep, &res.st);
 	res.failures = xwt_failures;
 	/* Hand the numbers to the parent through the channel's peer: A sends
@@ -295,7 +296,7 @@ static int outage_host(struct xwf_topo *t, void *arg)
 	static unsigned char buf[300000];
 	struct xw_endpoint *ep;
 	struct xw_addr peer;
-	struct xw_endpoint_stats st;
+	struct xw_endpoint_stats st = { .sz = sizeof(st) };
 	struct xw_status s;
 	__u64 t0, ms;
 	int err;
@@ -354,7 +355,7 @@ static int giveup_host(struct xwf_topo *t, void *arg)
 	static unsigned char buf[1024];
 	struct xw_endpoint *ep;
 	struct xw_addr peer;
-	struct xw_endpoint_stats st;
+	struct xw_endpoint_stats st = { .sz = sizeof(st) };
 	struct xw_status s;
 	int err;
 
@@ -434,7 +435,7 @@ static bool sum_stats(struct xwf_topo *t, struct xw_endpoint *ep, struct xw_endp
 static int periodic_host(struct xwf_topo *t, void *arg)
 {
 	static const size_t sz[] = { 0, 100, 5000, 40000, 300000 };
-	struct xw_endpoint_stats sum;
+	struct xw_endpoint_stats sum = { .sz = sizeof(sum) };
 	struct xw_endpoint *ep;
 	struct xw_addr peer;
 	__u64 t0;
@@ -489,7 +490,7 @@ static int periodic_host(struct xwf_topo *t, void *arg)
 
 static bool sum_stats(struct xwf_topo *t, struct xw_endpoint *ep, struct xw_endpoint_stats *sum)
 {
-	struct xw_endpoint_stats mine, other;
+	struct xw_endpoint_stats mine = { .sz = sizeof(mine) }, other = { .sz = sizeof(other) };
 
 	xw_endpoint__stats(ep, &mine);
 	if (t->self == XWF_HOST_A) {
@@ -498,7 +499,9 @@ static bool sum_stats(struct xwf_topo *t, struct xw_endpoint *ep, struct xw_endp
 	}
 	REQUIRE(read(t->chan, &other, sizeof(other)) == sizeof(other), "stats");
 	*sum = mine;
-	for (size_t i = 0; i < sizeof(mine) / sizeof(__u64); i++)
+	/* Every counter after sz. */
+	for (size_t i = offsetof(struct xw_endpoint_stats, tx_frames) / sizeof(__u64);
+	     i < sizeof(mine) / sizeof(__u64); i++)
 		((__u64 *)sum)[i] += ((__u64 *)&other)[i];
 	return true;
 }
@@ -521,7 +524,7 @@ static int setup_host(struct xwf_topo *t, void *arg)
 	snprintf(xwt_pin_dir, sizeof(xwt_pin_dir), "/sys/fs/bpf/xwtest-%d", (int)getpid());
 	atexit(xwt_pin_cleanup);
 	for (int k = 0; k < SETUP_CONNS && !xwt_failures; k++) {
-		struct xw_endpoint_stats sum;
+		struct xw_endpoint_stats sum = { .sz = sizeof(sum) };
 		struct xw_endpoint *ep;
 		struct xw_addr me, peer;
 		int err;
@@ -607,7 +610,7 @@ static int matrix_host(struct xwf_topo *t, void *arg)
 {
 	unsigned int type = *(unsigned int *)arg;
 	static const size_t sz[] = { 10, 3000, 300000 };
-	struct xw_endpoint_stats sum;
+	struct xw_endpoint_stats sum = { .sz = sizeof(sum) };
 	struct xw_endpoint *ep;
 	struct xw_addr peer;
 	char what[32];
@@ -648,7 +651,7 @@ static int soak_host(struct xwf_topo *t, void *arg)
 {
 	static const size_t sz[] = { 0, 1, 100, 1500, 5000, 32768, 40000, 300000 };
 	__u64 end = xwt_now_ns() + *(__u64 *)arg * 1000000000ULL, msgs = 0, bytes = 0;
-	struct xw_endpoint_stats sum;
+	struct xw_endpoint_stats sum = { .sz = sizeof(sum) };
 	struct xw_endpoint *ep;
 	struct xw_addr peer;
 

@@ -149,7 +149,7 @@ static long nivcsw(void)
 
 static struct xw_wait_stats wstats(struct xw_endpoint *ep)
 {
-	struct xw_wait_stats s;
+	struct xw_wait_stats s = { .sz = sizeof(s) };
 
 	REQUIRE(xw_endpoint__wait_stats(ep, &s) == 0, "wait stats");
 	return s;
@@ -218,7 +218,7 @@ static void pingpong(struct xw_endpoint *ep, const struct xw_addr *peer, enum xw
 	static unsigned char sbuf[4096], rbuf[4096 + 64];
 	const char *name = xw_wait_strategy_name(s);
 	enum xw_wait_strategy ws_s = per_call ? s : XW_WAIT_DEFAULT;
-	struct xw_wait_stats a, b;
+	struct xw_wait_stats a = { .sz = sizeof(a) }, b = { .sz = sizeof(b) };
 	struct xw_request *rr, *sr;
 	struct xw_status st;
 	__u64 t0;
@@ -357,7 +357,7 @@ static void part_strategies(struct xw_endpoint *ep, const struct xw_addr *peer)
 static void idle_second(struct xw_endpoint *ep, int watchdog)
 {
 	static char buf[64];
-	struct xw_wait_stats a, b;
+	struct xw_wait_stats a = { .sz = sizeof(a) }, b = { .sz = sizeof(b) };
 	struct xw_stats xa, xb;
 	struct xw_request *req;
 	struct xw_status st;
@@ -418,7 +418,7 @@ static void idle_second(struct xw_endpoint *ep, int watchdog)
 static void quiesce(struct xw_endpoint *ep)
 {
 	for (int round = 0;; round++) {
-		struct xw_endpoint_stats a, b;
+		struct xw_endpoint_stats a = { .sz = sizeof(a) }, b = { .sz = sizeof(b) };
 		__u64 t0 = now(), busy, other;
 
 		REQUIRE(round < 60, "%s: the link did not go quiet in 60 rounds", HOST);
@@ -496,8 +496,8 @@ static void delay_phase(struct xw_endpoint *ep, const struct xw_addr *peer, int 
 			REQUIRE(xw_endpoint__send(ep, peer, pong, sizeof(pong), match | 1ULL << 40,
 						  TMO) == 0, "B: pong");
 		} else {
-			struct xw_wait_stats a, b;
-			struct xw_endpoint_stats e0, e1;
+			struct xw_wait_stats a = { .sz = sizeof(a) }, b = { .sz = sizeof(b) };
+			struct xw_endpoint_stats e0 = { .sz = sizeof(e0) }, e1 = { .sz = sizeof(e1) };
 			__u64 t0, ts;
 			long cs0 = nivcsw();
 
@@ -686,7 +686,7 @@ static void part_delays(struct xw_endpoint *ep, const struct xw_addr *peer)
 	/* Adaptive learns long delays (ADAPT_THINK > 2B): its spin drops to
 	 * B/2, whether it is the endpoint default or chosen per call. */
 	for (int per_call = 0; per_call < 2; per_call++) {
-		struct xw_wait_stats w;
+		struct xw_wait_stats w = { .sz = sizeof(w) };
 
 		if (!is_b)
 			REQUIRE(xw_endpoint__set_wait(ep, per_call ? XW_WAIT_SPIN_BLOCK
@@ -753,13 +753,13 @@ static void part_race(struct xw_endpoint *ep, const struct xw_addr *peer)
 		}
 	} else {
 		static __u64 lat[RACE_N], dur[RACE_N];
-		struct xw_wait_stats a = wstats(ep), b;
+		struct xw_wait_stats a = wstats(ep), b = { .sz = sizeof(b) };
 		struct xw_stats xa = xdp_stats(ep, 1), xb;
 		int slow = 0, lost = 0, blocked_waits = 0, done = 0;
 		struct xw_request *req;
 
 		for (__u32 i = 0; i < RACE_N; i++) {
-			struct xw_wait_stats w0 = wstats(ep), w1;
+			struct xw_wait_stats w0 = wstats(ep), w1 = { .sz = sizeof(w1) };
 			__u64 t0, t1;
 			long cs0 = nivcsw(), cs;
 			int err;
@@ -861,7 +861,7 @@ static void watchdog_run(struct xw_endpoint *ep, const struct xw_addr *peer, __u
 		      st.error);
 		put_u64(t_done);
 	} else {
-		struct xw_wait_stats a, b;
+		struct xw_wait_stats a = { .sz = sizeof(a) }, b = { .sz = sizeof(b) };
 		struct xw_stats xa, xb;
 		__u64 t0, t1, t_done = 0, t_rx, self0, thr0, self1, thr1, others;
 		bool done_at_t1, got_done = false;
@@ -1003,7 +1003,7 @@ static void part_wait_any(struct xw_endpoint *ep, const struct xw_addr *peer, co
 			} else {
 				struct xw_waitable items[3] = { { .ep = eps[0] }, { .ep = eps[1] },
 								{ .ep = eps[2] } };
-				struct xw_wait_stats w0 = wstats(eps[0]), w1;
+				struct xw_wait_stats w0 = wstats(eps[0]), w1 = { .sz = sizeof(w1) };
 				__u64 t0 = now();
 				long cs0 = nivcsw();
 				int r;
@@ -1075,6 +1075,13 @@ static void part_wait_any(struct xw_endpoint *ep, const struct xw_addr *peer, co
 			el = now() - t0;
 			CHECK(r == -ETIMEDOUT && el >= 45 * MS && el < TMO * MS,
 			      "wait_any on nothing: %d after %llu ms", r, (unsigned long long)(el / MS));
+			/* timeout 0: poll once (as poll(2)), no waiting */
+			XW_OPTS(xw_wait_opts, z, .timeout_ms = 0, .strategy = XW_WAIT_BLOCK);
+			t0 = now();
+			r = xw_wait_any(items, 2, &z);
+			el = now() - t0;
+			CHECK(r == -ETIMEDOUT && el < 45 * MS, "wait_any polled once: %d after %llu ms",
+			      r, (unsigned long long)(el / MS));
 		}
 		/* Bad arguments. */
 		{
@@ -1083,6 +1090,14 @@ static void part_wait_any(struct xw_endpoint *ep, const struct xw_addr *peer, co
 			CHECK(xw_wait_any(&one, 0, NULL) == -EINVAL, "n = 0");
 			CHECK(xw_wait_any(NULL, 1, NULL) == -EINVAL, "items NULL");
 			CHECK(xw_wait_any(&none, 1, NULL) == -EINVAL, "an empty item");
+		}
+		{
+			struct xw_waitable many[XW_WAIT_ANY_MAX + 1];
+
+			for (int k = 0; k <= XW_WAIT_ANY_MAX; k++)
+				many[k] = (struct xw_waitable){ .ep = eps[k % 3] };
+			CHECK(xw_wait_any(many, XW_WAIT_ANY_MAX + 1, NULL) == -E2BIG,
+			      "more than XW_WAIT_ANY_MAX items");
 		}
 	}
 
@@ -1166,12 +1181,12 @@ static void part_check(struct xw_endpoint *ep, const struct xw_addr *peer)
 		bool sent = false;
 		char d;
 
-		CHECK(xw_check_init(&c, ep, 0) == -EINVAL, "interval 0");
-		CHECK(xw_check_init(NULL, ep, 50) == -EINVAL && xw_check_init(&c, NULL, 50) == -EINVAL,
+		CHECK(xw_check__init(&c, ep, 0) == -EINVAL, "interval 0");
+		CHECK(xw_check__init(NULL, ep, 50) == -EINVAL && xw_check__init(&c, NULL, 50) == -EINVAL,
 		      "NULLs");
 		memset(buf, 0xEE, CHK_LEN + 64);
 		REQUIRE(xw_endpoint__irecv(ep, buf, CHK_LEN, match, ~0ULL, &req) == 0, "irecv");
-		REQUIRE(xw_check_init(&c, ep, 50) == 0, "check init");
+		REQUIRE(xw_check__init(&c, ep, 50) == 0, "check init");
 		bar("chk posted");
 		t0 = now();
 		/* The application's loop: compute, check; the only library
@@ -1234,7 +1249,7 @@ static void part_check(struct xw_endpoint *ep, const struct xw_addr *peer)
 				xw_endpoint__progress(ep);
 				usleep(100);
 			}
-			REQUIRE(xw_check_init(&c, ep, UINT32_MAX) == 0, "check init 71 min");
+			REQUIRE(xw_check__init(&c, ep, UINT32_MAX) == 0, "check init 71 min");
 			next0 = c.next;
 			for (int r = 0; r < ROUNDS; r++) {
 				__u64 tc, tp;

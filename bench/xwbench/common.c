@@ -66,6 +66,8 @@ void json_stats(const char *key, double *v, long n)
 void snap_take(struct snap *s)
 {
 	memset(s, 0, sizeof(*s));
+	s->ws.sz = sizeof(s->ws);
+	s->es.sz = sizeof(s->es);
 	if (ifc)
 		xw_iface__stats(ifc, o.ep, &s->xs);
 	if (ep) {
@@ -159,7 +161,7 @@ void ep_open(void)
 			.btp1 = frames_to_bytes(o.btp1, o.btp1_f),
 			.btp2 = frames_to_bytes(o.btp2, o.btp2_f), .marks_set = o.marks_set,
 			.marks = o.marks, .mark_shift = o.mark_shift,
-			.wait_strategy = (__u32)o.wait, .spin_usecs = o.spin_us);
+			.wait_strategy = (__u32)o.wait, .spin_ns = (__u64)o.spin_us * 1000);
 
 		while ((err = xw_endpoint__open(o.ifname, (__u16)o.ep, &eo, &ep)) == -EBUSY &&
 		       xwu_now_ns() < end)
@@ -172,9 +174,9 @@ void ep_open(void)
 	frag_payload = (__u32)xw_endpoint__frag_payload(ep);
 	ifc = xw_endpoint__iface(ep);
 	if (o.check_us) {
-		err = xw_check_init(&chk, ep, o.check_us);
+		err = xw_check__init(&chk, ep, o.check_us);
 		if (err)
-			die("xw_check_init: %s", xw_strerror(err));
+			die("xw_check__init: %s", xw_strerror(err));
 		chk_on = true;
 	}
 }

@@ -3,14 +3,23 @@
  * A program written against the installed libxdpwake only: <xdpwake.h> found
  * through `pkg-config --cflags libxdpwake`, linked with `--libs` (shared) or
  * `--static --libs` (static).  Built and run by tests/test_install.sh with
- * gcc -std=c11 -Wall -Wextra -Werror.  Needs no privileges and attaches
- * nothing.  Exit 0 when every check holds; otherwise prints what failed.
+ * gcc -std=c11 -Wall -Wextra -Werror; it must compile without <linux/bpf.h>.
+ * Needs no privileges and attaches nothing.  Exit 0 when every check holds; otherwise prints what failed.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <xdpwake.h>
+
+/* The installed headers need no <linux/bpf.h> (the BPF map layouts with
+ * struct bpf_timer are in the library's internal xdpwake/maps.h). */
+#if defined(__LINUX_BPF_H__) || defined(_UAPI__LINUX_BPF_H__)
+#error "<xdpwake.h> pulls in <linux/bpf.h>"
+#endif
+#ifdef XDPWAKE_MAPS_H
+#error "<xdpwake.h> pulls in the internal xdpwake/maps.h"
+#endif
 
 static int failures;
 

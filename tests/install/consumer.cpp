@@ -18,6 +18,14 @@
 
 #include <xdpwake.h>
 
+// As in consumer.c: no <linux/bpf.h>, no internal xdpwake/maps.h.
+#if defined(__LINUX_BPF_H__) || defined(_UAPI__LINUX_BPF_H__)
+#error "<xdpwake.h> pulls in <linux/bpf.h>"
+#endif
+#ifdef XDPWAKE_MAPS_H
+#error "<xdpwake.h> pulls in the internal xdpwake/maps.h"
+#endif
+
 static int failures;
 
 #define EXPECT(cond, ...)                                                \

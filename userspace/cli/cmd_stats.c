@@ -177,7 +177,7 @@ struct stat_iface {
 
 static int read_stats(struct stat_iface *si, int ep, struct xw_stats *out)
 {
-	int err = xw_iface__stats(si->ifc, ep, out);
+	int err = xw_iface__stats(si->ifc, ep == CLI_EP_ALL ? XW_STATS_ALL : (__u16)ep, out);
 
 	if (err)
 		return cli_fail(EXIT_RUNTIME, err, "%s: cannot read statistics: %s",

@@ -102,7 +102,7 @@ int perf_ep_open(struct perf *p, bool set_policy)
 		.encap = a->encap_set ? a->encap : XW_ENCAP_ETH,
 		.policy_set = set_policy && p->policy != POLICY_KEEP,
 		.policy = p->policy == POLICY_KEEP ? 0 : p->policy,
-		.wait_strategy = (__u32)p->wait, .spin_usecs = (__u32)p->spin_us);
+		.wait_strategy = (__u32)p->wait, .spin_ns = (__u64)p->spin_us * 1000);
 	__u64 end = xwu_now_ns() + 3000000000ULL;
 	int err;
 
@@ -175,6 +175,7 @@ void perf_bufs_release(struct perf *p)
 void perf_snap_take(struct perf *p, struct snap *s)
 {
 	memset(s, 0, sizeof(*s));
+	s->ws.sz = sizeof(s->ws);
 	xw_iface__stats(p->ifc, p->o->ep, &s->xs);
 	xw_endpoint__wait_stats(p->ep, &s->ws);
 	getrusage(RUSAGE_SELF, &s->ru);

@@ -23,7 +23,7 @@ static void calibrate_cycles(void)
 	cycles_per_ns = c1 > c0 ? (double)(c1 - c0) / (double)(t1 - t0) : 0;
 }
 
-XW_API int xw_check_init(struct xw_check *c, struct xw_endpoint *ep, __u32 interval_usecs)
+XW_API int xw_check__init(struct xw_check *c, struct xw_endpoint *ep, __u32 interval_usecs)
 {
 	if (!c || !ep || !interval_usecs)
 		return -EINVAL;

@@ -262,7 +262,7 @@ XW_API int xw_endpoint__open(const char *ifname, __u16 id, const struct xw_endpo
 		return -EINVAL;
 	}
 	xw_endpoint__set_wait(ep, XWI_OPT(o, wait_strategy, XW_WAIT_DEFAULT),
-			      (__u64)XWI_OPT(o, spin_usecs, 0) * 1000ULL);
+			      XWI_OPT(o, spin_ns, 0));
 
 	/* The id is ours once claimed: two processes opening it at once
 	 * cannot both pass the registry check below (it is read, then
@@ -449,13 +449,14 @@ XW_API int xw_endpoint__frag_payload(const struct xw_endpoint *ep)
 
 _Static_assert(XW_PKT_TYPE_MAX <= 16, "xw_endpoint_stats.rtx_by_type");
 
-XW_API int xw_endpoint__stats(const struct xw_endpoint *ep, struct xw_endpoint_stats *st)
+XW_API int xw_endpoint__stats(const struct xw_endpoint *ep, struct xw_endpoint_stats *out)
 {
+	struct xw_endpoint_stats all, *st = &all;
 	struct xwi_local_stats ls;
 	struct xwi_engine_stats es;
 	struct xwi_port *p;
 
-	if (!ep || !st)
+	if (!ep || !out)
 		return -EINVAL;
 	p = ep->port;
 	*st = ep->st;
@@ -507,5 +508,5 @@ XW_API int xw_endpoint__stats(const struct xw_endpoint *ep, struct xw_endpoint_s
 	st->local_lost = ls.lost;
 	st->local_rx_bad = ls.rx_bad;
 	st->local_wake_runs = ls.wake_runs;
-	return 0;
+	return XWI_OUT_COPY(out, st, xw_endpoint_stats);
 }

@@ -762,7 +762,7 @@ static int knob_key(int idx, __u32 ep, __u32 *key)
 	return 0;
 }
 
-XW_API int xw_iface__set_knob(struct xw_iface *ifc, const char *name, __u32 ep, __u32 value)
+XW_API int xw_iface__set_knob(struct xw_iface *ifc, const char *name, __u16 ep, __u32 value)
 {
 	struct xw_knob_info ki;
 	int idx = xw_knob_find(name), err;
@@ -783,7 +783,7 @@ XW_API int xw_iface__set_knob(struct xw_iface *ifc, const char *name, __u32 ep, 
 	return 0;
 }
 
-XW_API int xw_iface__get_knob(struct xw_iface *ifc, const char *name, __u32 ep, __u32 *value)
+XW_API int xw_iface__get_knob(struct xw_iface *ifc, const char *name, __u16 ep, __u32 *value)
 {
 	int idx = xw_knob_find(name), err;
 	__u32 key;
@@ -800,13 +800,14 @@ XW_API int xw_iface__get_knob(struct xw_iface *ifc, const char *name, __u32 ep, 
 	return 0;
 }
 
-XW_API int xw_iface__stats(struct xw_iface *ifc, int ep, struct xw_stats *out)
+XW_API int xw_iface__stats(struct xw_iface *ifc, __u16 ep, struct xw_stats *out)
 {
-	int ncpu = libbpf_num_possible_cpus(), first, last, err = 0;
+	int ncpu = libbpf_num_possible_cpus(), err = 0;
 	struct xw_stats *vals;
 	__u64 *o = (__u64 *)out;
+	__u32 first, last;
 
-	if (!ifc || !out || ep < -1 || ep > XW_STATS_IFACE)
+	if (!ifc || !out || (ep != XW_STATS_ALL && ep > XW_STATS_IFACE))
 		return -EINVAL;
 	if (ncpu < 0)
 		return ncpu;
@@ -814,9 +815,9 @@ XW_API int xw_iface__stats(struct xw_iface *ifc, int ep, struct xw_stats *out)
 	if (!vals)
 		return -ENOMEM;
 	memset(out, 0, sizeof(*out));
-	first = ep < 0 ? 0 : ep;
-	last = ep < 0 ? XW_STATS_IFACE : ep;
-	for (__u32 k = first; k <= (__u32)last; k++) {
+	first = ep == XW_STATS_ALL ? 0 : ep;
+	last = ep == XW_STATS_ALL ? XW_STATS_IFACE : ep;
+	for (__u32 k = first; k <= last; k++) {
 		if (bpf_map_lookup_elem(ifc->map_fd[XWI_MAP_stats], &k, vals)) {
 			err = -errno;
 			break;
@@ -832,13 +833,15 @@ XW_API int xw_iface__stats(struct xw_iface *ifc, int ep, struct xw_stats *out)
 	return err;
 }
 
-XW_API int xw_iface__endpoint(struct xw_iface *ifc, __u32 ep, struct xw_ep_entry *out)
+XW_API int xw_iface__endpoint(struct xw_iface *ifc, __u16 ep, struct xw_ep_entry *out)
 {
+	__u32 key = ep;
+
 	if (!ifc || !out)
 		return -EINVAL;
 	if (ep >= XW_MAX_ENDPOINTS)
 		return -ERANGE;
-	if (bpf_map_lookup_elem(ifc->map_fd[XWI_MAP_endpoints], &ep, out))
+	if (bpf_map_lookup_elem(ifc->map_fd[XWI_MAP_endpoints], &key, out))
 		return -errno;
 	return 0;
 }

@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include "xdpwake.h"
+#include "xdpwake/maps.h" /* the map layouts (not installed) */
 
 struct xw_xdp_bpf;
 
@@ -20,6 +21,13 @@ int xwi_opts_valid(const void *opts, size_t user_sz, size_t known_sz, const char
 	xwi_opts_valid((o), (o) ? (o)->sz : 0, sizeof(struct type), #type)
 #define XWI_OPT(o, field, def) \
 	(((o) && offsetof(__typeof__(*(o)), field) < (o)->sz) ? (o)->field : (def))
+
+/* Copy the library's @src into the caller's @dst, both structs whose first
+ * member is `size_t sz`: as much as dst->sz (kept) says, the rest of a
+ * larger dst (an application built against a newer header) zeroed; -EINVAL
+ * when dst->sz holds no field. */
+int xwi_out_copy(void *dst, const void *src, size_t known_sz, const char *what);
+#define XWI_OUT_COPY(dst, src, type) xwi_out_copy((dst), (src), sizeof(struct type), #type)
 
 __attribute__((format(printf, 2, 3)))
 void xwi_log(enum xw_log_level level, const char *fmt, ...);

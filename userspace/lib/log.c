@@ -69,6 +69,23 @@ XW_API void xw_set_log(xw_log_fn fn, void *ctx, enum xw_log_level max_level)
 	xwi_hook_lib_logs();
 }
 
+int xwi_out_copy(void *dst, const void *src, size_t known_sz, const char *what)
+{
+	size_t user_sz;
+
+	memcpy(&user_sz, dst, sizeof(user_sz));
+	if (user_sz <= sizeof(size_t)) {
+		xwi_err("%s: sz (%zu) is too small; set it to sizeof(struct %s)", what, user_sz,
+			what);
+		return -EINVAL;
+	}
+	memcpy((char *)dst + sizeof(size_t), (const char *)src + sizeof(size_t),
+	       (user_sz < known_sz ? user_sz : known_sz) - sizeof(size_t));
+	if (user_sz > known_sz)
+		memset((char *)dst + known_sz, 0, user_sz - known_sz);
+	return 0;
+}
+
 int xwi_opts_valid(const void *opts, size_t user_sz, size_t known_sz, const char *what)
 {
 	const unsigned char *p = opts;

@@ -169,16 +169,15 @@ XW_API int xw_request__wait_opts(struct xw_request *req, struct xw_status *st,
 {
 	struct xwi_wait_target w = { .req = req };
 	struct xw_endpoint *ep;
-	int err, tmo;
+	int err;
 
 	if (!req || !XWI_OPTS_VALID(opts, xw_wait_opts))
 		return -EINVAL;
 	if ((unsigned int)XWI_OPT(opts, strategy, XW_WAIT_DEFAULT) >= XW_WAIT_MAX)
 		return -EINVAL;
 	ep = req->ep;
-	tmo = XWI_OPT(opts, timeout_ms, 0);
 	err = xwi_wait_for(&w, XWI_OPT(opts, strategy, XW_WAIT_DEFAULT), XWI_OPT(opts, spin_ns, 0),
-			   tmo > 0 ? xwi_deadline_ms(tmo) : 0);
+			   xwi_deadline_ms(XWI_OPT(opts, timeout_ms, -1)));
 	if (err)
 		return err;
 	collect(ep, req, st);

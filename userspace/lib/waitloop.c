@@ -121,8 +121,8 @@ static bool pass_idle(struct xw_endpoint *ep, __u64 now)
  */
 int xwi_wait_for(struct xwi_wait_target *w, enum xw_wait_strategy s, __u64 spin, __u64 deadline)
 {
-	struct xw_endpoint *eps[16];
-	int neps = target_eps(w, eps, 16), n;
+	struct xw_endpoint *eps[XW_WAIT_ANY_MAX];
+	int neps = target_eps(w, eps, XW_WAIT_ANY_MAX), n;
 	struct xw_endpoint *ep;
 	struct xwi_waitpol *pol, tmp;
 	__u64 start = xwi_now_ns(), spin_start = start, t, seen = 0, spun = 0;
@@ -208,18 +208,19 @@ int xwi_wait_for(struct xwi_wait_target *w, enum xw_wait_strategy s, __u64 spin,
 XW_API int xw_wait_any(struct xw_waitable *items, int n, const struct xw_wait_opts *opts)
 {
 	struct xwi_wait_target w = { .items = items, .n = n, .opts = opts, .ready = -1 };
-	int err, tmo;
+	int err;
 
-	if (!items || n <= 0 || n > 16 || !XWI_OPTS_VALID(opts, xw_wait_opts))
+	if (!items || n <= 0 || !XWI_OPTS_VALID(opts, xw_wait_opts))
 		return -EINVAL;
+	if (n > XW_WAIT_ANY_MAX)
+		return -E2BIG;
 	for (int i = 0; i < n; i++)
 		if (!items[i].req && !items[i].ep)
 			return -EINVAL;
 	if ((unsigned int)XWI_OPT(opts, strategy, XW_WAIT_DEFAULT) >= XW_WAIT_MAX)
 		return -EINVAL;
-	tmo = XWI_OPT(opts, timeout_ms, 0);
 	err = xwi_wait_for(&w, XWI_OPT(opts, strategy, XW_WAIT_DEFAULT), XWI_OPT(opts, spin_ns, 0),
-			   tmo > 0 ? xwi_deadline_ms(tmo) : 0);
+			   xwi_deadline_ms(XWI_OPT(opts, timeout_ms, -1)));
 	return err ? err : w.ready;
 }
 
@@ -236,15 +237,16 @@ XW_API int xw_endpoint__set_wait(struct xw_endpoint *ep, enum xw_wait_strategy s
 	return 0;
 }
 
-XW_API int xw_endpoint__wait_stats(const struct xw_endpoint *ep, struct xw_wait_stats *st)
+XW_API int xw_endpoint__wait_stats(const struct xw_endpoint *ep, struct xw_wait_stats *out)
 {
 	struct xwi_waitpol w;
+	struct xw_wait_stats st;
 
-	if (!ep || !st)
+	if (!ep || !out)
 		return -EINVAL;
 	w = ep->wait; /* the estimate is worked out on a copy: @ep is const */
-	*st = ep->ws;
-	st->block_cost_ns = w.block_cost;
-	st->adaptive_spin_ns = xwi_waitpol_adaptive(&w);
-	return 0;
+	st = ep->ws;
+	st.block_cost_ns = w.block_cost;
+	st.adaptive_spin_ns = xwi_waitpol_adaptive(&w);
+	return XWI_OUT_COPY(out, &st, xw_wait_stats);
 }

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * xdpwake/maps.h - the layouts of the XDP program's maps that only the
+ * program and the library (and the project's tests and benchmarks) see: the
+ * mmapped hand-over area, the wake records, the local path's input, the
+ * timers' state (struct bpf_timer: needs <linux/bpf.h>), the connection
+ * keys.  NOT installed: applications get xdpwake.h and xdpwake/proto.h only.
+ *
+ * Included by bpf/xdpwake.bpf.c and by userspace/lib/internal.h; built
+ * with -Iinclude like proto.h.  Map values are in host byte order.
+ */
+#ifndef XDPWAKE_MAPS_H
+#define XDPWAKE_MAPS_H
+
+#include <linux/types.h>
+#include <linux/bpf.h> /* struct bpf_timer */
+
+#include "xdpwake/proto.h"
+
+/* Entries of the per-CPU array `stats` (struct xw_stats, proto.h): one per
+ * endpoint id, and XW_STATS_IFACE. */
+#define XW_STATS_ENTRIES (XW_MAX_ENDPOINTS + 1)
+
+/*
+ * Value of the `shared` map: BPF_F_MMAPABLE array, key = endpoint id,
+ * mapped by the receiving process.  One cache line per endpoint.
+ *
+ * Hand-over: to sleep, user space stores armed = 1, issues a full barrier,
+ * then rereads `produced`; if produced != consumed it does not sleep.  The
+ * XDP program increments `produced` (atomic) before it takes `armed` with an
+ * atomic exchange, so either it sees armed == 1 and sends the wake, or user
+ * space sees the new frame.
+ */
+struct xw_shared {
+	__u32 armed;	    /* user: 1 = asleep, wants a wake; XDP xchg -> 0 */
+	__u32 wd_armed;	    /* watchdog thread asleep, wants a wake          */
+	__u64 produced;	    /* XDP: frames redirected to this endpoint       */
+	__u64 consumed;	    /* user: frames taken from the RX ring           */
+	__u64 wakes;	    /* XDP: wakes sent to this endpoint              */
+	__u64 wd_wakes;	    /* XDP: watchdog wakes sent                      */
+	__u64 rsvd[3];
+};
+XW_STATIC_ASSERT(sizeof(struct xw_shared) == 64, "xw_shared is one cache line");
+
+/* Record kinds in the per-endpoint ring buffers. */
+#define XW_REC_WAKE 1	  /* submitted with BPF_RB_FORCE_WAKEUP            */
+#define XW_REC_DEFER 2	  /* trace only (XW_EPF_TRACE), BPF_RB_NO_WAKEUP   */
+#define XW_REC_UNARMED 3  /* trace only: wake decided, receiver not armed  */
+
+struct xw_wake_rec {
+	__u8 kind;	/* XW_REC_*                                          */
+	__u8 reason;	/* enum xw_wake_reason                               */
+	__u16 ep;	/* endpoint id                                       */
+	__u32 pending;	/* frames covered by this decision                   */
+	__u64 ts_ns;	/* bpf_ktime_get_ns() at the decision                */
+	__u64 produced; /* frames redirected to the endpoint so far          */
+};
+XW_STATIC_ASSERT(sizeof(struct xw_wake_rec) == 24, "xw_wake_rec size");
+
+/*
+ * Input of the program `xw_local` (run with BPF_PROG_TEST_RUN by a sender
+ * on the same host, see userspace/lib/local.c): the wake decision for one
+ * frame written into endpoint @ep's shared-memory inbox.  @produced is the
+ * endpoint's `produced` count after the sender's increment.  Padded to
+ * 32 bytes (BPF_PROG_TEST_RUN wants at least an Ethernet header).
+ */
+struct xw_local_in {
+	__u32 ep;	/* destination endpoint id                   */
+	__u8 type;	/* the frame's xw_hdr.type                   */
+	__u8 flags;	/* the frame's xw_hdr.flags                  */
+	__u16 rsvd;
+	__u64 produced;	/* shared[ep].produced after the increment   */
+	__u64 rsvd2[2];
+};
+XW_STATIC_ASSERT(sizeof(struct xw_local_in) == 32, "xw_local_in size");
+
+/* Size of each per-endpoint ring buffer (inner map of wake_rings/wd_rings). */
+#define XW_RING_BYTES 16384
+
+/* ------------------------------------------------------------------ */
+/* Per-endpoint wake state (array `wake_state`, key = endpoint id)     */
+/* ------------------------------------------------------------------ */
+
+/* Mode chosen by the adaptive policy, kept in xw_wake_state.adapt_mode. */
+#define XW_ADAPT_MARKER 0
+#define XW_ADAPT_STREAM 1
+
+/*
+ * The struct bpf_timer member makes these maps unfit for mmap; user space
+ * reads them with bpf_map_lookup_elem (e.g. `bpftool map dump`).  The
+ * kernel allows one timer per map value, hence two maps.
+ */
+struct xw_wake_state {
+	struct bpf_timer timer; /* coalescing / deferral timer               */
+	__u64 pending;		/* frames since the last wake decision       */
+	__u64 first_pending_ns; /* arrival of the first of them              */
+	__u64 last_frame_ns;	/* arrival of the previous frame             */
+	__u64 deferred_since_ns;/* LAT wake deferred by stream since (0: no) */
+	__u64 deadline_ns;	/* expiry of the running timer (0: idle)     */
+	__u64 gap_ewma_ns;	/* adaptive: mean inter-arrival gap          */
+	__u32 timer_ready;	/* timer initialised                         */
+	__u32 adapt_mode;	/* XW_ADAPT_*                                */
+	__u32 deferred;		/* a LAT wake is deferred (stream)           */
+	__u32 rsvd;
+};
+
+/* Array `wd_state`, key = endpoint id: the watchdog timer. */
+struct xw_wd_state {
+	struct bpf_timer timer;
+	__u64 deadline_ns;	/* expiry of the running timer (0: idle)     */
+	__u64 produced;		/* produced count when the period started    */
+	__u32 timer_ready;
+	__u32 rsvd;
+};
+
+/* ------------------------------------------------------------------ */
+/* Connections (hash `conns`): per-peer session check in XDP           */
+/* ------------------------------------------------------------------ */
+
+struct xw_conn_key {
+	__u32 peer_ip;	   /* UDP mode: peer IPv4 address (BE); Ethernet: 0 */
+	__u8 peer_mac[6];  /* Ethernet mode: peer MAC; UDP mode: zeros       */
+	__u16 src_ep;	   /* peer's endpoint id                             */
+	__u16 dst_ep;	   /* our endpoint id                                */
+	__u16 rsvd;
+};
+XW_STATIC_ASSERT(sizeof(struct xw_conn_key) == 16, "xw_conn_key size");
+#define XW_MAX_CONNS 4096
+
+#endif /* XDPWAKE_MAPS_H */
