@@ -60,6 +60,7 @@
 #include "xdpwake.skel.h"
 #include "internal.h"
 #include "bench_pass.skel.h"
+#include "shell.h"
 #include "stats.h"
 
 #define EXIT_SKIP 77
@@ -198,20 +199,6 @@ __attribute__((noreturn, format(printf, 1, 2))) static void skip(const char *fmt
 	exit(EXIT_SKIP);
 }
 
-__attribute__((format(printf, 1, 2))) static int sh(const char *fmt, ...)
-{
-	char cmd[512];
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	st = system(cmd);
-	if (st == -1)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -296,10 +283,10 @@ static void setup_netns_xsk(struct bench *b)
 
 	if (unshare(CLONE_NEWNET))
 		skip("unshare(CLONE_NEWNET): %s", strerror(errno));
-	if (sh("ip link set lo up"))
+	if (xwu_sh("ip link set lo up"))
 		skip("'ip link set lo up' failed (iproute2 missing?)");
-	if (sh("ip link add " IF_A " type veth peer name " IF_B) ||
-	    sh("ip link set " IF_A " up") || sh("ip link set " IF_B " up"))
+	if (xwu_sh("ip link add " IF_A " type veth peer name " IF_B) ||
+	    xwu_sh("ip link set " IF_A " up") || xwu_sh("ip link set " IF_B " up"))
 		skip("cannot create the veth pair " IF_A "/" IF_B);
 	b->ifindex = (int)if_nametoindex(IF_A);
 	if (!b->ifindex)

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 
 #include "harness.h"
+#include "shell.h"
 
 int xwt_failures;
 int xwt_checks;
@@ -44,17 +45,13 @@ void xwt_require_root(void)
 /* Run a shell command (stdout/stderr kept); returns its exit status. */
 int xwt_sh(const char *fmt, ...)
 {
-	char cmd[4096];
 	va_list ap;
 	int st;
 
 	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	st = xwu_vsh(fmt, ap);
 	va_end(ap);
-	st = system(cmd);
-	if (st == -1)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return st;
 }
 
 /* Move this process into a fresh, anonymous network namespace with lo up. */
