@@ -1167,8 +1167,13 @@ static int xep_open(struct xwfi_ep *ep, const struct fi_info *info)
 		first = last = ((const struct xw_addr *)info->src_addr)->ep;
 	if (xwfi_params.ep_id >= 0)
 		first = last = xwfi_params.ep_id;
-	for (int id = first; id <= last && err == -EBUSY; id++)
+	/* An id found busy on the way is not worth a warning (only the last
+	 * one tried, if every id is). */
+	for (int id = first; id <= last && err == -EBUSY; id++) {
+		xwfi_log_hold();
 		err = xw_endpoint__open(ep->dom->ifname, (__u16)id, &o, &ep->xep);
+		xwfi_log_release(err == -EBUSY && id < last);
+	}
 	if (err) {
 		FI_WARN(&xwfi_prov, FI_LOG_EP_CTRL, "cannot open an xdpwake endpoint on %s: %s\n",
 			ep->dom->ifname, xw_strerror(err));

@@ -476,13 +476,48 @@ struct fi_provider xwfi_prov = {
 };
 
 /* The library's messages go through libfabric's logging. */
-static void log_cb(enum xw_log_level level, const char *msg, void *ctx)
+#define XWFI_HELD_MAX 8
+
+static __thread struct {
+	bool on;
+	int n;
+	enum xw_log_level level[XWFI_HELD_MAX];
+	char msg[XWFI_HELD_MAX][256];
+} held;
+
+static void log_out(enum xw_log_level level, const char *msg, bool busy)
 {
-	(void)ctx;
-	if (level <= XW_LOG_WARN)
+	if (busy)
+		FI_LOG(&xwfi_prov, FI_LOG_DEBUG, FI_LOG_EP_CTRL, "%s\n", msg);
+	else if (level <= XW_LOG_WARN)
 		FI_WARN(&xwfi_prov, FI_LOG_CORE, "%s\n", msg);
 	else
 		FI_INFO(&xwfi_prov, FI_LOG_CORE, "%s\n", msg);
+}
+
+static void log_cb(enum xw_log_level level, const char *msg, void *ctx)
+{
+	(void)ctx;
+	if (held.on && held.n < XWFI_HELD_MAX) {
+		held.level[held.n] = level;
+		snprintf(held.msg[held.n++], sizeof(held.msg[0]), "%s", msg);
+		return;
+	}
+	log_out(level, msg, false);
+}
+
+void xwfi_log_hold(void)
+{
+	held.on = true;
+	held.n = 0;
+}
+
+void xwfi_log_release(bool busy)
+{
+	held.on = false;
+	for (int i = 0; i < held.n; i++)
+		log_out(held.level[i], held.msg[i], busy);
+	held.n = 0;
 }
 
 FI_EXT_INI

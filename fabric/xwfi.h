@@ -61,6 +61,11 @@ struct xwfi_params {
 	char *pin_root;		/* bpffs directory (NULL: library default) */
 };
 extern struct xwfi_params xwfi_params;
+/* While an endpoint tries ids in turn the library's messages of one attempt
+ * are held (xwfi_log_hold) and then given to libfabric's log at their level,
+ * or at debug level when that id was only busy (xwfi_log_release). */
+void xwfi_log_hold(void);
+void xwfi_log_release(bool busy);
 
 struct xwfi_fabric {
 	struct fid_fabric fab;

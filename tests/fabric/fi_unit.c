@@ -254,6 +254,20 @@ static void check_getinfo_node(struct side *a, struct side *b)
 	}
 	fi_freeinfo(info);
 	info = NULL;
+	/* a second endpoint from the default info: id 1 is taken, it gets
+	 * another (the script checks that the busy id was no warning) */
+	{
+		struct fid_ep *ep = NULL;
+		char name[64];
+
+		len = sizeof(name);
+		err = fi_endpoint(a->dom, a->info, &ep, NULL);
+		CHECK(!err && !fi_getname(&ep->fid, name, &len) &&
+		      memcmp(name, a->info->src_addr, 16),
+		      "second endpoint from the default info: %d", err);
+		if (ep)
+			fi_close(&ep->fid);
+	}
 	/* a service alone: the source's endpoint id on every interface */
 	err = fi_getinfo(FI_VERSION(1, 5), NULL, "12", FI_SOURCE, hints, &info);
 	CHECK(!err && info, "service 12: %d", err);
