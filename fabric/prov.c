@@ -59,6 +59,18 @@ static bool iface_usable(const char *ifname)
 	return access(path, F_OK) != 0;
 }
 
+/* @ifname's Ethernet address with endpoint id @ep: 0, or -1. */
+static int iface_addr(const char *ifname, int ep, struct xw_addr *a)
+{
+	char mac[32], text[XW_ADDR_STRLEN];
+
+	if (sysfs_read(ifname, "address", mac, sizeof(mac)))
+		return -1;
+	mac[strcspn(mac, "\n")] = 0;
+	snprintf(text, sizeof(text), "%s/%d", mac, ep);
+	return xw_addr_parse(text, a) ? -1 : 0;
+}
+
 /* Whether @a (its MAC, or in UDP form its IPv4 address) is @ifname's own. */
 static bool iface_owns(const char *ifname, const struct xw_addr *a)
 {
@@ -66,14 +78,9 @@ static bool iface_owns(const char *ifname, const struct xw_addr *a)
 	bool found = false;
 
 	if (a->encap == XW_ENCAP_ETH) {
-		char mac[32], text[XW_ADDR_STRLEN];
 		struct xw_addr own;
 
-		if (sysfs_read(ifname, "address", mac, sizeof(mac)))
-			return false;
-		mac[strcspn(mac, "\n")] = 0;
-		snprintf(text, sizeof(text), "%s/%u", mac, a->ep);
-		return !xw_addr_parse(text, &own) && !memcmp(own.mac, a->mac, sizeof(a->mac));
+		return !iface_addr(ifname, a->ep, &own) && !memcmp(own.mac, a->mac, sizeof(a->mac));
 	}
 	if (getifaddrs(&ifa))
 		return false;
@@ -132,6 +139,17 @@ static bool hints_ok(const struct fi_info *h)
 	return true;
 }
 
+static void *addr_dup(const struct xw_addr *a, size_t *len)
+{
+	void *p = malloc(sizeof(*a));
+
+	if (p) {
+		memcpy(p, a, sizeof(*a));
+		*len = sizeof(*a);
+	}
+	return p;
+}
+
 /* @src, @dst: the addresses fi_getinfo's node and service or the hints
  * named (or NULL); @src_ep: the endpoint id of the source when only a
  * service was given (or -1). */
@@ -140,7 +158,7 @@ static struct fi_info *info_new(const char *ifname, const struct fi_info *h,
 {
 	struct fi_info *fi = fi_allocinfo();
 	uint64_t caps = h && (h->caps & XWFI_CAPS) ? h->caps & XWFI_CAPS : XWFI_CAPS;
-	char mac[32];
+	struct xw_addr own;
 
 	if (!fi)
 		return NULL;
@@ -151,37 +169,13 @@ static struct fi_info *info_new(const char *ifname, const struct fi_info *h,
 	 * hints' src_addr), else the interface's address (Ethernet
 	 * encapsulation) with the endpoint id of FI_XDPWAKE_EP_ID, or 1, the
 	 * first an endpoint tries (fi_getname tells the one it got). */
-	if (src) {
-		fi->src_addr = malloc(sizeof(*src));
-		if (!fi->src_addr)
-			goto err;
-		memcpy(fi->src_addr, src, sizeof(*src));
-		fi->src_addrlen = sizeof(*src);
-	} else if ((!xwfi_params.encap || strcmp(xwfi_params.encap, "udp")) &&
-	    !sysfs_read(ifname, "address", mac, sizeof(mac))) {
-		struct xw_addr *a = calloc(1, sizeof(*a));
-		char text[48];
-
-		mac[strcspn(mac, "\n")] = 0;
-		snprintf(text, sizeof(text), "%s/%d", mac,
-			 src_ep >= 0 ? src_ep : xwfi_params.ep_id >= 0 ? xwfi_params.ep_id : 1);
-		if (!a)
-			goto err;
-		fi->src_addr = a;
-		fi->src_addrlen = sizeof(*a);
-		if (xw_addr_parse(text, a)) {
-			free(a);
-			fi->src_addr = NULL;
-			fi->src_addrlen = 0;
-		}
-	}
-	if (dst) {
-		fi->dest_addr = malloc(sizeof(*dst));
-		if (!fi->dest_addr)
-			goto err;
-		memcpy(fi->dest_addr, dst, sizeof(*dst));
-		fi->dest_addrlen = sizeof(*dst);
-	}
+	if (!src && (!xwfi_params.encap || strcmp(xwfi_params.encap, "udp")) &&
+	    !iface_addr(ifname,
+			src_ep >= 0 ? src_ep : xwfi_params.ep_id >= 0 ? xwfi_params.ep_id : 1, &own))
+		src = &own;
+	if ((src && !(fi->src_addr = addr_dup(src, &fi->src_addrlen))) ||
+	    (dst && !(fi->dest_addr = addr_dup(dst, &fi->dest_addrlen))))
+		goto err;
 
 	fi->tx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_SEND);
 	fi->tx_attr->op_flags = h && h->tx_attr ? h->tx_attr->op_flags : 0;

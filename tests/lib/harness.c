@@ -7,7 +7,6 @@
 #include <fcntl.h>
 
 #include "harness.h"
-#include "shell.h"
 
 int xwt_failures;
 int xwt_checks;
@@ -40,18 +39,6 @@ void xwt_require_root(void)
 {
 	if (geteuid() != 0)
 		xwt_skip("needs root (CAP_NET_ADMIN, CAP_BPF, CAP_SYS_ADMIN)");
-}
-
-/* Run a shell command (stdout/stderr kept); returns its exit status. */
-int xwt_sh(const char *fmt, ...)
-{
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	st = xwu_vsh(fmt, ap);
-	va_end(ap);
-	return st;
 }
 
 /* Move this process into a fresh, anonymous network namespace with lo up. */

@@ -21,6 +21,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "shell.h"
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -60,7 +62,7 @@ __attribute__((noreturn, format(printf, 1, 2))) void xwt_skip(const char *fmt, .
 int xwt_done(void);
 void xwt_require_root(void);
 /* Run a shell command (stdout/stderr kept); returns its exit status. */
-__attribute__((format(printf, 1, 2))) int xwt_sh(const char *fmt, ...);
+#define xwt_sh xwu_sh /* shell.h (libxwutil) */
 /* Move this process into a fresh, anonymous network namespace with lo up. */
 void xwt_private_netns(void);
 /* No IPv6 in this network namespace (no ND/MLD frames on its links); best

@@ -7,11 +7,9 @@
 #ifndef XW_UTIL_SHELL_H
 #define XW_UTIL_SHELL_H
 
-#include <stdarg.h>
-
-/* Run the command @fmt formats (at most 4095 bytes): its exit status,
- * 128 + the signal that ended it, or -1 when it could not be started. */
+/* Run the command @fmt formats: its exit status, 128 + the signal that
+ * ended it, or -1 when it could not be started or is longer than 4095
+ * bytes (not run: a cut command could do something else). */
 __attribute__((format(printf, 1, 2))) int xwu_sh(const char *fmt, ...);
-int xwu_vsh(const char *fmt, va_list ap);
 
 #endif
