@@ -157,6 +157,8 @@ struct xwi_wait_target {
 	int n;
 	const struct xw_wait_opts *opts;
 	int ready;		    /* index found */
+	bool keep_lock;		    /* a request's wait may return holding the port lock */
+	bool locked;		    /* ...and does: the caller unlocks */
 };
 /* Progress until @w is ready or @deadline (0: none) passes (-ETIMEDOUT),
  * waiting between passes as strategy @s (XW_WAIT_DEFAULT: the endpoint's)

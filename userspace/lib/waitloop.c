@@ -14,6 +14,9 @@
 #include "wait.h"
 #include "endpoint_int.h"
 
+/* Looks at the RX ring per clock read while spinning. */
+#define XWI_SPIN_PEEKS 4
+
 /* ---- progress ---------------------------------------------------------- */
 
 /*
@@ -201,6 +204,11 @@ int xwi_wait_for(struct xwi_wait_target *w, enum xw_wait_strategy s, __u64 spin,
 				continue;
 			xwi_port_lock(eps[i]->port);
 			n += pass_for(eps[i], w->req, &cut);
+			if (cut && w->keep_lock) {
+				/* the caller collects the request under it */
+				w->locked = true;
+				goto ready;
+			}
 			/* Spinning: may the next spins skip the pass? */
 			if (spun && !cut)
 				__atomic_store_n(&eps[i]->quiet, !xwi_engine_tx_pending(eps[i]->eng),
@@ -224,7 +232,11 @@ int xwi_wait_for(struct xwi_wait_target *w, enum xw_wait_strategy s, __u64 spin,
 		switch (notify ? XWI_ACT_BLOCK : xwi_waitpol_next(pol, t - spin_start)) {
 		case XWI_ACT_SPIN:
 			ep->ws.spins++;
+			/* Between two clock reads, look at the ring a few
+			 * times: a frame is seen sooner (one endpoint). */
 			xwi_cpu_relax();
+			for (int k = 1; neps == 1 && k < XWI_SPIN_PEEKS && !xwi_ep_rx_ready(ep); k++)
+				xwi_cpu_relax();
 			spun = t;
 			break;
 		case XWI_ACT_YIELD:
@@ -248,6 +260,7 @@ int xwi_wait_for(struct xwi_wait_target *w, enum xw_wait_strategy s, __u64 spin,
 			break;
 		}
 	}
+ready:
 	/* The adaptive strategy learns how long waits take: until the start
 	 * of the pass that found the target ready (a clock read less on the
 	 * way back to the application). */
