@@ -266,7 +266,6 @@ struct rmsg {
 struct xwi_req_priv {
 	struct xw_request *req;
 	struct xl elink;     /* e->pending */
-	__u64 t_post;
 	/* send */
 	struct txitem tx;    /* burst in peer->dataq */
 	struct xl slink;     /* peer->sends (large, started) */
