@@ -402,8 +402,9 @@ static int wd_timer_cb(void *map, __u32 *key, struct xw_wd_state *wd)
 	return 0;
 }
 
-/* Start the watchdog period for a frame if none is running. */
-static __always_inline void watchdog_arm(__u32 ep, __u64 produced, __u64 now)
+/* Start the watchdog period for a frame if none is running; reads the
+ * clock into *@now if nothing has yet (0). */
+static __always_inline void watchdog_arm(__u32 ep, __u64 produced, __u64 *now)
 {
 	__u64 period = knob(&k_watchdog_usecs, ep, 0) * NSEC_PER_USEC;
 	struct xw_wd_state *wd;
@@ -418,8 +419,10 @@ static __always_inline void watchdog_arm(__u32 ep, __u64 produced, __u64 now)
 		bpf_timer_set_callback(&wd->timer, wd_timer_cb);
 		wd->timer_ready = 1;
 	}
+	if (!*now)
+		*now = clock_now();
 	wd->produced = produced;
-	wd->deadline_ns = now + period;
+	wd->deadline_ns = *now + period;
 	if (bpf_timer_start(&wd->timer, period, 0))
 		wd->deadline_ns = 0;
 }
@@ -429,18 +432,35 @@ static __always_inline void decide(__u32 ep, __u32 epflags, struct xw_wake_state
 				   struct xw_shared *sh, struct xw_stats *s,
 				   __u8 type, __u8 flags, __u64 produced)
 {
-	__u64 now = clock_now(), gap_since, gap;
-	__u32 policy, lat, more, reason;
+	__u64 now = 0, gap_since = GAP_CLAMP_NS, gap;
+	__u32 policy, lat, more, reason, armed;
 
-	timer_init(ws);
+	/*
+	 * `produced` was incremented atomically (a full barrier) before this
+	 * load; user space stores armed, fences, then rereads produced, so a
+	 * receiver arming now cannot miss the frame.
+	 */
+	armed = *(volatile __u32 *)&sh->armed;
+	policy = knob(&k_policy, ep, XW_DEF_POLICY);
 
-	gap_since = ws->last_frame_ns ? now - ws->last_frame_ns : GAP_CLAMP_NS;
-	if (gap_since > GAP_CLAMP_NS)
-		gap_since = GAP_CLAMP_NS;
+	/*
+	 * The time is needed by the gap rules (stream, adaptive), by an armed
+	 * receiver's batch, timer and record, and by trace records.  A frame
+	 * to a running receiver under the other policies needs none (the
+	 * spinning ping-pong): no clock read.  last_frame_ns is then 0, "no
+	 * previous frame", which the gap rules read as a pause, as they do
+	 * after a wake state reset; it only matters on a change of policy.
+	 */
+	if (armed || policy == XW_POLICY_STREAM || policy == XW_POLICY_ADAPTIVE ||
+	    (epflags & XW_EPF_TRACE)) {
+		now = clock_now();
+		if (ws->last_frame_ns && now - ws->last_frame_ns < GAP_CLAMP_NS)
+			gap_since = now - ws->last_frame_ns;
+	}
 	ws->last_frame_ns = now;
 
 	/* The watchdog covers an application that is not waiting at all. */
-	watchdog_arm(ep, produced, now);
+	watchdog_arm(ep, produced, &now);
 
 	lat = (flags & XW_F_LAT) &&
 	      ((knob(&k_lat_mask, ep, XW_DEF_LAT_MASK) >> (type & 31)) & 1);
@@ -450,7 +470,6 @@ static __always_inline void decide(__u32 ep, __u32 epflags, struct xw_wake_state
 	if (more)
 		s->more_frames++;
 
-	policy = knob(&k_policy, ep, XW_DEF_POLICY);
 	if (policy == XW_POLICY_ADAPTIVE) {
 		/* The arrival rate is measured whether or not anyone sleeps. */
 		ws->gap_ewma_ns = (ws->gap_ewma_ns * 7 + gap_since) / 8;
@@ -468,13 +487,9 @@ static __always_inline void decide(__u32 ep, __u32 epflags, struct xw_wake_state
 		policy = ws->adapt_mode == XW_ADAPT_STREAM ? XW_POLICY_STREAM : XW_POLICY_MARKER;
 	}
 
-	/*
-	 * A receiver that is not armed is running and will see this frame:
-	 * no batch, no timer.  `produced` was incremented atomically (a full
-	 * barrier) before this load; user space stores armed, fences, then
-	 * rereads produced, so a receiver arming now cannot miss the frame.
-	 */
-	if (!*(volatile __u32 *)&sh->armed) {
+	/* A receiver that is not armed is running and will see this frame:
+	 * no batch, no timer. */
+	if (!armed) {
 		s->wake_unarmed++;
 		ws->pending = 0;
 		ws->deferred = 0;
@@ -482,6 +497,7 @@ static __always_inline void decide(__u32 ep, __u32 epflags, struct xw_wake_state
 		trace(ep, epflags, XW_REC_UNARMED, XW_WAKE_NONE, 1, now, produced);
 		return;
 	}
+	timer_init(ws);
 
 	/* Everything before this frame consumed: a new batch starts here. */
 	if (sh->consumed + 1 >= produced) {
