@@ -695,15 +695,17 @@ static int reset_state(struct bench *b, const struct path *p)
 	memset(&ws, 0, sizeof(ws));
 	if (bpf_map_update_elem(b->wstate_fd, &key, &ws, BPF_ANY))
 		return -errno;
-	memset(&shv, 0, sizeof(shv));
-	if (bpf_map_update_elem(b->shared_fd, &key, &shv, BPF_ANY))
-		return -errno;
 	if (set_knob(b->policy_fd, key, p->policy))
 		return -errno;
 	/* As the library registers a connected peer (Ethernet mode). */
 	memcpy(ck.peer_mac, mac_src, ETH_ALEN);
 	if (p->conns ? bpf_map_update_elem(b->conns_fd, &ck, &sess, BPF_ANY)
 		     : (bpf_map_delete_elem(b->conns_fd, &ck) && errno != ENOENT))
+		return -errno;
+	/* conns_gen only grows, and grows after a change of `conns` (maps.h). */
+	memset(&shv, 0, sizeof(shv));
+	shv.conns_gen = b->sh[BENCH_EP].conns_gen + 1;
+	if (bpf_map_update_elem(b->shared_fd, &key, &shv, BPF_ANY))
 		return -errno;
 	if (bpf_map_update_elem(b->ep_fd, &key, &epv, BPF_ANY))
 		return -errno;
@@ -794,6 +796,81 @@ static int measure(struct bench *b, struct path *p)
 /* ------------------------------------------------------------------ */
 
 static int failures;
+
+/* One frame through xw_xdp, which must return @want. */
+static void memo_step(struct bench *b, const char *what, const struct frame *f, __u32 want)
+{
+	__u32 ret = 0, dur;
+	int err = test_run(b, b->xw_fd, f, 1, &ret, &dur);
+
+	if (err || ret != want) {
+		fprintf(stderr, "UNEXPECTED conns memo: %s: XDP action %u (err %d), expected %u\n",
+			what, ret, err, want);
+		failures++;
+	}
+}
+
+/*
+ * The program's memo of its last `conns` lookup follows every change that
+ * increments conns_gen: a changed session, a deleted entry, and its own
+ * deletion on a CONNECT from a restarted peer.
+ */
+static void check_conn_memo(struct bench *b)
+{
+	struct xw_conn_key ck = { .src_ep = BENCH_PEER_EP, .dst_ep = BENCH_EP };
+	struct xw_frame_spec connect = {
+		.version = XW_VERSION, .type = XW_PKT_CONNECT, .frag_count = 1,
+	};
+	volatile struct xw_shared *shp = &b->sh[BENCH_EP];
+	struct frame fr_connect, fr_new;
+	__u32 sess = BENCH_SESSION + 1, v;
+	__u64 gen;
+	int err;
+
+	memcpy(ck.peer_mac, mac_src, ETH_ALEN);
+	build_xw(&fr_connect, &connect);
+	((struct xw_hdr *)(fr_connect.data + sizeof(struct ethhdr)))->session =
+		htonl(BENCH_SESSION + 2);
+	fr_new = fr_small_lat;
+	((struct xw_hdr *)(fr_new.data + sizeof(struct ethhdr)))->session =
+		htonl(BENCH_SESSION + 2);
+
+	if ((err = reset_state(b, &paths[P_PING])))
+		die("conns memo: reset", err);
+	memo_step(b, "registered session", &fr_small_lat, XDP_REDIRECT);
+	memo_step(b, "registered session, again (memo)", &fr_small_lat, XDP_REDIRECT);
+	memo_step(b, "another session (memo)", &fr_stale, XDP_DROP);
+	/* The peer's session changes. */
+	if (bpf_map_update_elem(b->conns_fd, &ck, &sess, BPF_ANY))
+		die("conns memo: update", errno);
+	__atomic_fetch_add(&shp->conns_gen, 1, __ATOMIC_SEQ_CST);
+	memo_step(b, "old session after the change", &fr_small_lat, XDP_DROP);
+	memo_step(b, "new session after the change", &fr_stale, XDP_REDIRECT);
+	/* The connection is gone: the library checks alone. */
+	if (bpf_map_delete_elem(b->conns_fd, &ck))
+		die("conns memo: delete", errno);
+	__atomic_fetch_add(&shp->conns_gen, 1, __ATOMIC_SEQ_CST);
+	memo_step(b, "any session after the delete", &fr_small_lat, XDP_REDIRECT);
+	memo_step(b, "any session after the delete, again", &fr_stale, XDP_REDIRECT);
+	/* Registered again, then the peer restarts: its CONNECT deletes the
+	 * entry, and the program increments conns_gen itself. */
+	sess = BENCH_SESSION;
+	if (bpf_map_update_elem(b->conns_fd, &ck, &sess, BPF_ANY))
+		die("conns memo: update", errno);
+	__atomic_fetch_add(&shp->conns_gen, 1, __ATOMIC_SEQ_CST);
+	memo_step(b, "registered again", &fr_small_lat, XDP_REDIRECT);
+	memo_step(b, "new incarnation before its CONNECT", &fr_new, XDP_DROP);
+	gen = shp->conns_gen;
+	memo_step(b, "the new incarnation's CONNECT", &fr_connect, XDP_REDIRECT);
+	if (!bpf_map_lookup_elem(b->conns_fd, &ck, &v) || shp->conns_gen != gen + 1) {
+		fprintf(stderr, "UNEXPECTED conns memo: after a CONNECT with a new session the "
+				"entry %s, conns_gen +%llu (expected deleted, +1)\n",
+			bpf_map_lookup_elem(b->conns_fd, &ck, &v) ? "is gone" : "is still there",
+			(unsigned long long)(shp->conns_gen - gen));
+		failures++;
+	}
+	memo_step(b, "new incarnation after its CONNECT", &fr_new, XDP_REDIRECT);
+}
 
 __attribute__((format(printf, 2, 3))) static void fail(const struct path *p, const char *fmt,
 						       ...)
@@ -1165,6 +1242,7 @@ int main(int argc, char **argv)
 	setup_bpf(&b);
 	define_paths();
 	machine_info(&m);
+	check_conn_memo(&b);
 
 	/* Warm-up: one short run of every path, results dropped. */
 	{

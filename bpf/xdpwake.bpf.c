@@ -131,6 +131,37 @@ struct {
 	__type(value, __u32);
 } conns SEC(".maps");
 
+/*
+ * The last `conns` lookup of each endpoint on this CPU: a hash lookup is
+ * the most expensive step of a frame of ours (~30 ns, several kernel calls),
+ * and a connected endpoint's frames mostly come from the peer of its last
+ * one.  Valid while shared[ep].conns_gen is what it was before the lookup
+ * (maps.h: every change to `conns` increments it afterwards).  Per CPU, so
+ * that two CPUs never write one copy.  Not pinned: the program's own.
+ */
+struct conn_memo {
+	struct xw_conn_key key;
+	__u64 gen;	/* shared[ep].conns_gen read before the lookup */
+	__u32 session;	/* the entry's session, if found               */
+	__u16 found;	/* an entry exists                             */
+	__u16 valid;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XW_MAX_ENDPOINTS);
+	__type(key, __u32);
+	__type(value, struct conn_memo);
+} conn_memo SEC(".maps");
+
+static __always_inline int conn_key_eq(const struct xw_conn_key *a,
+				       const struct xw_conn_key *b)
+{
+	const __u32 *x = (const __u32 *)a, *y = (const __u32 *)b;
+
+	return x[0] == y[0] && x[1] == y[1] && x[2] == y[2] && x[3] == y[3];
+}
+
 /* UDP mode: the queues in use on this interface (see proto.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -585,7 +616,6 @@ int xw_xdp(struct xdp_md *ctx)
 	struct udphdr *udp;
 	__u64 produced;
 	__be16 proto;
-	__u32 *csess;
 	int act;
 
 	frame_len = data_end - data;
@@ -719,6 +749,9 @@ int xw_xdp(struct xdp_md *ctx)
 	}
 	if ((epi->flags & XW_EPF_CONNS) && h->type != XW_PKT_CONNECT_REPLY) {
 		struct xw_conn_key ck = {};
+		struct conn_memo *cm;
+		__u32 csess = 0, found = 0;
+		__u64 gen;
 
 		ck.src_ep = bpf_ntohs(h->src_ep);
 		ck.dst_ep = ep;
@@ -726,14 +759,39 @@ int xw_xdp(struct xdp_md *ctx)
 			ck.peer_ip = ip->saddr;
 		else
 			__builtin_memcpy(ck.peer_mac, eth->h_source, ETH_ALEN);
-		csess = bpf_map_lookup_elem(&conns, &ck);
-		if (csess && *csess != bpf_ntohl(h->session)) {
+		/* The generation before the lookup: a change racing it
+		 * leaves the memo tagged with the old one. */
+		gen = *(volatile __u64 *)&sh->conns_gen;
+		cm = bpf_map_lookup_elem(&conn_memo, &ep);
+		if (cm && cm->valid && cm->gen == gen &&
+		    conn_key_eq(&cm->key, &ck)) {
+			found = cm->found;
+			csess = cm->session;
+		} else {
+			__u32 *e = bpf_map_lookup_elem(&conns, &ck);
+
+			if (e) {
+				found = 1;
+				csess = *e;
+			}
+			if (cm) {
+				cm->key = ck;
+				cm->gen = gen;
+				cm->session = csess;
+				cm->found = found;
+				cm->valid = 1;
+			}
+		}
+		if (found && csess != bpf_ntohl(h->session)) {
 			if (h->type == XW_PKT_CONNECT) {
 				/* The peer restarted: the frames right behind
 				 * its CONNECT carry the new session, which the
 				 * library registers once it has taken the
 				 * CONNECT; until then it checks them alone. */
 				bpf_map_delete_elem(&conns, &ck);
+				__sync_fetch_and_add(&sh->conns_gen, 1);
+				if (cm)
+					cm->valid = 0;
 			} else {
 				s->drop_session++;
 				return XDP_DROP;
