@@ -28,6 +28,9 @@
  *   d   xw_xdp, SMALL LAT, marker, armed: wake now         (repeat = 1 loop)
  *   e1  xw_xdp, stream, LAT|MORE, new batch: deferral start (repeat = 1 loop)
  *
+ * Before measuring, the program's memo of its last `conns` lookup is checked
+ * to follow every change that increments conns_gen (check_conn_memo).
+ *
  * With repeat = N only the first iteration would find the receiver armed,
  * so the wake path is measured one frame per call, re-arming in between;
  * its baseline is the pass-only program measured the same way.
@@ -1166,12 +1169,14 @@ static void print_text(const struct machine *m)
 			       p->raw ? "XDP_REDIRECT" : "XDP_PASS");
 			continue;
 		}
-		printf("  %-3s %llu frames: passed %llu, dropped(version) %llu, redirected %llu, "
+		printf("  %-3s %llu frames: passed %llu, dropped(version) %llu, "
+		       "dropped(session) %llu, redirected %llu, "
 		       "lat %llu, more %llu, wake_marker %llu, wake_frames %llu, wake_timeout %llu, "
 		       "wake_unarmed %llu, deferrals %llu, timer_starts %llu, timer_fires %llu, "
 		       "ring wake records %llu\n",
 		       p->id, p->frames, (unsigned long long)g[ST_frames_passed],
 		       (unsigned long long)g[ST_drop_version],
+		       (unsigned long long)e[ST_drop_session],
 		       (unsigned long long)e[ST_frames_redirected],
 		       (unsigned long long)e[ST_lat_frames], (unsigned long long)e[ST_more_frames],
 		       (unsigned long long)e[ST_wake_marker], (unsigned long long)e[ST_wake_frames],
