@@ -71,6 +71,8 @@ static void ep_conn_event(void *ctx, const struct xw_addr *peer, __u32 session)
 		bpf_map_update_elem(fd, &k, &session, BPF_ANY);
 	else
 		bpf_map_delete_elem(fd, &k);
+	/* The XDP program's copy of its last lookup is stale now. */
+	__atomic_fetch_add(&ep->shared->conns_gen, 1, __ATOMIC_SEQ_CST);
 }
 
 static const struct xwi_engine_ops engine_ops = {
