@@ -418,7 +418,9 @@ int xwi_engine_isend_data(struct xwi_engine *e, const struct xw_addr *dst, const
 	e->backlog++;
 	xwi_msg_kick(e, p);
 	*reqp = req;
+	e->kick_early = s->cls == XW_PKT_SMALL && !s->more;
 	xwi_tx_run(e, INT_MAX);
+	e->kick_early = false;
 	if (copy) {
 		if (req->state == XWI_REQ_PENDING) {
 			/* all of it, the frames already out too: a connection
