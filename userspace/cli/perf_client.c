@@ -137,12 +137,17 @@ static int pp_round(struct perf *p, void *sbuf, void *rbuf, __u64 size, unsigned
 	__u64 t = xwu_now_ns();
 	int err;
 
-	err = xw_endpoint__irecv(p->ep, rbuf, size, perf_tag(p, T_DATA, 0), MASK_NOFLAGS, &rr);
-	if (err)
-		return err;
+	/* As an MPI ping-pong: the message goes out first, then the receive
+	 * for the answer is posted (it would still match the answer if that
+	 * came first, from the unexpected queue). */
 	err = perf_post_send(p, sbuf, size, perf_tag(p, T_DATA, flags), &sr);
 	if (err)
 		return err;
+	err = xw_endpoint__irecv(p->ep, rbuf, size, perf_tag(p, T_DATA, 0), MASK_NOFLAGS, &rr);
+	if (err) {
+		perf_wait_req(sr, &st, p->timeout_ms);
+		return err;
+	}
 	err = perf_wait_req(sr, &st, p->timeout_ms);
 	if (err || st.error)
 		return err ? err : st.error;

@@ -17,11 +17,23 @@
 
 /* Server side of one size: receive, answer (pingpong) or acknowledge each
  * batch (stream); snapshots after the MARK message and after the LAST. */
+/* Post the receive of the next message into @buf again. */
+static int repost(struct perf *p, void *buf, __u64 size, struct xw_request **rq)
+{
+	int err = xw_endpoint__irecv(p->ep, buf, size, perf_tag(p, T_DATA, 0), MASK_NOFLAGS, rq);
+
+	if (err) {
+		*rq = NULL;
+		return perf_err(p, err, "posting a receive");
+	}
+	return 0;
+}
+
 static int serve_phase(struct perf *p, __u64 size, unsigned long batch, struct side *out)
 {
 	static struct xw_request *rq[MAX_BATCH];
 	static unsigned char *bufs[MAX_BATCH];
-	unsigned long W = p->mode == MODE_STREAM ? batch : 1, h = 0;
+	unsigned long W = p->mode == MODE_STREAM ? batch : 1, h = 0, r;
 	struct wire_phase_ok ok = { .magic = htobe32(PERF_MAGIC), .status = 0 };
 	struct xw_request *sreq;
 	struct snap s0, s1;
@@ -77,15 +89,15 @@ static int serve_phase(struct perf *p, __u64 size, unsigned long batch, struct s
 		}
 		flags = (unsigned int)(st.match & 0xFFFF);
 		done = flags & F_LAST;
-		if (!done) {
-			err = xw_endpoint__irecv(p->ep, bufs[h], size, perf_tag(p, T_DATA, 0),
-						 MASK_NOFLAGS, &rq[h]);
-			if (err) {
-				rq[h] = NULL;
-				err = perf_err(p, err, "posting a receive");
+		/* A ping-pong answers first and posts the next receive after
+		 * (as an MPI ping-pong: the answer is what the client waits
+		 * for); a stream keeps its window of receives posted. */
+		if (!done && p->mode != MODE_PINGPONG) {
+			err = repost(p, bufs[h], size, &rq[h]);
+			if (err)
 				goto out;
-			}
 		}
+		r = h;
 		h = (h + 1) % W;
 		if (measuring)
 			msgs++;
@@ -99,9 +111,13 @@ static int serve_phase(struct perf *p, __u64 size, unsigned long batch, struct s
 		if (p->mode == MODE_PINGPONG) {
 			err = perf_post_send(p, sbuf, size, perf_tag(p, T_DATA, flags), &sreq);
 			if (!err) {
+				int rerr = done ? 0 : repost(p, bufs[r], size, &rq[r]);
+
 				err = perf_wait_req(sreq, &st, p->timeout_ms);
 				if (!err)
 					err = st.error;
+				if (!err)
+					err = rerr;
 			}
 		} else if (flags & F_BATCH_END) {
 			err = perf_send_ctl(p, NULL, 0, perf_tag(p, T_ACK, flags));

@@ -1,0 +1,143 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+# Before and after: the spinning ping-pong of two (or more) builds of
+# xdpwake, interleaved in one run, next to the raw AF_XDP floor.
+#
+#   bench/ab.sh [--reps N] [--sizes LIST] [--duration S] [--policy P]
+#               [--wait W] [--raw PATH] [--csv FILE] DIR_A [DIR_B ...]
+#
+#   DIR_A ...      build directories (each with its `xdpwake`, e.g. a
+#                  worktree's .output); the first is the reference
+#   --reps N       repetitions (default 5): every build once per
+#                  repetition, in order, then the raw floor
+#   --sizes LIST   message sizes (default 0,64,1024)
+#   --duration S   seconds per size (default 1)
+#   --policy P     wake policy (default marker)
+#   --wait W       wait strategy (default spin-block)
+#   --raw PATH     the raw AF_XDP program (default DIR_A/bench/afxdp_raw;
+#                  none: skipped)
+#   --csv FILE     every run's numbers (build, rep, size, p50, p99, CPU)
+#
+# Placement as bench/peers.sh: server in namespace A pinned to CPU 0, client
+# in namespace B on CPU 1, one veth pair; the program is attached afresh for
+# every build (each attaches its own).  Prints each run, then per build and
+# size the median p50 one-way latency over the repetitions and its ratio to
+# the reference and to the raw floor.  Takes /tmp/xdpwake-net.lock; removes
+# its namespaces, processes and pins at the end, also on Ctrl-C.
+# Exit: 0 ok, 1 failure, 2 usage, 77 not root.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+TOP=$(dirname "$HERE")
+# shellcheck source=scripts/lib.sh
+. "$TOP/scripts/lib.sh"
+die() { echo "ab: $*" >&2; exit 1; }
+reps=5 sizes=0,64,1024 dur=1 policy=marker wait=spin-block raw='' csv='' dirs=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--reps) reps=${2:-}; shift ;;
+	--sizes) sizes=${2:-}; shift ;;
+	--duration) dur=${2:-}; shift ;;
+	--policy) policy=${2:-}; shift ;;
+	--wait) wait=${2:-}; shift ;;
+	--raw) raw=${2:-}; shift ;;
+	--csv) csv=${2:-}; shift ;;
+	-h | --help) xw_usage 0 ;;
+	-*) echo "ab: unknown argument '$1'" >&2; xw_usage ;;
+	*) dirs+=("$1") ;;
+	esac
+	shift
+done
+[ ${#dirs[@]} -ge 1 ] || xw_usage
+case "$reps$dur" in *[!0-9]* | '') echo "ab: --reps and --duration take numbers" >&2; exit 2 ;; esac
+[ "$(id -u)" = 0 ] || { echo "SKIP ab: needs root (namespaces, XDP)"; exit 77; }
+for d in "${dirs[@]}"; do [ -x "$d/xdpwake" ] || die "$d/xdpwake not built"; done
+raw=${raw:-${dirs[0]}/bench/afxdp_raw}
+[ "$raw" = none ] || [ -x "$raw" ] || die "$raw not built (make benches), or --raw none"
+xw_net_lock ab
+
+NS_A=xwab-$$-a NS_B=xwab-$$-b IF_A=xwab$$a IF_B=xwab$$b
+TMP=$(mktemp -d /tmp/xwab.XXXXXX) srv=''
+ROOT=/sys/fs/bpf/xwab-$$
+cleanup() {
+	xw_kill_pid "$srv"
+	xw_netns_del
+	rm -rf "$ROOT" "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+xw_veth_pair "$NS_A" "$NS_B" "$IF_A" "$IF_B"
+for i in $(seq 50); do
+	ip -n "$NS_A" link show "$IF_A" | grep -q LOWER_UP && break
+	sleep 0.1
+done
+xw_bpffs
+export XDPWAKE_PIN_ROOT=$ROOT
+A=(nsenter --net="/run/netns/$NS_A" taskset -c 0)
+B=(nsenter --net="/run/netns/$NS_B" taskset -c 1)
+[ "$(nproc)" -ge 2 ] || B=(nsenter --net="/run/netns/$NS_B" taskset -c 0)
+lim=$(($(tr ',' ' ' <<<"$sizes" | wc -w) * dur * 3 + 30))
+
+# NAME: the run's JSON in $TMP/out -> lines "NAME REP SIZE P50 P99 CPU"
+rows() {
+	python3 - "$TMP/out" "$1" "$rep" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["results"]:
+    lat = r["latency_us"]
+    print(sys.argv[2], sys.argv[3], r["size"], lat["p50"], lat.get("p99", ""),
+          r.get("machine_cpu_us_per_msg", ""))
+EOF
+}
+
+: >"$TMP/all"
+for ((rep = 0; rep < reps; rep++)); do
+	for i in "${!dirs[@]}"; do
+		X=${dirs[$i]}/xdpwake name=$i:${dirs[$i]}
+		if ! "${A[@]}" "$X" attach "$IF_A" >/dev/null || ! "${B[@]}" "$X" attach "$IF_B" >/dev/null; then
+			die "attach failed ($X)"
+		fi
+		rm -f "$TMP/addr"
+		"${A[@]}" "$X" pingpong "$IF_A" --server --addr-file "$TMP/addr" >/dev/null 2>&1 &
+		srv=$!
+		for _ in $(seq 100); do [ -s "$TMP/addr" ] && break; sleep 0.05; done
+		timeout "$lim" "${B[@]}" "$X" -j pingpong "$IF_B" --client --peer-file "$TMP/addr" \
+			--policy "$policy" --wait "$wait" --sizes "$sizes" --duration "$dur" \
+			>"$TMP/out" 2>"$TMP/err" || die "$X pingpong failed: $(tail -1 "$TMP/err")"
+		xw_kill_pid "$srv"
+		srv=''
+		"${A[@]}" "$X" detach "$IF_A" >/dev/null 2>&1
+		"${B[@]}" "$X" detach "$IF_B" >/dev/null 2>&1
+		rows "$name" | tee -a "$TMP/all"
+	done
+	if [ "$raw" != none ]; then
+		"${A[@]}" "$raw" --server "$IF_A" >/dev/null 2>&1 &
+		srv=$!
+		sleep 0.5
+		timeout "$lim" "${B[@]}" "$raw" --client "$IF_B" --sizes "$sizes" --duration "$dur" -j \
+			>"$TMP/out" 2>"$TMP/err" || die "afxdp_raw failed: $(tail -1 "$TMP/err")"
+		xw_kill_pid "$srv"
+		srv=''
+		rows raw | tee -a "$TMP/all"
+	fi
+done
+[ -z "$csv" ] || { echo "build,rep,size,p50_us,p99_us,cpu_us_per_msg"; tr ' ' ',' <"$TMP/all"; } >"$csv"
+
+python3 - "$TMP/all" <<'EOF'
+import statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    name, rep, size, p50 = line.split()[:4]
+    runs.setdefault((name, int(size)), []).append(float(p50))
+names = list(dict.fromkeys(k[0] for k in runs))
+ref = names[0]
+print("\nmedian p50 one-way latency (us) over the repetitions; ratio to %s and to raw" % ref)
+for name in names:
+    for (n, size), v in sorted(runs.items(), key=lambda kv: kv[0][1]):
+        if n != name:
+            continue
+        m = statistics.median(v)
+        r = statistics.median(runs[(ref, size)]) if (ref, size) in runs else None
+        w = statistics.median(runs[("raw", size)]) if ("raw", size) in runs else None
+        print("%-40s %6d B  %6.2f us  x%.3f ref  %s" % (name, size, m, m / r if r else 0,
+              "x%.3f raw" % (m / w) if w and name != "raw" else ""))
+EOF
