@@ -3,14 +3,16 @@
 # Before and after: the spinning ping-pong of two (or more) builds of
 # xdpwake, interleaved in one run, next to the raw AF_XDP floor.
 #
-#   bench/ab.sh [--reps N] [--sizes LIST] [--duration S] [--policy P]
-#               [--wait W] [--raw PATH] [--csv FILE] DIR_A [DIR_B ...]
+#   bench/ab.sh [--stream] [--reps N] [--sizes LIST] [--duration S]
+#               [--policy P] [--wait W] [--raw PATH] [--csv FILE] DIR_A [DIR_B ...]
 #
 #   DIR_A ...      build directories (each with its `xdpwake`, e.g. a
 #                  worktree's .output); the first is the reference
+#   --stream       the one-way stream (batches of 32, `xdpwake stream`;
+#                  raw: --mode stream) instead of the ping-pong: messages/s
 #   --reps N       repetitions (default 5): every build once per
 #                  repetition, in order, then the raw floor
-#   --sizes LIST   message sizes (default 0,64,1024)
+#   --sizes LIST   message sizes (default 0,64,1024; stream 64)
 #   --duration S   seconds per size (default 1)
 #   --policy P     wake policy (default marker)
 #   --wait W       wait strategy (default spin-block)
@@ -31,9 +33,10 @@ TOP=$(dirname "$HERE")
 # shellcheck source=scripts/lib.sh
 . "$TOP/scripts/lib.sh"
 die() { echo "ab: $*" >&2; exit 1; }
-reps=5 sizes=0,64,1024 dur=1 policy=marker wait=spin-block raw='' csv='' dirs=()
+test=pingpong reps=5 sizes='' dur=1 policy=marker wait=spin-block raw='' csv='' dirs=()
 while [ $# -gt 0 ]; do
 	case $1 in
+	--stream) test=stream ;;
 	--reps) reps=${2:-}; shift ;;
 	--sizes) sizes=${2:-}; shift ;;
 	--duration) dur=${2:-}; shift ;;
@@ -48,6 +51,10 @@ while [ $# -gt 0 ]; do
 	shift
 done
 [ ${#dirs[@]} -ge 1 ] || xw_usage
+if [ -z "$sizes" ]; then
+	sizes=0,64,1024
+	[ "$test" = pingpong ] || sizes=64
+fi
 case "$reps$dur" in *[!0-9]* | '') echo "ab: --reps and --duration take numbers" >&2; exit 2 ;; esac
 [ "$(id -u)" = 0 ] || { echo "SKIP ab: needs root (namespaces, XDP)"; exit 77; }
 for d in "${dirs[@]}"; do [ -x "$d/xdpwake" ] || die "$d/xdpwake not built"; done
@@ -77,15 +84,17 @@ B=(nsenter --net="/run/netns/$NS_B" taskset -c 1)
 [ "$(nproc)" -ge 2 ] || B=(nsenter --net="/run/netns/$NS_B" taskset -c 0)
 lim=$(($(tr ',' ' ' <<<"$sizes" | wc -w) * dur * 3 + 30))
 
-# NAME: the run's JSON in $TMP/out -> lines "NAME REP SIZE P50 P99 CPU"
+# NAME: the run's JSON in $TMP/out -> lines "NAME REP SIZE VALUE P99 CPU"
+# (VALUE: the p50 one-way latency, or a stream's messages/s)
 rows() {
-	python3 - "$TMP/out" "$1" "$rep" <<'EOF'
+	python3 - "$TMP/out" "$1" "$rep" "$test" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
 for r in d["results"]:
-    lat = r["latency_us"]
-    print(sys.argv[2], sys.argv[3], r["size"], lat["p50"], lat.get("p99", ""),
-          r.get("machine_cpu_us_per_msg", ""))
+    lat = r.get("latency_us") or {}
+    v = r["msg_rate"] if sys.argv[4] == "stream" else lat["p50"]
+    print(sys.argv[2], sys.argv[3], r["size"], v, lat.get("p99") or "-",
+          r.get("machine_cpu_us_per_msg") or "-")
 EOF
 }
 
@@ -100,7 +109,7 @@ for ((rep = 0; rep < reps; rep++)); do
 		"${A[@]}" "$X" pingpong "$IF_A" --server --addr-file "$TMP/addr" >/dev/null 2>&1 &
 		srv=$!
 		for _ in $(seq 100); do [ -s "$TMP/addr" ] && break; sleep 0.05; done
-		timeout "$lim" "${B[@]}" "$X" -j pingpong "$IF_B" --client --peer-file "$TMP/addr" \
+		timeout "$lim" "${B[@]}" "$X" -j "$test" "$IF_B" --client --peer-file "$TMP/addr" \
 			--policy "$policy" --wait "$wait" --sizes "$sizes" --duration "$dur" \
 			>"$TMP/out" 2>"$TMP/err" || die "$X pingpong failed: $(tail -1 "$TMP/err")"
 		xw_kill_pid "$srv"
@@ -113,16 +122,19 @@ for ((rep = 0; rep < reps; rep++)); do
 		"${A[@]}" "$raw" --server "$IF_A" >/dev/null 2>&1 &
 		srv=$!
 		sleep 0.5
-		timeout "$lim" "${B[@]}" "$raw" --client "$IF_B" --sizes "$sizes" --duration "$dur" -j \
+		timeout "$lim" "${B[@]}" "$raw" --client "$IF_B" --mode "$test" --sizes "$sizes" \
+			--duration "$dur" -j \
 			>"$TMP/out" 2>"$TMP/err" || die "afxdp_raw failed: $(tail -1 "$TMP/err")"
 		xw_kill_pid "$srv"
 		srv=''
 		rows raw | tee -a "$TMP/all"
 	fi
 done
-[ -z "$csv" ] || { echo "build,rep,size,p50_us,p99_us,cpu_us_per_msg"; tr ' ' ',' <"$TMP/all"; } >"$csv"
+col=p50_us
+[ "$test" = pingpong ] || col=msg_per_s
+[ -z "$csv" ] || { echo "build,rep,size,$col,p99_us,cpu_us_per_msg"; tr ' ' ',' <"$TMP/all"; } >"$csv"
 
-python3 - "$TMP/all" <<'EOF'
+python3 - "$TMP/all" "$col" <<'EOF'
 import statistics, sys
 runs = {}
 for line in open(sys.argv[1]):
@@ -130,7 +142,8 @@ for line in open(sys.argv[1]):
     runs.setdefault((name, int(size)), []).append(float(p50))
 names = list(dict.fromkeys(k[0] for k in runs))
 ref = names[0]
-print("\nmedian p50 one-way latency (us) over the repetitions; ratio to %s and to raw" % ref)
+what = "messages/s" if sys.argv[2] == "msg_per_s" else "p50 one-way latency (us)"
+print("\nmedian %s over the repetitions; ratio to %s and to raw" % (what, ref))
 for name in names:
     for (n, size), v in sorted(runs.items(), key=lambda kv: kv[0][1]):
         if n != name:
@@ -138,6 +151,6 @@ for name in names:
         m = statistics.median(v)
         r = statistics.median(runs[(ref, size)]) if (ref, size) in runs else None
         w = statistics.median(runs[("raw", size)]) if ("raw", size) in runs else None
-        print("%-40s %6d B  %6.2f us  x%.3f ref  %s" % (name, size, m, m / r if r else 0,
+        print("%-40s %6d B  %10.2f  x%.3f ref  %s" % (name, size, m, m / r if r else 0,
               "x%.3f raw" % (m / w) if w and name != "raw" else ""))
 EOF

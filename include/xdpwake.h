@@ -370,7 +370,10 @@ struct xw_send_opts {
 /* More messages to the same destination follow at once (a batch): every
  * frame of this one carries MORE, so the receiver's XDP program may defer
  * its wake (`stream`, and `marker`: an eager message sent with it carries
- * no LAT mark); send the batch's last message without the flag. */
+ * no LAT mark), and the sender kicks the transmit ring once per batch of
+ * frames (up to the kernel's 32 per call) instead of once per message; send
+ * the batch's last message without the flag: it puts what waits on the
+ * wire (as does any progress pass, i.e. any wait or test). */
 #define XW_SEND_MORE (1u << 0)
 /* Attach opts->data to the message (remote completion data, e.g. the
  * sender's MPI rank, any 32-bit value): the receive's status has has_data

@@ -389,6 +389,7 @@ static void kick_tx(struct xwi_port *p)
 		}
 	}
 	p->tx_dirty = false;
+	p->tx_unkicked = 0;
 }
 
 int xwi_port_check_frames(struct xwi_port *p)
@@ -406,6 +407,20 @@ int xwi_port_check_frames(struct xwi_port *p)
 void xwi_port_flush(struct xwi_port *p)
 {
 	kick_tx(p);
+	reap_completions(p);
+	if (p->debug)
+		xwi_port_check_frames(p);
+}
+
+/* Copy mode transmits up to this many descriptors per kick. */
+#define XWI_TX_KICK_BATCH 32
+
+void xwi_port_flush_more(struct xwi_port *p)
+{
+	__u32 batch = p->ntx_frames / 2 < XWI_TX_KICK_BATCH ? p->ntx_frames / 2 : XWI_TX_KICK_BATCH;
+
+	if (p->tx_unkicked >= (batch ? batch : 1))
+		kick_tx(p);
 	reap_completions(p);
 	if (p->debug)
 		xwi_port_check_frames(p);
@@ -552,6 +567,7 @@ int xwi_port_tx(struct xwi_port *p, const struct xwi_encap *enc, const struct xw
 	p->tx_inflight++;
 	p->tx_frames++;
 	p->tx_dirty = true;
+	p->tx_unkicked++;
 	return 0;
 }
 

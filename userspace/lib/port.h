@@ -61,6 +61,7 @@ struct xwi_port {
 	__u32 tx_inflight; /* submitted, completion not yet reaped */
 	__u32 fill_posted; /* frames in the fill ring or the RX ring */
 	bool tx_dirty;	   /* submitted since the last kick */
+	__u32 tx_unkicked; /* frames submitted since the last kick */
 
 	struct xwi_sink sinks[XW_MAX_ENDPOINTS]; /* by destination id; .deliver NULL: none */
 	pthread_mutex_t lock; /* progress from the application and helpers */
@@ -135,6 +136,16 @@ int xwi_port_tx(struct xwi_port *port, const struct xwi_encap *enc, const struct
 		const struct xw_hdr *h, const void *payload, size_t len);
 /* Kick the kernel if it needs it and reap completions. */
 void xwi_port_flush(struct xwi_port *port);
+/* A sender's batch (XW_SEND_MORE): the frames submitted so far go out only
+ * once a batch of them has gathered (the kernel's copy-mode batch, or half
+ * the TX frames); completions are reaped either way.  The batch's last
+ * message, or any progress pass, flushes the rest. */
+void xwi_port_flush_more(struct xwi_port *port);
+/* Frames submitted and not kicked yet (under the port lock). */
+static inline bool xwi_port_tx_unkicked(const struct xwi_port *port)
+{
+	return port->tx_unkicked != 0;
+}
 /* Take up to @budget received frames and hand each to its endpoint's
  * sink; returns the number taken. */
 int xwi_port_rx(struct xwi_port *port, int budget);

@@ -13,9 +13,10 @@
  * lock, which this releases. */
 static void collect_locked(struct xw_endpoint *ep, struct xw_request *req, struct xw_status *st)
 {
-	/* What completing it queued (a large receive's NOTIFY, an ACK) goes
-	 * out now, not at the application's next call: the peer waits on it. */
-	if (xwi_engine_tx_pending(ep->eng))
+	/* What completing it queued (a large receive's NOTIFY, an ACK), and
+	 * a batch's frames not kicked yet, go out now, not at the
+	 * application's next call: the peer waits on them. */
+	if (xwi_engine_tx_pending(ep->eng) || xwi_port_tx_unkicked(ep->port))
 		xwi_ep_progress_locked(ep);
 	if (st)
 		*st = req->status;
@@ -35,8 +36,17 @@ static int wait_collect(struct xw_endpoint *ep, struct xw_request *req, enum xw_
 			__u64 spin, __u64 deadline, struct xw_status *st)
 {
 	struct xwi_wait_target w = { .req = req, .keep_lock = true };
-	int err = xwi_wait_for(&w, s, spin, deadline);
+	int err;
 
+	if (xwi_req_is_done(req)) {
+		/* Done already (an eager send completes once buffered): no
+		 * pass, only the collection; counted as a wait of no delay. */
+		ep->ws.waits++;
+		xwi_waitpol_done(&ep->wait, 0);
+		collect(ep, req, st);
+		return 0;
+	}
+	err = xwi_wait_for(&w, s, spin, deadline);
 	if (err)
 		return err;
 	if (w.locked)
@@ -80,7 +90,10 @@ XW_API int xw_endpoint__isend_opts(struct xw_endpoint *ep, const struct xw_addr 
 				    XWI_OPT(opts, data, 0), reqp);
 	if (!err)
 		(*reqp)->ep = ep;
-	xwi_port_flush(ep->port);
+	if (flags & XW_SEND_MORE)
+		xwi_port_flush_more(ep->port);
+	else
+		xwi_port_flush(ep->port);
 	xwi_ep_unlock(ep);
 	return err;
 }

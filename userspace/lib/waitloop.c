@@ -67,7 +67,8 @@ int xwi_ep_progress_locked(struct xw_endpoint *ep)
  * spinning wait's next check, the next wait, a send's transmit round):
  * the pass leaves the endpoint not quiet and the engine's next timer
  * "due now", so no waiter skips or sleeps past them.  Anything the frames
- * queued to send (an ACK owed now, a reply) is sent by the full pass.
+ * queued to send (an ACK owed now, a reply) or frames of a batch not
+ * kicked yet (XW_SEND_MORE) are sent by the full pass.
  * Caller holds the port lock; *@cut says whether it stopped early.
  */
 static int pass_for(struct xw_endpoint *ep, struct xw_request *req, bool *cut)
@@ -75,7 +76,8 @@ static int pass_for(struct xw_endpoint *ep, struct xw_request *req, bool *cut)
 	int n = pass_rx(ep);
 
 	*cut = false;
-	if (n && req && xwi_req_is_done(req) && !xwi_engine_tx_pending(ep->eng)) {
+	if (n && req && xwi_req_is_done(req) && !xwi_engine_tx_pending(ep->eng) &&
+	    !xwi_port_tx_unkicked(ep->port)) {
 		ep->pass_now = 0;
 		__atomic_store_n(&ep->eng_deadline, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&ep->quiet, false, __ATOMIC_RELAXED);
