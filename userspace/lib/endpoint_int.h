@@ -150,6 +150,9 @@ int xwi_ifref_port(struct xw_iface *ifc, const char *ifname, int ifindex, __u32 
 /* One progress pass: the RX ring, the inbox, the engine's transmit work
  * and timers.  Caller holds the port lock; returns the frames handled. */
 int xwi_ep_progress_locked(struct xw_endpoint *ep);
+/* The same, only if it would find work (frames, transmit work, a timer
+ * due); 0 otherwise. */
+int xwi_ep_progress_if_due_locked(struct xw_endpoint *ep);
 /* What xwi_wait_for() waits on. */
 struct xwi_wait_target {
 	struct xw_request *req;	    /* one request */

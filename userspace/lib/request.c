@@ -39,11 +39,14 @@ static int wait_collect(struct xw_endpoint *ep, struct xw_request *req, enum xw_
 	int err;
 
 	if (xwi_req_is_done(req)) {
-		/* Done already (an eager send completes once buffered): no
-		 * pass, only the collection; counted as a wait of no delay. */
+		/* Done already (an eager send completes once buffered): a
+		 * pass only if it has work (the sender's acks, a timer), then
+		 * the collection; counted as a wait of no delay. */
 		ep->ws.waits++;
 		xwi_waitpol_done(&ep->wait, 0);
-		collect(ep, req, st);
+		xwi_port_lock(ep->port);
+		xwi_ep_progress_if_due_locked(ep);
+		collect_locked(ep, req, st);
 		return 0;
 	}
 	err = xwi_wait_for(&w, s, spin, deadline);

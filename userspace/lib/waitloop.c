@@ -68,7 +68,10 @@ int xwi_ep_progress_locked(struct xw_endpoint *ep)
  * the pass leaves the endpoint not quiet and the engine's next timer
  * "due now", so no waiter skips or sleeps past them.  Anything the frames
  * queued to send (an ACK owed now, a reply) or frames of a batch not
- * kicked yet (XW_SEND_MORE) are sent by the full pass.
+ * kicked yet (XW_SEND_MORE) are sent by the full pass.  Nor does it stop
+ * when a timer is due, or right after another stopped pass (the next timer
+ * then reads "due now"): a receiver that always finds its next message
+ * waiting still makes a full pass at least every other time.
  * Caller holds the port lock; *@cut says whether it stopped early.
  */
 static int pass_for(struct xw_endpoint *ep, struct xw_request *req, bool *cut)
@@ -77,7 +80,8 @@ static int pass_for(struct xw_endpoint *ep, struct xw_request *req, bool *cut)
 
 	*cut = false;
 	if (n && req && xwi_req_is_done(req) && !xwi_engine_tx_pending(ep->eng) &&
-	    !xwi_port_tx_unkicked(ep->port)) {
+	    !xwi_port_tx_unkicked(ep->port) &&
+	    ep->pass_now < __atomic_load_n(&ep->eng_deadline, __ATOMIC_RELAXED)) {
 		ep->pass_now = 0;
 		__atomic_store_n(&ep->eng_deadline, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&ep->quiet, false, __ATOMIC_RELAXED);
@@ -85,6 +89,17 @@ static int pass_for(struct xw_endpoint *ep, struct xw_request *req, bool *cut)
 		return n;
 	}
 	return n + pass_engine(ep);
+}
+
+/* A pass only if it would find work: frames in the RX ring or the inbox,
+ * something to transmit or to kick, or an engine timer due.  Caller holds
+ * the port lock. */
+int xwi_ep_progress_if_due_locked(struct xw_endpoint *ep)
+{
+	if (!xwi_ep_rx_ready(ep) && !xwi_engine_tx_pending(ep->eng) &&
+	    !xwi_port_tx_unkicked(ep->port) && xwi_now_ns() < xwi_engine_next_deadline(ep->eng))
+		return 0;
+	return xwi_ep_progress_locked(ep);
 }
 
 XW_API int xw_endpoint__progress(struct xw_endpoint *ep)
