@@ -13,12 +13,23 @@
  *   a   pass-only program, foreign IPv4/TCP frame         (repeat = N)
  *   b   xw_xdp, same foreign frame -> XDP_PASS             (repeat = N)
  *   c   xw_xdp, MEDIUM fragment, marker policy, unarmed    (repeat = N)
+ *   p   xw_xdp, SMALL LAT to a connected endpoint (XW_EPF_CONNS, a
+ *       matching `conns` entry), marker, unarmed: the frame of a spinning
+ *       ping-pong                                          (repeat = N)
+ *   m   the same with a MEDIUM LAT fragment (last of 4)    (repeat = N)
+ *   r   the raw AF_XDP bench program (bench/bpf/afxdp_raw.bpf.c), a bare
+ *       redirect: the floor for p and m                   (repeat = N)
  *   x   xw_xdp, ours but bad version -> XDP_DROP           (repeat = N)
+ *   z   xw_xdp, p's frame with another session -> XDP_DROP (the `conns`
+ *       check at work)                                     (repeat = N)
  *   e   xw_xdp, stream policy, LAT|MORE inside a burst     (repeat = N)
  *   a1  pass-only program, foreign frame                   (repeat = 1 loop)
  *   b1  xw_xdp, foreign frame                              (repeat = 1 loop)
  *   d   xw_xdp, SMALL LAT, marker, armed: wake now         (repeat = 1 loop)
  *   e1  xw_xdp, stream, LAT|MORE, new batch: deferral start (repeat = 1 loop)
+ *
+ * Before measuring, the program's memo of its last `conns` lookup is checked
+ * to follow every change that increments conns_gen (check_conn_memo).
  *
  * With repeat = N only the first iteration would find the receiver armed,
  * so the wake path is measured one frame per call, re-arming in between;
@@ -60,11 +71,15 @@
 #include "xdpwake.skel.h"
 #include "internal.h"
 #include "bench_pass.skel.h"
+#include "afxdp_raw.skel.h"
 #include "shell.h"
 #include "stats.h"
 
 #define EXIT_SKIP 77
 #define BENCH_EP 1u		/* endpoint id used by every xdpwake frame */
+#define BENCH_PEER_EP 7u	/* the sending peer's endpoint id (src_ep) */
+#define BENCH_SESSION 0x5e55100du /* the peer's session in every frame */
+#define RAW_ETHERTYPE 0x88B6	/* afxdp_raw.bpf.c's AFXDP_RAW_ETHERTYPE */
 #define IF_A "xa"
 #define IF_B "xb"
 #define UMEM_FRAMES 4096u
@@ -210,8 +225,9 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 struct bench {
 	struct xw_xdp_bpf *xw;
 	struct bench_pass_bpf *pass;
-	int xw_fd, pass_fd;
-	int stats_fd, shared_fd, wstate_fd, policy_fd, coal_fd;
+	struct afxdp_raw_bpf *raw;
+	int xw_fd, pass_fd, raw_fd;
+	int stats_fd, shared_fd, wstate_fd, policy_fd, coal_fd, ep_fd, conns_fd;
 	int ring_fd;
 	struct ring_buffer *rb;
 	volatile struct xw_shared *sh; /* mmap of `shared`, whole array */
@@ -328,7 +344,13 @@ static void setup_bpf(struct bench *b)
 	b->xw = xw_xdp_bpf__open_and_load();
 	if (!b->xw)
 		die("xw_xdp_bpf__open_and_load", errno);
+	b->raw = afxdp_raw_bpf__open_and_load();
+	if (!b->raw)
+		die("afxdp_raw_bpf__open_and_load", errno);
 	b->pass_fd = bpf_program__fd(b->pass->progs.bench_pass);
+	b->raw_fd = bpf_program__fd(b->raw->progs.afxdp_raw);
+	b->ep_fd = bpf_map__fd(b->xw->maps.endpoints);
+	b->conns_fd = bpf_map__fd(b->xw->maps.conns);
 	b->xw_fd = bpf_program__fd(b->xw->progs.xw_xdp);
 	b->stats_fd = bpf_map__fd(b->xw->maps.stats);
 	b->shared_fd = bpf_map__fd(b->xw->maps.shared);
@@ -342,7 +364,7 @@ static void setup_bpf(struct bench *b)
 	err = write_knob_defaults(b);
 	if (err)
 		die("writing knob defaults", err);
-	if (bpf_map_update_elem(bpf_map__fd(b->xw->maps.endpoints), &key, &epv, BPF_ANY))
+	if (bpf_map_update_elem(b->ep_fd, &key, &epv, BPF_ANY))
 		die("endpoints update", errno);
 
 	b->ring_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "xw_bench_ring", 0, 0, XW_RING_BYTES,
@@ -359,6 +381,10 @@ static void setup_bpf(struct bench *b)
 	v = (__u32)xsk_socket__fd(b->xsk);
 	if (bpf_map_update_elem(bpf_map__fd(b->xw->maps.xsks), &key, &v, BPF_ANY))
 		die("xsks update (AF_XDP socket)", errno);
+	/* The raw program redirects to the socket of the queue (0). */
+	key = 0;
+	if (bpf_map_update_elem(bpf_map__fd(b->raw->maps.raw_xsks), &key, &v, BPF_ANY))
+		die("raw_xsks update (AF_XDP socket)", errno);
 
 	b->sh_len = (sizeof(struct xw_shared) * XW_MAX_ENDPOINTS + (size_t)page - 1) &
 		    ~((size_t)page - 1);
@@ -374,6 +400,7 @@ static void teardown(struct bench *b)
 		munmap((void *)b->sh, b->sh_len);
 	xw_xdp_bpf__destroy(b->xw);
 	bench_pass_bpf__destroy(b->pass);
+	afxdp_raw_bpf__destroy(b->raw);
 	if (b->ring_fd > 0)
 		close(b->ring_fd);
 	xsk_socket__delete(b->xsk);
@@ -442,8 +469,8 @@ static void build_xw(struct frame *f, const struct xw_frame_spec *s)
 	h->type = s->type;
 	h->flags = s->flags;
 	h->dst_ep = htons(BENCH_EP);
-	h->src_ep = htons(7);
-	h->session = htonl(0);
+	h->src_ep = htons(BENCH_PEER_EP);
+	h->session = htonl(BENCH_SESSION);
 	h->seq = htonl(100);
 	h->ack = htonl(50);
 	h->msg_id = htonl(9);
@@ -506,7 +533,11 @@ enum path_kind {
 	P_PASS,		/* a  */
 	P_FOREIGN,	/* b  */
 	P_REDIRECT,	/* c  */
+	P_PING,		/* p  */
+	P_PINGM,	/* m  */
+	P_RAW,		/* r  */
 	P_DROP,		/* x  */
+	P_STALE,	/* z  */
 	P_DEFER,	/* e  */
 	P_PASS1,	/* a1 */
 	P_FOREIGN1,	/* b1 */
@@ -527,6 +558,8 @@ struct path {
 	__u32 want_ret;
 	int base;	    /* baseline path for the ratio */
 	const struct frame *frame;
+	int conns;	    /* endpoint has XW_EPF_CONNS and a matching `conns` entry */
+	int raw;	    /* the raw AF_XDP redirect program (use_xw = 0) */
 	/* results */
 	double ns[MAX_REPS];
 	int nrep;
@@ -539,6 +572,7 @@ struct path {
 };
 
 static struct frame fr_foreign, fr_medium, fr_small_lat, fr_lat_more, fr_badver;
+static struct frame fr_medium_lat, fr_raw, fr_stale;
 static struct path paths[P__N];
 
 static void define_paths(void)
@@ -554,6 +588,12 @@ static void define_paths(void)
 		.msg_len = 64, .frag_off = 0, .frag_idx = 0, .frag_count = 1,
 		.payload_len = 64,
 	};
+	struct xw_frame_spec medium_lat = {
+		/* the last fragment of a 4096-byte message, LAT */
+		.version = XW_VERSION, .type = XW_PKT_MEDIUM, .flags = XW_F_LAT | XW_F_LAST,
+		.msg_len = 4096, .frag_off = 3072, .frag_idx = 3, .frag_count = 4,
+		.payload_len = 1024,
+	};
 	struct xw_frame_spec lat_more = small_lat, badver = small_lat;
 
 	lat_more.flags = XW_F_LAT | XW_F_MORE | XW_F_LAST;
@@ -564,6 +604,13 @@ static void define_paths(void)
 	build_xw(&fr_small_lat, &small_lat);
 	build_xw(&fr_lat_more, &lat_more);
 	build_xw(&fr_badver, &badver);
+	build_xw(&fr_medium_lat, &medium_lat);
+	/* The raw program's frame: the SMALL one under its EtherType. */
+	fr_raw = fr_small_lat;
+	fr_stale = fr_small_lat;
+	((struct xw_hdr *)(fr_stale.data + sizeof(struct ethhdr)))->session =
+		htonl(BENCH_SESSION + 1);
+	((struct ethhdr *)fr_raw.data)->h_proto = htons(RAW_ETHERTYPE);
 
 	paths[P_PASS] = (struct path){ "a", "pass-only baseline, foreign IPv4/TCP", 0, 0,
 				       0, 0, 0, XDP_PASS, P_PASS, &fr_foreign };
@@ -573,8 +620,19 @@ static void define_paths(void)
 	paths[P_REDIRECT] = (struct path){ "c", "xw_xdp MEDIUM redirect, receiver spinning",
 					   1, 0, XW_POLICY_MARKER, 0, 0, XDP_REDIRECT,
 					   P_PASS, &fr_medium };
+	paths[P_PING] = (struct path){ "p", "xw_xdp SMALL LAT, conns, spinning (ping-pong)",
+				       1, 0, XW_POLICY_MARKER, 0, 0, XDP_REDIRECT, P_PASS,
+				       &fr_small_lat, .conns = 1 };
+	paths[P_PINGM] = (struct path){ "m", "xw_xdp MEDIUM LAT, conns, spinning", 1, 0,
+					XW_POLICY_MARKER, 0, 0, XDP_REDIRECT, P_PASS,
+					&fr_medium_lat, .conns = 1 };
+	paths[P_RAW] = (struct path){ "r", "raw AF_XDP redirect (afxdp_raw), SMALL", 0, 0,
+				      0, 0, 0, XDP_REDIRECT, P_PASS, &fr_raw, .raw = 1 };
 	paths[P_DROP] = (struct path){ "x", "xw_xdp ours, bad version -> DROP", 1, 0,
 				       XW_POLICY_MARKER, 0, 0, XDP_DROP, P_PASS, &fr_badver };
+	paths[P_STALE] = (struct path){ "z", "xw_xdp conns, stale session -> DROP", 1, 0,
+					XW_POLICY_MARKER, 0, 0, XDP_DROP, P_PASS, &fr_stale,
+					.conns = 1 };
 	paths[P_DEFER] = (struct path){ "e", "xw_xdp stream LAT|MORE, armed, burst deferred", 1,
 					0, XW_POLICY_STREAM, 1, 0, XDP_REDIRECT, P_PASS,
 					&fr_lat_more };
@@ -621,20 +679,38 @@ static int test_run(struct bench *b, int prog_fd, const struct frame *f, int rep
 }
 
 /* Fresh per-endpoint engine state for the next measurement. */
-static int reset_state(struct bench *b, __u32 policy)
+static int reset_state(struct bench *b, const struct path *p)
 {
+	struct xw_ep_entry epv = {
+		.flags = XW_EPF_ACTIVE | (p->conns ? XW_EPF_CONNS : 0),
+		.queue_id = 0,
+		.owner_pid = (__u32)getpid(),
+	};
+	struct xw_conn_key ck = {
+		.src_ep = BENCH_PEER_EP,
+		.dst_ep = BENCH_EP,
+	};
 	struct xw_wake_state ws;
 	struct xw_shared shv;
-	__u32 key = BENCH_EP;
+	__u32 key = BENCH_EP, sess = BENCH_SESSION;
 
 	/* Rewriting the value cancels and frees a running bpf_timer. */
 	memset(&ws, 0, sizeof(ws));
 	if (bpf_map_update_elem(b->wstate_fd, &key, &ws, BPF_ANY))
 		return -errno;
+	if (set_knob(b->policy_fd, key, p->policy))
+		return -errno;
+	/* As the library registers a connected peer (Ethernet mode). */
+	memcpy(ck.peer_mac, mac_src, ETH_ALEN);
+	if (p->conns ? bpf_map_update_elem(b->conns_fd, &ck, &sess, BPF_ANY)
+		     : (bpf_map_delete_elem(b->conns_fd, &ck) && errno != ENOENT))
+		return -errno;
+	/* conns_gen only grows, and grows after a change of `conns` (maps.h). */
 	memset(&shv, 0, sizeof(shv));
+	shv.conns_gen = b->sh[BENCH_EP].conns_gen + 1;
 	if (bpf_map_update_elem(b->shared_fd, &key, &shv, BPF_ANY))
 		return -errno;
-	if (set_knob(b->policy_fd, key, policy))
+	if (bpf_map_update_elem(b->ep_fd, &key, &epv, BPF_ANY))
 		return -errno;
 	/* Deferred and coalesced wakes stay pending for the whole run, so an
 	 * armed receiver stays armed (its timer never fires mid-measurement). */
@@ -648,7 +724,7 @@ static int reset_state(struct bench *b, __u32 policy)
 
 static int measure(struct bench *b, struct path *p)
 {
-	int prog_fd = p->use_xw ? b->xw_fd : b->pass_fd;
+	int prog_fd = p->use_xw ? b->xw_fd : p->raw ? b->raw_fd : b->pass_fd;
 	__u64 ep0[NSTAT], if0[NSTAT], ep1[NSTAT], if1[NSTAT];
 	volatile struct xw_shared *shp = &b->sh[BENCH_EP];
 	__u64 wakes0;
@@ -656,7 +732,7 @@ static int measure(struct bench *b, struct path *p)
 	double ns;
 	int err;
 
-	if (p->use_xw && (err = reset_state(b, p->policy)))
+	if (p->use_xw && (err = reset_state(b, p)))
 		return err;
 	wakes0 = shp->wakes;
 	if ((err = read_stats(b, BENCH_EP, ep0)) || (err = read_stats(b, XW_STATS_IFACE, if0)))
@@ -724,6 +800,81 @@ static int measure(struct bench *b, struct path *p)
 
 static int failures;
 
+/* One frame through xw_xdp, which must return @want. */
+static void memo_step(struct bench *b, const char *what, const struct frame *f, __u32 want)
+{
+	__u32 ret = 0, dur;
+	int err = test_run(b, b->xw_fd, f, 1, &ret, &dur);
+
+	if (err || ret != want) {
+		fprintf(stderr, "UNEXPECTED conns memo: %s: XDP action %u (err %d), expected %u\n",
+			what, ret, err, want);
+		failures++;
+	}
+}
+
+/*
+ * The program's memo of its last `conns` lookup follows every change that
+ * increments conns_gen: a changed session, a deleted entry, and its own
+ * deletion on a CONNECT from a restarted peer.
+ */
+static void check_conn_memo(struct bench *b)
+{
+	struct xw_conn_key ck = { .src_ep = BENCH_PEER_EP, .dst_ep = BENCH_EP };
+	struct xw_frame_spec connect = {
+		.version = XW_VERSION, .type = XW_PKT_CONNECT, .frag_count = 1,
+	};
+	volatile struct xw_shared *shp = &b->sh[BENCH_EP];
+	struct frame fr_connect, fr_new;
+	__u32 sess = BENCH_SESSION + 1, v;
+	__u64 gen;
+	int err;
+
+	memcpy(ck.peer_mac, mac_src, ETH_ALEN);
+	build_xw(&fr_connect, &connect);
+	((struct xw_hdr *)(fr_connect.data + sizeof(struct ethhdr)))->session =
+		htonl(BENCH_SESSION + 2);
+	fr_new = fr_small_lat;
+	((struct xw_hdr *)(fr_new.data + sizeof(struct ethhdr)))->session =
+		htonl(BENCH_SESSION + 2);
+
+	if ((err = reset_state(b, &paths[P_PING])))
+		die("conns memo: reset", err);
+	memo_step(b, "registered session", &fr_small_lat, XDP_REDIRECT);
+	memo_step(b, "registered session, again (memo)", &fr_small_lat, XDP_REDIRECT);
+	memo_step(b, "another session (memo)", &fr_stale, XDP_DROP);
+	/* The peer's session changes. */
+	if (bpf_map_update_elem(b->conns_fd, &ck, &sess, BPF_ANY))
+		die("conns memo: update", errno);
+	__atomic_fetch_add(&shp->conns_gen, 1, __ATOMIC_SEQ_CST);
+	memo_step(b, "old session after the change", &fr_small_lat, XDP_DROP);
+	memo_step(b, "new session after the change", &fr_stale, XDP_REDIRECT);
+	/* The connection is gone: the library checks alone. */
+	if (bpf_map_delete_elem(b->conns_fd, &ck))
+		die("conns memo: delete", errno);
+	__atomic_fetch_add(&shp->conns_gen, 1, __ATOMIC_SEQ_CST);
+	memo_step(b, "any session after the delete", &fr_small_lat, XDP_REDIRECT);
+	memo_step(b, "any session after the delete, again", &fr_stale, XDP_REDIRECT);
+	/* Registered again, then the peer restarts: its CONNECT deletes the
+	 * entry, and the program increments conns_gen itself. */
+	sess = BENCH_SESSION;
+	if (bpf_map_update_elem(b->conns_fd, &ck, &sess, BPF_ANY))
+		die("conns memo: update", errno);
+	__atomic_fetch_add(&shp->conns_gen, 1, __ATOMIC_SEQ_CST);
+	memo_step(b, "registered again", &fr_small_lat, XDP_REDIRECT);
+	memo_step(b, "new incarnation before its CONNECT", &fr_new, XDP_DROP);
+	gen = shp->conns_gen;
+	memo_step(b, "the new incarnation's CONNECT", &fr_connect, XDP_REDIRECT);
+	if (!bpf_map_lookup_elem(b->conns_fd, &ck, &v) || shp->conns_gen != gen + 1) {
+		fprintf(stderr, "UNEXPECTED conns memo: after a CONNECT with a new session the "
+				"entry %s, conns_gen +%llu (expected deleted, +1)\n",
+			bpf_map_lookup_elem(b->conns_fd, &ck, &v) ? "is gone" : "is still there",
+			(unsigned long long)(shp->conns_gen - gen));
+		failures++;
+	}
+	memo_step(b, "new incarnation after its CONNECT", &fr_new, XDP_REDIRECT);
+}
+
 __attribute__((format(printf, 2, 3))) static void fail(const struct path *p, const char *fmt,
 						       ...)
 {
@@ -754,7 +905,7 @@ static void expect_no_drops(const struct path *p, const __u64 *d, const char *ke
 static void check_path(const struct path *p)
 {
 	const __u64 *e = p->d_ep, *g = p->d_if;
-	unsigned long long n = p->frames;
+	unsigned long long n = p->frames, lat;
 
 	EXPECT(p, p->bad_ret == 0, "XDP action %llu in %llu runs, expected %u",
 	       p->bad_ret_val, p->bad_ret, p->want_ret);
@@ -783,13 +934,16 @@ static void check_path(const struct path *p)
 		EXPECT(p, e[ST_frames_redirected] == 0, "ep.frames_redirected = %llu",
 		       (unsigned long long)e[ST_frames_redirected]);
 		break;
-	case P_REDIRECT:
+	case P_REDIRECT: /* unmarked */
+	case P_PING:	 /* LAT */
+	case P_PINGM:	 /* LAT */
+		lat = p - paths == P_REDIRECT ? 0 : n;
 		expect_no_drops(p, g, "iface");
 		expect_no_drops(p, e, "ep");
 		EXPECT(p, e[ST_frames_redirected] == n, "ep.frames_redirected = %llu, expected %llu",
 		       (unsigned long long)e[ST_frames_redirected], n);
-		EXPECT(p, e[ST_lat_frames] == 0, "ep.lat_frames = %llu, expected 0",
-		       (unsigned long long)e[ST_lat_frames]);
+		EXPECT(p, e[ST_lat_frames] == lat, "ep.lat_frames = %llu, expected %llu",
+		       (unsigned long long)e[ST_lat_frames], lat);
 		EXPECT(p, e[ST_wake_marker] == 0 && p->sh_wakes == 0,
 		       "ep.wake_marker = %llu, shared.wakes +%llu: an unarmed receiver was woken",
 		       (unsigned long long)e[ST_wake_marker], p->sh_wakes);
@@ -798,6 +952,12 @@ static void check_path(const struct path *p)
 		       "ep.wake_unarmed = %llu, timer_starts = %llu: expected %llu and 0",
 		       (unsigned long long)e[ST_wake_unarmed],
 		       (unsigned long long)e[ST_timer_starts], n);
+		break;
+	case P_STALE:
+		EXPECT(p, e[ST_drop_session] == n && e[ST_frames_redirected] == 0,
+		       "ep.drop_session = %llu, ep.frames_redirected = %llu, expected %llu and 0",
+		       (unsigned long long)e[ST_drop_session],
+		       (unsigned long long)e[ST_frames_redirected], n);
 		break;
 	case P_TIMER1:
 		expect_no_drops(p, e, "ep");
@@ -981,6 +1141,10 @@ static void print_text(const struct machine *m)
 	       rb1);
 	printf("wake now (d vs a1, repeat=1): %.3fx, %.1f ns over pass-only\n",
 	       ratio_of(&paths[P_WAKE1]), paths[P_WAKE1].med - paths[P_PASS1].med);
+	printf("ping-pong frame (p vs r, repeat=%ld): %.2fx the raw AF_XDP redirect, "
+	       "%.1f ns over it (MEDIUM, m: %.1f ns over it)\n",
+	       opt.repeat, paths[P_RAW].med > 0 ? paths[P_PING].med / paths[P_RAW].med : 0,
+	       paths[P_PING].med - paths[P_RAW].med, paths[P_PINGM].med - paths[P_RAW].med);
 
 	printf("\nwhat each path did (sums over all repetitions, endpoint %u):\n", BENCH_EP);
 	for (int i = 0; i < P__N; i++) {
@@ -988,15 +1152,18 @@ static void print_text(const struct machine *m)
 		const __u64 *e = p->d_ep, *g = p->d_if;
 
 		if (!p->use_xw) {
-			printf("  %-3s %llu frames, all XDP_PASS\n", p->id, p->frames);
+			printf("  %-3s %llu frames, all %s\n", p->id, p->frames,
+			       p->raw ? "XDP_REDIRECT" : "XDP_PASS");
 			continue;
 		}
-		printf("  %-3s %llu frames: passed %llu, dropped(version) %llu, redirected %llu, "
+		printf("  %-3s %llu frames: passed %llu, dropped(version) %llu, "
+		       "dropped(session) %llu, redirected %llu, "
 		       "lat %llu, more %llu, wake_marker %llu, wake_frames %llu, wake_timeout %llu, "
 		       "wake_unarmed %llu, deferrals %llu, timer_starts %llu, timer_fires %llu, "
 		       "ring wake records %llu\n",
 		       p->id, p->frames, (unsigned long long)g[ST_frames_passed],
 		       (unsigned long long)g[ST_drop_version],
+		       (unsigned long long)e[ST_drop_session],
 		       (unsigned long long)e[ST_frames_redirected],
 		       (unsigned long long)e[ST_lat_frames], (unsigned long long)e[ST_more_frames],
 		       (unsigned long long)e[ST_wake_marker], (unsigned long long)e[ST_wake_frames],
@@ -1067,6 +1234,7 @@ int main(int argc, char **argv)
 	setup_bpf(&b);
 	define_paths();
 	machine_info(&m);
+	check_conn_memo(&b);
 
 	/* Warm-up: one short run of every path, results dropped. */
 	{

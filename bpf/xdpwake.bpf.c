@@ -131,6 +131,37 @@ struct {
 	__type(value, __u32);
 } conns SEC(".maps");
 
+/*
+ * The last `conns` lookup of each endpoint on this CPU: a hash lookup is
+ * the most expensive step of a frame of ours (~30 ns, several kernel calls),
+ * and a connected endpoint's frames mostly come from the peer of its last
+ * one.  Valid while shared[ep].conns_gen is what it was before the lookup
+ * (maps.h: every change to `conns` increments it afterwards).  Per CPU, so
+ * that two CPUs never write one copy.  Not pinned: the program's own.
+ */
+struct conn_memo {
+	struct xw_conn_key key;
+	__u64 gen;	/* shared[ep].conns_gen read before the lookup */
+	__u32 session;	/* the entry's session, if found               */
+	__u16 found;	/* an entry exists                             */
+	__u16 valid;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XW_MAX_ENDPOINTS);
+	__type(key, __u32);
+	__type(value, struct conn_memo);
+} conn_memo SEC(".maps");
+
+static __always_inline int conn_key_eq(const struct xw_conn_key *a,
+				       const struct xw_conn_key *b)
+{
+	const __u32 *x = (const __u32 *)a, *y = (const __u32 *)b;
+
+	return x[0] == y[0] && x[1] == y[1] && x[2] == y[2] && x[3] == y[3];
+}
+
 /* UDP mode: the queues in use on this interface (see proto.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -428,8 +459,10 @@ static int wd_timer_cb(void *map, __u32 *key, struct xw_wd_state *wd)
 }
 
 /* Start the watchdog timer for a frame if none runs; else note the first
- * frame of the next generation. */
-static __always_inline void watchdog_arm(__u32 ep, struct xw_shared *sh, __u64 produced, __u64 now)
+ * frame of the next generation.  Reads the clock into *@now if nothing has
+ * yet (0) and the watchdog needs it. */
+static __always_inline void watchdog_arm(__u32 ep, struct xw_shared *sh, __u64 produced,
+					 __u64 *now)
 {
 	__u64 period = (__u64)knob(&k_watchdog_usecs, ep, 0) * NSEC_PER_USEC;
 	struct xw_wd_state *wd;
@@ -437,11 +470,12 @@ static __always_inline void watchdog_arm(__u32 ep, struct xw_shared *sh, __u64 p
 	if (!period)
 		return;
 	wd = bpf_map_lookup_elem(&wd_state, &ep);
-	if (!wd)
+	if (!wd || (wd->deadline_ns && wd->next_ns))
 		return;
+	if (!*now)
+		*now = clock_now();
 	if (wd->deadline_ns) {
-		if (!wd->next_ns)
-			wd->next_ns = now;
+		wd->next_ns = *now;
 		return;
 	}
 	if (!wd->timer_ready) {
@@ -449,7 +483,7 @@ static __always_inline void watchdog_arm(__u32 ep, struct xw_shared *sh, __u64 p
 		bpf_timer_set_callback(&wd->timer, wd_timer_cb);
 		wd->timer_ready = 1;
 	}
-	wd_start(wd, produced, now + wd_fire_in(period, sh), now);
+	wd_start(wd, produced, *now + wd_fire_in(period, sh), *now);
 }
 
 /* The wake decision for one frame redirected to endpoint @ep. */
@@ -457,18 +491,35 @@ static __always_inline void decide(__u32 ep, __u32 epflags, struct xw_wake_state
 				   struct xw_shared *sh, struct xw_stats *s,
 				   __u8 type, __u8 flags, __u64 produced)
 {
-	__u64 now = clock_now(), gap_since, gap;
-	__u32 policy, lat, more, reason;
+	__u64 now = 0, gap_since = GAP_CLAMP_NS, gap;
+	__u32 policy, lat, more, reason, armed;
 
-	timer_init(ws);
+	/*
+	 * `produced` was incremented atomically (a full barrier) before this
+	 * load; user space stores armed, fences, then rereads produced, so a
+	 * receiver arming now cannot miss the frame.
+	 */
+	armed = *(volatile __u32 *)&sh->armed;
+	policy = knob(&k_policy, ep, XW_DEF_POLICY);
 
-	gap_since = ws->last_frame_ns ? now - ws->last_frame_ns : GAP_CLAMP_NS;
-	if (gap_since > GAP_CLAMP_NS)
-		gap_since = GAP_CLAMP_NS;
+	/*
+	 * The time is needed by the gap rules (stream, adaptive), by an armed
+	 * receiver's batch, timer and record, and by trace records.  A frame
+	 * to a running receiver under the other policies needs none (the
+	 * spinning ping-pong): no clock read.  last_frame_ns is then 0, "no
+	 * previous frame", which the gap rules read as a pause, as they do
+	 * after a wake state reset; it only matters on a change of policy.
+	 */
+	if (armed || policy == XW_POLICY_STREAM || policy == XW_POLICY_ADAPTIVE ||
+	    (epflags & XW_EPF_TRACE)) {
+		now = clock_now();
+		if (ws->last_frame_ns && now - ws->last_frame_ns < GAP_CLAMP_NS)
+			gap_since = now - ws->last_frame_ns;
+	}
 	ws->last_frame_ns = now;
 
 	/* The watchdog covers an application that is not waiting at all. */
-	watchdog_arm(ep, sh, produced, now);
+	watchdog_arm(ep, sh, produced, &now);
 
 	lat = (flags & XW_F_LAT) &&
 	      ((knob(&k_lat_mask, ep, XW_DEF_LAT_MASK) >> (type & 31)) & 1);
@@ -478,7 +529,6 @@ static __always_inline void decide(__u32 ep, __u32 epflags, struct xw_wake_state
 	if (more)
 		s->more_frames++;
 
-	policy = knob(&k_policy, ep, XW_DEF_POLICY);
 	if (policy == XW_POLICY_ADAPTIVE) {
 		/* The arrival rate is measured whether or not anyone sleeps. */
 		ws->gap_ewma_ns = (ws->gap_ewma_ns * 7 + gap_since) / 8;
@@ -496,13 +546,9 @@ static __always_inline void decide(__u32 ep, __u32 epflags, struct xw_wake_state
 		policy = ws->adapt_mode == XW_ADAPT_STREAM ? XW_POLICY_STREAM : XW_POLICY_MARKER;
 	}
 
-	/*
-	 * A receiver that is not armed is running and will see this frame:
-	 * no batch, no timer.  `produced` was incremented atomically (a full
-	 * barrier) before this load; user space stores armed, fences, then
-	 * rereads produced, so a receiver arming now cannot miss the frame.
-	 */
-	if (!*(volatile __u32 *)&sh->armed) {
+	/* A receiver that is not armed is running and will see this frame:
+	 * no batch, no timer. */
+	if (!armed) {
 		s->wake_unarmed++;
 		ws->pending = 0;
 		ws->deferred = 0;
@@ -510,6 +556,7 @@ static __always_inline void decide(__u32 ep, __u32 epflags, struct xw_wake_state
 		trace(ep, epflags, XW_REC_UNARMED, XW_WAKE_NONE, 1, now, produced);
 		return;
 	}
+	timer_init(ws);
 
 	/* Everything before this frame consumed: a new batch starts here. */
 	if (sh->consumed + 1 >= produced) {
@@ -597,7 +644,6 @@ int xw_xdp(struct xdp_md *ctx)
 	struct udphdr *udp;
 	__u64 produced;
 	__be16 proto;
-	__u32 *csess;
 	int act;
 
 	frame_len = data_end - data;
@@ -731,6 +777,9 @@ int xw_xdp(struct xdp_md *ctx)
 	}
 	if ((epi->flags & XW_EPF_CONNS) && h->type != XW_PKT_CONNECT_REPLY) {
 		struct xw_conn_key ck = {};
+		struct conn_memo *cm;
+		__u32 csess = 0, found = 0;
+		__u64 gen;
 
 		ck.src_ep = bpf_ntohs(h->src_ep);
 		ck.dst_ep = ep;
@@ -738,14 +787,39 @@ int xw_xdp(struct xdp_md *ctx)
 			ck.peer_ip = ip->saddr;
 		else
 			__builtin_memcpy(ck.peer_mac, eth->h_source, ETH_ALEN);
-		csess = bpf_map_lookup_elem(&conns, &ck);
-		if (csess && *csess != bpf_ntohl(h->session)) {
+		/* The generation before the lookup: a change racing it
+		 * leaves the memo tagged with the old one. */
+		gen = *(volatile __u64 *)&sh->conns_gen;
+		cm = bpf_map_lookup_elem(&conn_memo, &ep);
+		if (cm && cm->valid && cm->gen == gen &&
+		    conn_key_eq(&cm->key, &ck)) {
+			found = cm->found;
+			csess = cm->session;
+		} else {
+			__u32 *e = bpf_map_lookup_elem(&conns, &ck);
+
+			if (e) {
+				found = 1;
+				csess = *e;
+			}
+			if (cm) {
+				cm->key = ck;
+				cm->gen = gen;
+				cm->session = csess;
+				cm->found = found;
+				cm->valid = 1;
+			}
+		}
+		if (found && csess != bpf_ntohl(h->session)) {
 			if (h->type == XW_PKT_CONNECT) {
 				/* The peer restarted: the frames right behind
 				 * its CONNECT carry the new session, which the
 				 * library registers once it has taken the
 				 * CONNECT; until then it checks them alone. */
 				bpf_map_delete_elem(&conns, &ck);
+				__sync_fetch_and_add(&sh->conns_gen, 1);
+				if (cm)
+					cm->valid = 0;
 			} else {
 				s->drop_session++;
 				return XDP_DROP;

@@ -331,12 +331,28 @@ static int held_by_other_process(const char *kind, __u32 id)
 	return found;
 }
 
+/* Does BPF map / program @id still exist a while later?  A concurrent
+ * user's object that was being freed when we listed it (its descriptors
+ * closed, the id not yet released) is gone by then; a leak of ours is not. */
+static int persists(int progs, __u32 id)
+{
+	int fd;
+
+	usleep(200000);
+	fd = progs ? bpf_prog_get_fd_by_id(id) : bpf_map_get_fd_by_id(id);
+	if (fd < 0)
+		return errno != ENOENT;
+	close(fd);
+	return 1;
+}
+
 /*
  * After a loop: BPF maps (progs) in the system may not exceed @before.
  * Freed maps disappear after an RCU grace period: wait up to ASYNC_NS.  The
  * count is system-wide; when it is higher, the surplus is attributed: new
- * objects (id > @before_max) held by another process's descriptors belong
- * to a concurrent BPF user and are reported, not failed.
+ * objects (id > @before_max) held by another process's descriptors, or gone
+ * a moment later (being freed when listed), belong to a concurrent BPF user
+ * and are reported, not failed.
  */
 static void check_bpf_objects(int progs, const char *what, int before, __u32 before_max)
 {
@@ -358,7 +374,7 @@ static void check_bpf_objects(int progs, const char *what, int before, __u32 bef
 	for (id = before_max; ours < 8 && !(progs ? bpf_prog_get_next_id(id, &next)
 						  : bpf_map_get_next_id(id, &next));
 	     id = next) {
-		if (held_by_other_process(kind, next)) {
+		if (held_by_other_process(kind, next) || !persists(progs, next)) {
 			others++;
 		} else {
 			ours++;

@@ -38,7 +38,9 @@ struct xw_shared {
 	__u64 consumed;	    /* user: frames taken from the RX ring           */
 	__u64 wakes;	    /* XDP: wakes sent to this endpoint              */
 	__u64 wd_wakes;	    /* XDP: watchdog wakes sent                      */
-	__u64 rsvd[2];
+	__u64 conns_gen;    /* user, XDP: +1 after each change to the `conns`
+			     * entries of this endpoint (see below)         */
+	__u64 rsvd[1];
 	__u64 wd_lead_ns;   /* user: the watchdog fires this much before its
 			     * period ends (its thread's record-to-pass cost) */
 };
@@ -119,6 +121,15 @@ struct xw_wd_state {
 /* ------------------------------------------------------------------ */
 /* Connections (hash `conns`): per-peer session check in XDP           */
 /* ------------------------------------------------------------------ */
+
+/*
+ * Whoever adds, changes or deletes an entry of `conns` with dst_ep = E
+ * increments shared[E].conns_gen (atomically) after the change: the XDP
+ * program keeps, per CPU and endpoint, a copy of its last lookup, which it
+ * uses only while conns_gen is unchanged.  The library does this in
+ * endpoint.c (ep_conn_event), the program when a CONNECT deletes an entry.
+ * An entry changed without the increment may go unseen by the program.
+ */
 
 struct xw_conn_key {
 	__u32 peer_ip;	   /* UDP mode: peer IPv4 address (BE); Ethernet: 0 */

@@ -89,6 +89,17 @@ static int emit_ctl(struct xwi_engine *e, struct peer *p, __u8 type, __u32 seq, 
 	return 0;
 }
 
+/* The application's one-frame message is in the transmit path: on the
+ * wire before the bookkeeping (see xwi_engine_ops.kick). */
+static void kick_early(struct xwi_engine *e)
+{
+	if (!e->kick_early)
+		return;
+	e->kick_early = false;
+	if (e->ops.kick)
+		e->ops.kick(e->ctx);
+}
+
 int xwi_conn_emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const void *payload,
 		  size_t len)
 {
@@ -100,6 +111,7 @@ int xwi_conn_emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const 
 		hdr_seal(e, h, payload, len);
 		if (e->ops.send(e->ctx, &p->addr, h, payload, len))
 			return -EAGAIN;
+		kick_early(e);
 		e->st.tx_frames[h->type]++;
 		return 0;
 	}
@@ -116,6 +128,7 @@ int xwi_conn_emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const 
 		xwi_frame_put(e, f, len);
 		return -EAGAIN;
 	}
+	kick_early(e);
 	t = now(e);
 	f->seq = p->cn.snd_nxt++;
 	f->tries = 1;

@@ -38,6 +38,15 @@ static int ep_send(void *ctx, const struct xw_addr *dst, const struct xw_hdr *h,
 	return xwi_port_tx(ep->port, &ep->enc, dst, h, payload, len);
 }
 
+/* The engine's early kick of an application's one-frame message (under
+ * the port lock, as every engine call). */
+static void ep_kick(void *ctx)
+{
+	struct xw_endpoint *ep = ctx;
+
+	xwi_port_flush(ep->port);
+}
+
 /* The engine's clock: one reading per progress pass (the pass is short
  * next to every timer), a fresh one outside passes. */
 static __u64 ep_now(void *ctx)
@@ -71,12 +80,15 @@ static void ep_conn_event(void *ctx, const struct xw_addr *peer, __u32 session)
 		bpf_map_update_elem(fd, &k, &session, BPF_ANY);
 	else
 		bpf_map_delete_elem(fd, &k);
+	/* The XDP program's copy of its last lookup is stale now. */
+	__atomic_fetch_add(&ep->shared->conns_gen, 1, __ATOMIC_SEQ_CST);
 }
 
 static const struct xwi_engine_ops engine_ops = {
 	.send = ep_send,
 	.now_ns = ep_now,
 	.conn_event = ep_conn_event,
+	.kick = ep_kick,
 };
 
 /* The endpoint's sink: one received frame for it, from the port or from

@@ -67,6 +67,7 @@ struct xw_endpoint {
 	 * a spinning wait skips it (see xwi_wait_for). */
 	bool quiet;
 	__u64 pass_now; /* the time of the progress pass under way, else 0 */
+	__u64 last_pass; /* the time of the last pass's start */
 	__u64 wake_lat; /* the last wake record's wake-up latency (xwi_wake_ring_cb) */
 
 	/* waiting */
@@ -156,6 +157,8 @@ struct xwi_wait_target {
 	int n;
 	const struct xw_wait_opts *opts;
 	int ready;		    /* index found */
+	bool keep_lock;		    /* a request's wait may return holding the port lock */
+	bool locked;		    /* ...and does: the caller unlocks */
 };
 /* Progress until @w is ready or @deadline (0: none) passes (-ETIMEDOUT),
  * waiting between passes as strategy @s (XW_WAIT_DEFAULT: the endpoint's)

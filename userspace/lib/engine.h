@@ -98,6 +98,12 @@ struct xwi_engine_ops {
 	void (*conn_event)(void *ctx, const struct xw_addr *peer, __u32 session);
 	/* Optional: @len random bytes (default: getrandom()). */
 	void (*random)(void *ctx, void *buf, size_t len);
+	/* Optional: put the frames sent so far on the wire now.  Called
+	 * right after the frame of a one-frame message the application is
+	 * sending (xwi_engine_isend*), before the engine's own bookkeeping
+	 * of it, so the peer gets it sooner; other frames wait for the
+	 * caller's flush. */
+	void (*kick)(void *ctx);
 };
 
 /* Request states. */

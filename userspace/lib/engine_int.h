@@ -266,7 +266,6 @@ struct rmsg {
 struct xwi_req_priv {
 	struct xw_request *req;
 	struct xl elink;     /* e->pending */
-	__u64 t_post;
 	/* send */
 	struct txitem tx;    /* burst in peer->dataq */
 	struct xl slink;     /* peer->sends (large, started) */
@@ -386,7 +385,8 @@ struct xwi_engine {
 	struct xl txrr;	    /* peers with frames to emit */
 	struct xl pending;  /* all pending requests */
 	struct xl rmsgs;    /* all incoming messages */
-	__u32 backlog;	    /* sends with initial frames queued */
+	__u32 backlog;
+	bool kick_early; /* isend of a one-frame message: ops.kick after its frame */	    /* sends with initial frames queued */
 	/* matching (match.c) */
 	struct xl posted;   /* posted receives, post order */
 	struct xl unexp;    /* unexpected messages, oldest first */

@@ -16,7 +16,8 @@ int xwi_frame_parse(const void *data, size_t len, struct xwi_frame *f)
 	struct ethhdr eth;
 	__u16 proto;
 
-	memset(f, 0, sizeof(*f));
+	/* the header is copied over and payload/len set on success */
+	memset(&f->src, 0, sizeof(f->src));
 	if (len < ETH_HLEN + XW_HDR_LEN)
 		return -EPROTO;
 	memcpy(&eth, data, ETH_HLEN);

@@ -9,12 +9,41 @@
 #include "port.h"
 #include "endpoint_int.h"
 
-static int wait_req(struct xw_endpoint *ep, struct xw_request *req, __u64 deadline)
+/* Collect done @req: its status, then it is freed.  Caller holds the port
+ * lock, which this releases. */
+static void collect_locked(struct xw_endpoint *ep, struct xw_request *req, struct xw_status *st)
 {
-	struct xwi_wait_target w = { .req = req };
+	/* What completing it queued (a large receive's NOTIFY, an ACK) goes
+	 * out now, not at the application's next call: the peer waits on it. */
+	if (xwi_engine_tx_pending(ep->eng))
+		xwi_ep_progress_locked(ep);
+	if (st)
+		*st = req->status;
+	xwi_request_free(req);
+	xwi_ep_unlock(ep);
+}
 
-	(void)ep;
-	return xwi_wait_for(&w, XW_WAIT_DEFAULT, 0, deadline);
+static void collect(struct xw_endpoint *ep, struct xw_request *req, struct xw_status *st)
+{
+	xwi_port_lock(ep->port);
+	collect_locked(ep, req, st);
+}
+
+/* Wait for @req as strategy @s and @spin say, then collect it into @st
+ * (the wait's last pass may hand over the port lock for it). */
+static int wait_collect(struct xw_endpoint *ep, struct xw_request *req, enum xw_wait_strategy s,
+			__u64 spin, __u64 deadline, struct xw_status *st)
+{
+	struct xwi_wait_target w = { .req = req, .keep_lock = true };
+	int err = xwi_wait_for(&w, s, spin, deadline);
+
+	if (err)
+		return err;
+	if (w.locked)
+		collect_locked(ep, req, st);
+	else
+		collect(ep, req, st);
+	return 0;
 }
 
 XW_API int xw_endpoint__isend(struct xw_endpoint *ep, const struct xw_addr *dst,
@@ -116,20 +145,6 @@ XW_API int xw_endpoint__irecv_claimed(struct xw_endpoint *ep, __u64 claim, void 
 	return err;
 }
 
-static int collect(struct xw_endpoint *ep, struct xw_request *req, struct xw_status *st)
-{
-	xwi_port_lock(ep->port);
-	/* What completing it queued (a large receive's NOTIFY, an ACK) goes
-	 * out now, not at the application's next call: the peer waits on it. */
-	if (xwi_engine_tx_pending(ep->eng))
-		xwi_ep_progress_locked(ep);
-	if (st)
-		*st = req->status;
-	xwi_request_free(req);
-	xwi_ep_unlock(ep);
-	return 1;
-}
-
 XW_API int xw_request__test(struct xw_request *req, struct xw_status *st)
 {
 	struct xw_endpoint *ep;
@@ -141,7 +156,8 @@ XW_API int xw_request__test(struct xw_request *req, struct xw_status *st)
 		xw_endpoint__progress(ep);
 	if (!xwi_req_is_done(req))
 		return 0;
-	return collect(ep, req, st);
+	collect(ep, req, st);
+	return 1;
 }
 
 XW_API int xw_request__done(const struct xw_request *req)
@@ -151,37 +167,21 @@ XW_API int xw_request__done(const struct xw_request *req)
 
 XW_API int xw_request__wait(struct xw_request *req, struct xw_status *st, int timeout_ms)
 {
-	struct xw_endpoint *ep;
-	int err;
-
 	if (!req)
 		return -EINVAL;
-	ep = req->ep;
-	err = wait_req(ep, req, xwi_deadline_ms(timeout_ms));
-	if (err)
-		return err;
-	collect(ep, req, st);
-	return 0;
+	return wait_collect(req->ep, req, XW_WAIT_DEFAULT, 0, xwi_deadline_ms(timeout_ms), st);
 }
 
 XW_API int xw_request__wait_opts(struct xw_request *req, struct xw_status *st,
 				 const struct xw_wait_opts *opts)
 {
-	struct xwi_wait_target w = { .req = req };
-	struct xw_endpoint *ep;
-	int err;
-
 	if (!req || !XWI_OPTS_VALID(opts, xw_wait_opts))
 		return -EINVAL;
 	if ((unsigned int)XWI_OPT(opts, strategy, XW_WAIT_DEFAULT) >= XW_WAIT_MAX)
 		return -EINVAL;
-	ep = req->ep;
-	err = xwi_wait_for(&w, XWI_OPT(opts, strategy, XW_WAIT_DEFAULT), XWI_OPT(opts, spin_ns, 0),
-			   xwi_deadline_ms(XWI_OPT(opts, timeout_ms, -1)));
-	if (err)
-		return err;
-	collect(ep, req, st);
-	return 0;
+	return wait_collect(req->ep, req, XWI_OPT(opts, strategy, XW_WAIT_DEFAULT),
+			    XWI_OPT(opts, spin_ns, 0), xwi_deadline_ms(XWI_OPT(opts, timeout_ms, -1)),
+			    st);
 }
 
 XW_API int xw_request__cancel(struct xw_request *req)
@@ -236,11 +236,10 @@ XW_API int xw_endpoint__send(struct xw_endpoint *ep, const struct xw_addr *dst, 
 	}
 	if (err)
 		return err;
-	err = wait_req(ep, req, deadline);
+	err = wait_collect(ep, req, XW_WAIT_DEFAULT, 0, deadline, &st);
 	if (err == -ETIMEDOUT)
 		return timed_out(ep, req, &st);
-	collect(ep, req, &st);
-	return st.error;
+	return err ? err : st.error;
 }
 
 XW_API int xw_endpoint__recv(struct xw_endpoint *ep, void *buf, size_t len, __u64 match,
@@ -253,11 +252,9 @@ XW_API int xw_endpoint__recv(struct xw_endpoint *ep, void *buf, size_t len, __u6
 	err = xw_endpoint__irecv(ep, buf, len, match, mask, &req);
 	if (err)
 		return err;
-	err = wait_req(ep, req, xwi_deadline_ms(timeout_ms));
+	err = wait_collect(ep, req, XW_WAIT_DEFAULT, 0, xwi_deadline_ms(timeout_ms), &s);
 	if (err == -ETIMEDOUT)
 		err = timed_out(ep, req, &s);
-	else
-		collect(ep, req, &s);
 	if (st)
 		*st = s;
 	return err ? err : (s.error == -EMSGSIZE ? 0 : s.error);

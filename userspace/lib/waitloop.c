@@ -14,17 +14,34 @@
 #include "wait.h"
 #include "endpoint_int.h"
 
+/* Looks at the RX ring per clock read while spinning. */
+#define XWI_SPIN_PEEKS 4
+
 /* ---- progress ---------------------------------------------------------- */
 
-/* Caller holds the port lock. */
-int xwi_ep_progress_locked(struct xw_endpoint *ep)
+/*
+ * The first half of a pass: the frames waiting in the RX ring and the
+ * inbox, handed to the engine.  Caller holds the port lock.
+ */
+static int pass_rx(struct xw_endpoint *ep)
 {
 	int n;
 
 	ep->pass_now = xwi_now_ns();
+	/* read by a waiter whose target another thread's pass made ready */
+	__atomic_store_n(&ep->last_pass, ep->pass_now, __ATOMIC_RELAXED);
 	n = xwi_port_rx(ep->port, 64);
 	n += xwi_local_rx(ep->local, 64);
-	n += xwi_engine_progress(ep->eng, 256);
+	return n;
+}
+
+/* The second half: the engine's timers and transmit work, then the next
+ * timer for waiters that skip passes. */
+static int pass_engine(struct xw_endpoint *ep)
+{
+	int n;
+
+	n = xwi_engine_progress(ep->eng, 256);
 	xwi_port_flush(ep->port);
 	ep->pass_now = 0;
 	__atomic_store_n(&ep->eng_deadline, xwi_engine_next_deadline(ep->eng), __ATOMIC_RELAXED);
@@ -32,6 +49,40 @@ int xwi_ep_progress_locked(struct xw_endpoint *ep)
 	 * checked says otherwise. */
 	__atomic_store_n(&ep->quiet, false, __ATOMIC_RELAXED);
 	return n;
+}
+
+/* Caller holds the port lock. */
+int xwi_ep_progress_locked(struct xw_endpoint *ep)
+{
+	int n = pass_rx(ep);
+
+	return n + pass_engine(ep);
+}
+
+/*
+ * A wait's pass that stops after the receive half when that made the
+ * request ready and the engine owes nothing at once: the caller returns
+ * to the application with its message without the timer scans and the
+ * transmit round.  Those are not lost, only moved to the next pass (a
+ * spinning wait's next check, the next wait, a send's transmit round):
+ * the pass leaves the endpoint not quiet and the engine's next timer
+ * "due now", so no waiter skips or sleeps past them.  Anything the frames
+ * queued to send (an ACK owed now, a reply) is sent by the full pass.
+ * Caller holds the port lock; *@cut says whether it stopped early.
+ */
+static int pass_for(struct xw_endpoint *ep, struct xw_request *req, bool *cut)
+{
+	int n = pass_rx(ep);
+
+	*cut = false;
+	if (n && req && xwi_req_is_done(req) && !xwi_engine_tx_pending(ep->eng)) {
+		ep->pass_now = 0;
+		__atomic_store_n(&ep->eng_deadline, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&ep->quiet, false, __ATOMIC_RELAXED);
+		*cut = true;
+		return n;
+	}
+	return n + pass_engine(ep);
 }
 
 XW_API int xw_endpoint__progress(struct xw_endpoint *ep)
@@ -126,7 +177,7 @@ int xwi_wait_for(struct xwi_wait_target *w, enum xw_wait_strategy s, __u64 spin,
 	struct xw_endpoint *ep;
 	struct xwi_waitpol *pol, tmp;
 	__u64 start = xwi_now_ns(), spin_start = start, t, seen = 0, spun = 0;
-	bool notify;
+	bool notify, cut = false;
 
 	if (!neps)
 		return -EINVAL;
@@ -152,9 +203,14 @@ int xwi_wait_for(struct xwi_wait_target *w, enum xw_wait_strategy s, __u64 spin,
 			if (spun && pass_idle(eps[i], t))
 				continue;
 			xwi_port_lock(eps[i]->port);
-			n += xwi_ep_progress_locked(eps[i]);
+			n += pass_for(eps[i], w->req, &cut);
+			if (cut && w->keep_lock) {
+				/* the caller collects the request under it */
+				w->locked = true;
+				goto ready;
+			}
 			/* Spinning: may the next spins skip the pass? */
-			if (spun)
+			if (spun && !cut)
 				__atomic_store_n(&eps[i]->quiet, !xwi_engine_tx_pending(eps[i]->eng),
 						 __ATOMIC_RELEASE);
 			xwi_port_unlock(eps[i]->port);
@@ -176,7 +232,11 @@ int xwi_wait_for(struct xwi_wait_target *w, enum xw_wait_strategy s, __u64 spin,
 		switch (notify ? XWI_ACT_BLOCK : xwi_waitpol_next(pol, t - spin_start)) {
 		case XWI_ACT_SPIN:
 			ep->ws.spins++;
+			/* Between two clock reads, look at the ring a few
+			 * times: a frame is seen sooner (one endpoint). */
 			xwi_cpu_relax();
+			for (int k = 1; neps == 1 && k < XWI_SPIN_PEEKS && !xwi_ep_rx_ready(ep); k++)
+				xwi_cpu_relax();
 			spun = t;
 			break;
 		case XWI_ACT_YIELD:
@@ -200,8 +260,14 @@ int xwi_wait_for(struct xwi_wait_target *w, enum xw_wait_strategy s, __u64 spin,
 			break;
 		}
 	}
-	/* The adaptive strategy learns how long waits take. */
-	xwi_waitpol_done(&ep->wait, xwi_now_ns() - start);
+ready:
+	/* The adaptive strategy learns how long waits take: until the start
+	 * of the pass that found the target ready (a clock read less on the
+	 * way back to the application). */
+	t = __atomic_load_n(&ep->last_pass, __ATOMIC_RELAXED);
+	if (t < start)
+		t = start;
+	xwi_waitpol_done(&ep->wait, t - start);
 	return 0;
 }
 
