@@ -32,7 +32,8 @@
 #      vs stream [Table III]                                  xwbench pp
 #   5  wait strategies (bench/wait_strategies.sh) [SHRIMP Fig. 2-4]
 #   6  notification delay of a compute-bound receiver: polls at sends only,
-#      xw_check(), watchdog 50 us and 1 ms, XDP-driven notify thread
+#      xw_check(), watchdog 50 us (also with its thread under SCHED_FIFO)
+#      and 1 ms, XDP-driven notify thread
 #      [notification-delay paper Fig. 3, 4, 7]                xwbench notif
 #   7  push-pull: latency vs BTP, early and late receiver for push-all,
 #      push-zero, push-pull [push-pull paper Fig. 3-6]        xwbench pp
@@ -498,7 +499,8 @@ if want 6; then
 	if [ "$remote" = 1 ]; then
 		echo "Experiment 6: skipped between two hosts (the delay needs one clock)"
 	else
-		modes=("sends" "check --check-us 20" "watchdog --watchdog-us 50" "watchdog --watchdog-us 1000" "notify")
+		modes=("sends" "check --check-us 20" "watchdog --watchdog-us 50" "watchdog --watchdog-us 50 --watchdog-rt 1"
+			"watchdog --watchdog-us 1000" "notify")
 		echo "Experiment 6: notification delay, compute-bound receiver, $E6_MSGS messages (mean gap ${E6_GAP} us), ${#modes[@]} modes, $E6_REPS reps"
 		write_meta 6
 		n=$((E6_REPS * ${#modes[@]})) k=0
@@ -507,7 +509,11 @@ if want 6; then
 				k=$((k + 1))
 				read -r mode extra <<<"$m"
 				label=$mode
-				case $m in *watchdog-us\ 50) label=wd50us ;; *watchdog-us\ 1000) label=wd1ms ;; esac
+				case $m in
+				*watchdog-us\ 50) label=wd50us ;;
+				*watchdog-us\ 50\ --watchdog-rt\ 1) label=wd50us_rt ;;
+				*watchdog-us\ 1000) label=wd1ms ;;
+				esac
 				progress "$k" "$n" "rep $rep $label"
 				# shellcheck disable=SC2086
 				pair 6 "\"rep\": $rep, \"mode\": \"$label\"" "$label-$rep" \

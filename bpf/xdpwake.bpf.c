@@ -386,17 +386,44 @@ static int wake_timer_cb(void *map, __u32 *key, struct xw_wake_state *ws)
 }
 
 /*
- * Watchdog: frames that stay unconsumed for a whole period wake the
- * library's watchdog thread through the endpoint's watchdog ring.  Nothing
- * runs while no frames wait; a frame waits at most two periods for a
- * watchdog that is asleep.
+ * Watchdog: frames that stay unconsumed wake the library's watchdog thread
+ * through the endpoint's watchdog ring, so that they are handled about a
+ * period after they arrived: the timer fires `wd_lead_ns` (the library's
+ * measured cost from a ring record to its pass done) before the period
+ * ends, and the record carries the time the timer was due.  A generation
+ * is the frames that arrived before the timer started; frames arriving
+ * while it runs make the next one, due a period after the first of them
+ * (next_ns).  Nothing runs while no frames wait.
  */
+
+/* How long after a frame the timer fires: a period less the lead, at
+ * least half a period (a lead grown by a busy moment must not feed on
+ * itself: an earlier timer meets the sender's CPU busier). */
+static __always_inline __u64 wd_fire_in(__u64 period, struct xw_shared *sh)
+{
+	__u64 lead = sh->wd_lead_ns;
+
+	return lead < period / 2 ? period - lead : period - period / 2;
+}
+
+/* Start the timer for the frames up to @produced, due at @due. */
+static __always_inline void wd_start(struct xw_wd_state *wd, __u64 produced, __u64 due, __u64 now)
+{
+	if (due < now)
+		due = now;
+	wd->produced = produced;
+	wd->next_ns = 0;
+	wd->deadline_ns = due;
+	if (bpf_timer_start(&wd->timer, due - now, 0))
+		wd->deadline_ns = 0;
+}
+
 static int wd_timer_cb(void *map, __u32 *key, struct xw_wd_state *wd)
 {
 	__u32 ep = *key;
 	struct xw_shared *sh;
 	struct xw_stats *s;
-	__u64 now = clock_now(), produced, period;
+	__u64 now = clock_now(), due = wd->deadline_ns, produced, consumed, period, since;
 	void *ring;
 
 	wd->deadline_ns = 0;
@@ -405,57 +432,58 @@ static int wd_timer_cb(void *map, __u32 *key, struct xw_wd_state *wd)
 	if (!sh || !s)
 		return 0;
 	produced = sh->produced;
-	if (sh->consumed < wd->produced &&
+	consumed = sh->consumed;
+	if (consumed < wd->produced &&
 	    __sync_lock_test_and_set(&sh->wd_armed, 0) != 0) {
 		ring = bpf_map_lookup_elem(&wd_rings, &ep);
 		if (!ring) {
 			s->wake_noring++;
 		} else if (emit(ring, ep, XW_REC_WAKE, XW_WAKE_WATCHDOG,
-				wd->produced - sh->consumed, now, produced)) {
+				wd->produced - consumed, due ? due : now, produced)) {
 			s->wake_ringfull++;
 		} else {
 			__sync_fetch_and_add(&sh->wd_wakes, 1);
 			s->wake_watchdog++;
 		}
 	}
-	/* Frames still unconsumed: look again in a period (the watchdog
-	 * thread may have been between passes, not armed, just now).  Once
+	/* Frames still unconsumed: look again.  Frames of this generation
+	 * (the watchdog thread may have been between passes, not armed, just
+	 * now) from now; only later ones from the first of them.  Once
 	 * everything is consumed the timer stops: nothing runs while idle. */
-	if (sh->consumed < produced) {
-		period = (__u64)knob(&k_watchdog_usecs, ep, 0) * NSEC_PER_USEC;
-		if (period) {
-			wd->produced = produced;
-			wd->deadline_ns = now + period;
-			if (bpf_timer_start(&wd->timer, period, 0))
-				wd->deadline_ns = 0;
-		}
+	period = (__u64)knob(&k_watchdog_usecs, ep, 0) * NSEC_PER_USEC;
+	if (consumed < produced && period) {
+		since = consumed >= wd->produced && wd->next_ns ? wd->next_ns : now;
+		wd_start(wd, produced, since + wd_fire_in(period, sh), now);
 	}
 	return 0;
 }
 
-/* Start the watchdog period for a frame if none is running; reads the
- * clock into *@now if nothing has yet (0). */
-static __always_inline void watchdog_arm(__u32 ep, __u64 produced, __u64 *now)
+/* Start the watchdog timer for a frame if none runs; else note the first
+ * frame of the next generation.  Reads the clock into *@now if nothing has
+ * yet (0) and the watchdog needs it. */
+static __always_inline void watchdog_arm(__u32 ep, struct xw_shared *sh, __u64 produced,
+					 __u64 *now)
 {
-	__u64 period = knob(&k_watchdog_usecs, ep, 0) * NSEC_PER_USEC;
+	__u64 period = (__u64)knob(&k_watchdog_usecs, ep, 0) * NSEC_PER_USEC;
 	struct xw_wd_state *wd;
 
 	if (!period)
 		return;
 	wd = bpf_map_lookup_elem(&wd_state, &ep);
-	if (!wd || wd->deadline_ns)
+	if (!wd || (wd->deadline_ns && wd->next_ns))
 		return;
+	if (!*now)
+		*now = clock_now();
+	if (wd->deadline_ns) {
+		wd->next_ns = *now;
+		return;
+	}
 	if (!wd->timer_ready) {
 		bpf_timer_init(&wd->timer, &wd_state, CLOCK_MONOTONIC);
 		bpf_timer_set_callback(&wd->timer, wd_timer_cb);
 		wd->timer_ready = 1;
 	}
-	if (!*now)
-		*now = clock_now();
-	wd->produced = produced;
-	wd->deadline_ns = *now + period;
-	if (bpf_timer_start(&wd->timer, period, 0))
-		wd->deadline_ns = 0;
+	wd_start(wd, produced, *now + wd_fire_in(period, sh), *now);
 }
 
 /* The wake decision for one frame redirected to endpoint @ep. */
@@ -491,7 +519,7 @@ static __always_inline void decide(__u32 ep, __u32 epflags, struct xw_wake_state
 	ws->last_frame_ns = now;
 
 	/* The watchdog covers an application that is not waiting at all. */
-	watchdog_arm(ep, produced, &now);
+	watchdog_arm(ep, sh, produced, &now);
 
 	lat = (flags & XW_F_LAT) &&
 	      ((knob(&k_lat_mask, ep, XW_DEF_LAT_MASK) >> (type & 31)) & 1);

@@ -312,6 +312,8 @@ struct xw_endpoint_opts {
 	 * ends must agree). */
 	__u32 give_up_ms;
 	bool crc_off;
+	/* The watchdog thread's SCHED_FIFO priority (see xw_watchdog_opts). */
+	__u32 watchdog_rt_prio;
 };
 
 /* xw_endpoint_opts.queue: the first queue of the interface (0 .. its RX
@@ -614,17 +616,36 @@ struct xw_wait_stats {
 	__u64 watchdog_runs;	/* watchdog thread passes                  */
 	__u64 watchdog_frames;	/* frames the watchdog handled             */
 	__u64 notify_runs;	/* notify callbacks run                    */
+	__u64 watchdog_lead_ns; /* the watchdog fires this much early      */
 };
 /** Fill @st (st->sz set by the caller); -EINVAL when st->sz is too small. */
 XW_API int xw_endpoint__wait_stats(const struct xw_endpoint *ep, struct xw_wait_stats *st);
 
 /**
- * Polling watchdog: with @period_usecs > 0, frames that wait longer than
- * the period while the application does not call the library are handled
- * by a library thread, woken by the XDP program (no periodic timer: it costs
- * nothing while no frames arrive).  0 stops it.
+ * Polling watchdog: with @period_usecs > 0, frames the application leaves
+ * unconsumed (it does not call the library) are handled by a library
+ * thread about @period_usecs after they arrived: the XDP program wakes the
+ * thread early by the thread's own measured wake-up cost
+ * (`watchdog_lead_ns` in the wait stats, at most half a period), so the
+ * period is the target delay, not a lower bound.  No periodic timer: it
+ * costs nothing while no frames arrive.  0 stops it.  Up to 10,000,000 us.
  */
 XW_API int xw_endpoint__set_watchdog(struct xw_endpoint *ep, __u32 period_usecs);
+
+/** Options of xw_endpoint__set_watchdog_opts() (set sz; see the top). */
+struct xw_watchdog_opts {
+	size_t sz;
+	__u32 period_usecs; /* as xw_endpoint__set_watchdog(); 0: off */
+	/* 1-99: run the watchdog thread under SCHED_FIFO at this priority
+	 * where the process may (CAP_SYS_NICE or RLIMIT_RTPRIO), so that its
+	 * wake-up preempts the application's computation at once; without
+	 * the privilege, and at 0, the thread keeps the normal policy (with
+	 * the fair scheduler's shortest slice, which preempts on most wakes). */
+	__u32 rt_prio;
+};
+/** The watchdog with options; -EINVAL for a period or priority out of range. */
+XW_API int xw_endpoint__set_watchdog_opts(struct xw_endpoint *ep,
+					  const struct xw_watchdog_opts *opts);
 
 /* Check polls: sprinkle xw_check() in compute loops; it reads the cycle
  * counter and polls only when the interval has passed. */

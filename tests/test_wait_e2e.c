@@ -879,7 +879,7 @@ static void part_race(struct xw_endpoint *ep, const struct xw_addr *peer)
 #define WD_COMPUTE (300 * MS)
 
 static void watchdog_run(struct xw_endpoint *ep, const struct xw_addr *peer, __u32 period,
-			 int run)
+			 __u32 rt_prio, int run)
 {
 	static unsigned char *buf;
 	__u64 match = 0x500000ULL + (__u64)run;
@@ -908,7 +908,10 @@ static void watchdog_run(struct xw_endpoint *ep, const struct xw_addr *peer, __u
 		__u64 t0, t1, t_done = 0, t_rx, self0, thr0, self1, thr1, others;
 		bool done_at_t1, got_done = false;
 
-		REQUIRE(xw_endpoint__set_watchdog(ep, period) == 0, "set_watchdog %u", period);
+		XW_OPTS(xw_watchdog_opts, wo, .period_usecs = period, .rt_prio = rt_prio);
+
+		REQUIRE(xw_endpoint__set_watchdog_opts(ep, &wo) == 0, "set_watchdog %u (SCHED_FIFO %u)",
+			period, rt_prio);
 		memset(buf, 0xEE, WD_LEN + 64);
 		REQUIRE(xw_endpoint__irecv(ep, buf, WD_LEN, match, ~0ULL, &req) == 0, "irecv");
 		a = wstats(ep);
@@ -963,6 +966,9 @@ static void watchdog_run(struct xw_endpoint *ep, const struct xw_addr *peer, __u
 			      D(xa, xb, wake_watchdog) > 0,
 			      "watchdog: %llu runs, %llu frames, %llu XDP watchdog wakes",
 			      D(a, b, watchdog_runs), D(a, b, watchdog_frames), D(xa, xb, wake_watchdog));
+			/* the lead: B at first, then the thread's own measured cost */
+			CHECK(b.watchdog_lead_ns > 0 && b.watchdog_lead_ns < 10 * MS,
+			      "watchdog lead %llu ns", (unsigned long long)b.watchdog_lead_ns);
 		} else {
 			CHECK(!done_at_t1, "without a watchdog the receive completed while computing");
 			CHECK(t_done > t1, "without a watchdog the send completed %.1f ms before the "
@@ -970,15 +976,17 @@ static void watchdog_run(struct xw_endpoint *ep, const struct xw_addr *peer, __u
 			CHECK(D(a, b, watchdog_runs) == 0 && D(xa, xb, wake_watchdog) == 0,
 			      "watchdog off: %llu runs", D(a, b, watchdog_runs));
 		}
-		printf("5. watchdog %2u us: compute window %.0f ms; receive %s %.1f ms, send "
+		printf("5. watchdog %2u us%s: compute window %.0f ms; receive %s %.1f ms, send "
 		       "completed at %.1f ms (%s); %llu watchdog runs, %llu frames, %llu XDP "
 		       "watchdog wakes; other threads' CPU %.1f ms\n",
-		       period, (t1 - t0) / 1e6, t_rx ? "seen complete by" : "not complete after",
+		       period, rt_prio ? " (SCHED_FIFO asked)" : "", (t1 - t0) / 1e6, t_rx ? "seen complete by" : "not complete after",
 		       ((double)(t_rx ? t_rx : t1) - (double)t0) / 1e6,
 		       ((double)t_done - (double)t0) / 1e6,
 		       t_done < t1 ? "while the receiver computed" : "after the computation",
 		       D(a, b, watchdog_runs), D(a, b, watchdog_frames), D(xa, xb, wake_watchdog),
 		       others / 1e6);
+		if (period)
+			printf("   watchdog lead %.1f us\n", b.watchdog_lead_ns / 1e3);
 		REQUIRE(xw_endpoint__set_watchdog(ep, 0) == 0, "watchdog off");
 	}
 	bar("wd done");
@@ -986,8 +994,23 @@ static void watchdog_run(struct xw_endpoint *ep, const struct xw_addr *peer, __u
 
 static void part_watchdog(struct xw_endpoint *ep, const struct xw_addr *peer)
 {
-	watchdog_run(ep, peer, 50, 0);
-	watchdog_run(ep, peer, 0, 1);
+	if (!is_b) {
+		XW_OPTS(xw_watchdog_opts, bad, .period_usecs = 50, .rt_prio = 100);
+		struct xw_watchdog_opts small = { .sz = 4, .period_usecs = 50 };
+
+		CHECK(xw_endpoint__set_watchdog_opts(ep, &bad) == -EINVAL, "SCHED_FIFO priority 100");
+		bad.rt_prio = 0;
+		bad.period_usecs = 10000001;
+		CHECK(xw_endpoint__set_watchdog_opts(ep, &bad) == -EINVAL, "period 10000001 us");
+		CHECK(xw_endpoint__set_watchdog(ep, 10000001) == -EINVAL, "set_watchdog(10000001)");
+		CHECK(xw_endpoint__set_watchdog_opts(ep, &small) == -EINVAL, "watchdog opts sz 4");
+		CHECK(xw_endpoint__set_watchdog_opts(ep, NULL) == -EINVAL, "watchdog opts NULL");
+		CHECK(xw_endpoint__set_watchdog_opts(NULL, &bad) == -EINVAL, "watchdog NULL endpoint");
+	}
+	watchdog_run(ep, peer, 50, 0, 0);
+	watchdog_run(ep, peer, 0, 0, 1);
+	/* SCHED_FIFO where permitted (root here), else the normal policy */
+	watchdog_run(ep, peer, 50, 1, 2);
 }
 
 /* ---- 6. xw_wait_any ----------------------------------------------------- */

@@ -638,6 +638,31 @@ static void watchdog(struct xwt_xdp *x)
 	      "watchdog period: deadline %+lld ns from the frame, produced %llu",
 	      (long long)(wd.deadline_ns - t0), (unsigned long long)wd.produced);
 
+	/* The lead (the library's measured cost of its thread's wake-up and
+	 * pass) moves the timer earlier, at most to half a period after the
+	 * frame. */
+	for (int i = 0; i < 2; i++) {
+		__u64 lead = i ? COAL_US * 900ULL : COAL_US * 300ULL, want;
+
+		wd_reset(x);
+		sh = xwt_get_shared(x, EP);
+		sh.wd_lead_ns = lead;
+		xwt_set_shared(x, EP, &sh);
+		t0 = xwt_now_ns();
+		xwt_set_clock(x, t0);
+		xwt_run(x, in, len, 0, NULL, NULL);
+		wd = xwt_get_wd_state(x, EP);
+		xwt_set_clock(x, 0);
+		want = i ? COAL_US * 500ULL : COAL_US * 700ULL;
+		CHECK(wd.deadline_ns == t0 + want,
+		      "watchdog lead %llu ns: deadline %+lld ns from the frame, want %llu",
+		      (unsigned long long)lead, (long long)(wd.deadline_ns - t0),
+		      (unsigned long long)want);
+		sh = xwt_get_shared(x, EP);
+		sh.wd_lead_ns = 0;
+		xwt_set_shared(x, EP, &sh);
+	}
+
 	/* It fires, not before the period, with the watchdog armed. */
 	wd_reset(x);
 	xwt_set_knob(x, "watchdog_usecs", EP, 1000);
@@ -669,6 +694,43 @@ static void watchdog(struct xwt_xdp *x)
 	CHECK(wd_wait_periods(x, wd_frame(x, in, len, 1000), 1), "watchdog timer never expired");
 	CHECK(xwt_get_wd_state(x, EP).deadline_ns == 0, "watchdog timer still running, nothing waits");
 	CHECK(xwt_drain(x) == 0, "watchdog woke although the frames were consumed");
+
+	/* A frame arriving while the timer runs starts the next generation:
+	 * once the first generation is consumed, the timer is due a period
+	 * after that frame (not a period after the expiry), and its record
+	 * carries that due time. */
+	wd_reset(x);
+	sh = xwt_get_shared(x, EP);
+	sh.wd_armed = 1;
+	xwt_set_shared(x, EP, &sh);
+	{
+		__u64 d = wd_frame(x, in, len, 1000), t1 = d - 500000, d1 = t1 + 1000000;
+		unsigned long long end;
+
+		xwt_set_clock(x, t1);
+		xwt_run(x, in, len, 0, NULL, NULL);
+		xwt_set_clock(x, 0);
+		wd = xwt_get_wd_state(x, EP);
+		CHECK(wd.deadline_ns == d && wd.next_ns == t1,
+		      "second frame: deadline %+lld ns, next generation %+lld ns from the first",
+		      (long long)(wd.deadline_ns - d), (long long)(wd.next_ns - t1));
+		sh = xwt_get_shared(x, EP);
+		sh.consumed = wd.produced; /* the first frame, not the second */
+		xwt_set_shared(x, EP, &sh);
+		CHECK(wd_wait_periods(x, d, 1), "watchdog timer never expired");
+		end = xwt_now_ns() + XWT_HANG_MS * 1000000ULL;
+		while (!(wd = xwt_get_wd_state(x, EP)).deadline_ns && xwt_now_ns() < end)
+			usleep(100);
+		CHECK(wd.deadline_ns == d1 && wd.next_ns == 0,
+		      "next generation due %+lld ns from a period after its frame",
+		      (long long)(wd.deadline_ns - d1));
+		CHECK(xwt_drain(x) == 0, "watchdog woke for a consumed generation");
+		xwt_wait_rec(x, XWT_HANG_MS);
+		CHECK(x->nrecs == 1 && x->recs[0].reason == XW_WAKE_WATCHDOG &&
+		      x->recs[0].ts_ns == d1,
+		      "next generation: %d records, due %+lld ns", x->nrecs,
+		      x->nrecs ? (long long)(x->recs[0].ts_ns - d1) : 0LL);
+	}
 
 	/* The watchdog thread was busy (not armed) when the period ended: the
 	 * timer keeps looking while frames stay unconsumed, so arming later

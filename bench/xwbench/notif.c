@@ -11,7 +11,8 @@
  * the time from the send stamp until it sees the message in its buffer.
  * --mode: sends (progress only at send points), check (plus xw_check()
  * every --check-us inside the chunks), watchdog (plus the library's
- * polling watchdog of --watchdog-us), notify (plus the library's notify
+ * polling watchdog of --watchdog-us; --watchdog-rt PRIO: its thread under
+ * SCHED_FIFO where permitted), notify (plus the library's notify
  * thread, woken by the XDP program).  --samples FILE writes every delay.
  */
 #include <errno.h>
@@ -168,6 +169,7 @@ void notif_receiver(void)
 	long seen = 0, nchunks = 0, cap = 1024, next = 0, reposted = 0;
 	double lmin = ln((double)o.chunk_min_us), lmax = ln((double)o.chunk_max_us);
 	__u64 deadline, acc = 0;
+	struct xw_wait_stats wst = { .sz = sizeof(wst) };
 	struct snap s0, s1;
 	int err;
 
@@ -179,7 +181,9 @@ void notif_receiver(void)
 		die("notif: --size at most %zu", sizeof(slots->w));
 	chk_on = o.mode == M_CHECK;
 	if (o.mode == M_WATCHDOG) {
-		err = xw_endpoint__set_watchdog(ep, o.watchdog_us);
+		XW_OPTS(xw_watchdog_opts, wo, .period_usecs = o.watchdog_us, .rt_prio = o.watchdog_rt);
+
+		err = xw_endpoint__set_watchdog_opts(ep, &wo);
 		if (err)
 			die("watchdog: %s", xw_strerror(err));
 	} else if (o.mode == M_NOTIFY) {
@@ -243,6 +247,8 @@ void notif_receiver(void)
 	}
 	sink = acc;
 	snap_take(&s1);
+	if (xw_endpoint__wait_stats(ep, &wst))
+		die("wait stats");
 	if (o.mode == M_WATCHDOG)
 		xw_endpoint__set_watchdog(ep, 0);
 	else if (o.mode == M_NOTIFY)
@@ -261,11 +267,12 @@ void notif_receiver(void)
 	printf("{");
 	print_config();
 	printf("\"mode\": \"%s\", \"msgs\": %ld, \"seen\": %ld, \"size\": %lu, \"gap_us\": %u, "
-	       "\"check_us\": %u, \"watchdog_us\": %u, \"chunk_min_us\": %u, \"chunk_max_us\": %u, ",
+	       "\"check_us\": %u, \"watchdog_us\": %u, \"watchdog_rt\": %u, \"chunk_min_us\": %u, \"chunk_max_us\": %u, ",
 	       mode_names[o.mode], o.msgs, seen, o.size, o.gap_us, o.check_us,
-	       o.mode == M_WATCHDOG ? o.watchdog_us : 0, o.chunk_min_us, o.chunk_max_us);
+	       o.mode == M_WATCHDOG ? o.watchdog_us : 0, o.mode == M_WATCHDOG ? o.watchdog_rt : 0,
+	       o.chunk_min_us, o.chunk_max_us);
 	json_side(&s0, &s1);
-	printf(", ");
+	printf(", \"watchdog_lead_ns\": %llu, ", (unsigned long long)wst.watchdog_lead_ns);
 	json_stats("chunk_us", chunks, nchunks);
 	printf(", ");
 	json_stats("delay_us", delay, seen);

@@ -151,6 +151,7 @@ static void usage(void)
 	       "        --marks all|none|-rndv,-pull,-pull_reply,-notify,... --mark-shift K\n"
 	       "notif:  --msgs N (2000) --size N (64) --gap-us U (500, mean) --seed S\n"
 	       "        --mode sends|check|watchdog|notify --check-us U --watchdog-us U (50)\n"
+	       "        --watchdog-rt PRIO (0; the watchdog thread's SCHED_FIFO priority)\n"
 	       "        --chunk-min-us U (20) --chunk-max-us U (20000) --samples FILE\n"
 	       "idle:   --seconds S (5) --wait STRATEGY\n"
 	       "Sizes: decimal or 0x, K/M suffixes.  See the comments at the top of\n"
@@ -161,7 +162,7 @@ enum {
 	OPT_ROLE = 256, OPT_ADDR_FILE, OPT_PEER_FILE, OPT_PEER, OPT_EP, OPT_LIMIT, OPT_CONNECT,
 	OPT_TIMEOUT, OPT_POLICY, OPT_WAIT, OPT_SPIN, OPT_ITERS, OPT_WARMUP, OPT_SIZE, OPT_REPLY,
 	OPT_X, OPT_Y, OPT_BARRIER, OPT_CHECK, OPT_EAGER, OPT_BTP1, OPT_BTP2, OPT_MARKS,
-	OPT_SHIFT, OPT_MSGS, OPT_GAP, OPT_CMIN, OPT_CMAX, OPT_WD, OPT_MODE, OPT_SEED,
+	OPT_SHIFT, OPT_MSGS, OPT_GAP, OPT_CMIN, OPT_CMAX, OPT_WD, OPT_WDRT, OPT_MODE, OPT_SEED,
 	OPT_SAMPLES, OPT_SECONDS, OPT_HELP,
 };
 
@@ -182,6 +183,7 @@ static void parse_args(int argc, char **argv)
 		{ "mark-shift", 1, 0, OPT_SHIFT }, { "msgs", 1, 0, OPT_MSGS },
 		{ "gap-us", 1, 0, OPT_GAP }, { "chunk-min-us", 1, 0, OPT_CMIN },
 		{ "chunk-max-us", 1, 0, OPT_CMAX }, { "watchdog-us", 1, 0, OPT_WD },
+		{ "watchdog-rt", 1, 0, OPT_WDRT },
 		{ "mode", 1, 0, OPT_MODE }, { "seed", 1, 0, OPT_SEED },
 		{ "samples", 1, 0, OPT_SAMPLES }, { "seconds", 1, 0, OPT_SECONDS },
 		{ "help", 0, 0, OPT_HELP }, { 0, 0, 0, 0 },
@@ -253,6 +255,7 @@ static void parse_args(int argc, char **argv)
 		case OPT_CMIN: o.chunk_min_us = (unsigned int)parse_long(optarg, 1, 10000000); break;
 		case OPT_CMAX: o.chunk_max_us = (unsigned int)parse_long(optarg, 1, 100000000); break;
 		case OPT_WD: o.watchdog_us = (unsigned int)parse_long(optarg, 1, 10000000); break;
+		case OPT_WDRT: o.watchdog_rt = (unsigned int)parse_long(optarg, 0, 99); break;
 		case OPT_MODE: {
 			size_t i;
 

@@ -45,7 +45,7 @@ struct xwb_opts {
 	unsigned int mark_shift;
 	/* notif */
 	long msgs;
-	unsigned int gap_us, chunk_min_us, chunk_max_us, watchdog_us;
+	unsigned int gap_us, chunk_min_us, chunk_max_us, watchdog_us, watchdog_rt;
 	enum mode mode;
 	unsigned long seed;
 	/* idle */

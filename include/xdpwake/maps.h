@@ -40,7 +40,9 @@ struct xw_shared {
 	__u64 wd_wakes;	    /* XDP: watchdog wakes sent                      */
 	__u64 conns_gen;    /* user, XDP: +1 after each change to the `conns`
 			     * entries of this endpoint (see below)         */
-	__u64 rsvd[2];
+	__u64 rsvd[1];
+	__u64 wd_lead_ns;   /* user: the watchdog fires this much before its
+			     * period ends (its thread's record-to-pass cost) */
 };
 XW_STATIC_ASSERT(sizeof(struct xw_shared) == 64, "xw_shared is one cache line");
 
@@ -111,6 +113,7 @@ struct xw_wd_state {
 	struct bpf_timer timer;
 	__u64 deadline_ns;	/* expiry of the running timer (0: idle)     */
 	__u64 produced;		/* produced count when the period started    */
+	__u64 next_ns;		/* arrival of the first frame since (0: none) */
 	__u32 timer_ready;
 	__u32 rsvd;
 };

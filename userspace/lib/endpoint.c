@@ -402,7 +402,10 @@ XW_API int xw_endpoint__open(const char *ifname, __u16 id, const struct xw_endpo
 		goto fail;
 	}
 	if (XWI_OPT(o, watchdog_usecs, 0)) {
-		err = xw_endpoint__set_watchdog(ep, XWI_OPT(o, watchdog_usecs, 0));
+		XW_OPTS(xw_watchdog_opts, wdo, .period_usecs = XWI_OPT(o, watchdog_usecs, 0),
+			.rt_prio = XWI_OPT(o, watchdog_rt_prio, 0));
+
+		err = xw_endpoint__set_watchdog_opts(ep, &wdo);
 		if (err)
 			goto fail;
 	}
