@@ -19,6 +19,10 @@
 
 #include "xdpwake/maps.h"
 
+#ifndef EBUSY
+#define EBUSY 16 /* no <errno.h> for BPF targets */
+#endif
+
 #ifndef CLOCK_MONOTONIC
 #define CLOCK_MONOTONIC 1
 #endif
@@ -306,16 +310,22 @@ static __always_inline void wake(__u32 ep, __u32 epflags, struct xw_wake_state *
 }
 
 /* Make sure the coalescing timer fires no later than @due. */
-static __always_inline void timer_due(struct xw_wake_state *ws, struct xw_stats *s,
-				      __u64 due, __u64 now)
+/* 0, or the timer could not be started: the caller wakes at once rather
+ * than leave the frames without a wake. */
+static __always_inline int timer_due(struct xw_wake_state *ws, struct xw_stats *s,
+				     __u64 due, __u64 now)
 {
 	if (ws->deadline_ns && ws->deadline_ns <= due)
-		return; /* an earlier expiry re-evaluates and re-arms */
+		return 0; /* an earlier expiry re-evaluates and re-arms */
+	if (!ws->timer_ready)
+		return -1;
 	ws->deadline_ns = due;
-	if (bpf_timer_start(&ws->timer, due > now ? due - now : 0, 0) == 0)
+	if (bpf_timer_start(&ws->timer, due > now ? due - now : 0, 0) == 0) {
 		s->timer_starts++;
-	else
-		ws->deadline_ns = 0;
+		return 0;
+	}
+	ws->deadline_ns = 0;
+	return -1;
 }
 
 static int wake_timer_cb(void *map, __u32 *key, struct xw_wake_state *ws);
@@ -323,10 +333,16 @@ static int wd_timer_cb(void *map, __u32 *key, struct xw_wd_state *wd);
 
 static __always_inline void timer_init(struct xw_wake_state *ws)
 {
+	long err;
+
 	if (ws->timer_ready)
 		return;
-	bpf_timer_init(&ws->timer, &wake_state, CLOCK_MONOTONIC);
-	bpf_timer_set_callback(&ws->timer, wake_timer_cb);
+	/* -EBUSY: initialised already (the state was not reset).  Any other
+	 * failure leaves timer_ready 0: the next frame tries again, and this
+	 * one is woken for at once (timer_due). */
+	err = bpf_timer_init(&ws->timer, &wake_state, CLOCK_MONOTONIC);
+	if ((err && err != -EBUSY) || bpf_timer_set_callback(&ws->timer, wake_timer_cb))
+		return;
 	ws->deadline_ns = 0;
 	ws->timer_ready = 1;
 }
@@ -377,10 +393,8 @@ static int wake_timer_cb(void *map, __u32 *key, struct xw_wake_state *ws)
 		return 0;
 	}
 	due = due_time(ws, ep, &reason);
-	if (due > now) {
-		timer_due(ws, s, due, now);
+	if (due > now && !timer_due(ws, s, due, now))
 		return 0;
-	}
 	wake(ep, epi ? epi->flags : zero_flags, ws, sh, s, reason, now);
 	return 0;
 }
@@ -594,7 +608,8 @@ static __always_inline void decide(__u32 ep, __u32 epflags, struct xw_wake_state
 				trace(ep, epflags, XW_REC_DEFER, XW_WAKE_STREAM, ws->pending,
 				      now, produced);
 			}
-			timer_due(ws, s, due_time(ws, ep, &reason), now);
+			if (timer_due(ws, s, due_time(ws, ep, &reason), now))
+				wake(ep, epflags, ws, sh, s, reason, now);
 			return;
 		}
 		wake(ep, epflags, ws, sh, s, ws->deferred ? XW_WAKE_STREAM : XW_WAKE_MARKER, now);
@@ -608,7 +623,8 @@ static __always_inline void decide(__u32 ep, __u32 epflags, struct xw_wake_state
 		wake(ep, epflags, ws, sh, s, XW_WAKE_FRAMES, now);
 		return;
 	}
-	timer_due(ws, s, due_time(ws, ep, &reason), now);
+	if (timer_due(ws, s, due_time(ws, ep, &reason), now))
+		wake(ep, epflags, ws, sh, s, reason, now);
 }
 
 /* ---- the program ---------------------------------------------------- */

@@ -613,6 +613,9 @@ static int wd_wait_periods(struct xwt_xdp *x, __u64 d, int n)
 	return n <= 0;
 }
 
+/* The period of the watchdog rows whose steps must all happen inside it. */
+#define WD_LONG_US 2000000U
+
 /* Watchdog: frames left unconsumed for a period wake the watchdog ring. */
 static void watchdog(struct xwt_xdp *x)
 {
@@ -699,12 +702,17 @@ static void watchdog(struct xwt_xdp *x)
 	 * once the first generation is consumed, the timer is due a period
 	 * after that frame (not a period after the expiry), and its record
 	 * carries that due time. */
+	/* The second frame and the consumption of the first must come
+	 * before the first period ends (real time): a period of 2 s leaves a
+	 * stalled test a second for that (1 ms was too little under load). */
 	wd_reset(x);
+	xwt_set_knob(x, "watchdog_usecs", EP, WD_LONG_US);
 	sh = xwt_get_shared(x, EP);
 	sh.wd_armed = 1;
 	xwt_set_shared(x, EP, &sh);
 	{
-		__u64 d = wd_frame(x, in, len, 1000), t1 = d - 500000, d1 = t1 + 1000000;
+		__u64 d = wd_frame(x, in, len, WD_LONG_US), t1 = d - WD_LONG_US * 500ULL,
+		      d1 = t1 + WD_LONG_US * 1000ULL;
 		unsigned long long end;
 
 		xwt_set_clock(x, t1);
@@ -731,6 +739,7 @@ static void watchdog(struct xwt_xdp *x)
 		      "next generation: %d records, due %+lld ns", x->nrecs,
 		      x->nrecs ? (long long)(x->recs[0].ts_ns - d1) : 0LL);
 	}
+	xwt_set_knob(x, "watchdog_usecs", EP, 1000);
 
 	/* The watchdog thread was busy (not armed) when the period ended: the
 	 * timer keeps looking while frames stay unconsumed, so arming later
