@@ -637,22 +637,30 @@ static void block_account(struct xwi_engine *e, struct rmsg *m, __u32 i)
 	}
 }
 
+/* Receive @req completes with a message of @msg_len bytes from @p (its
+ * buffer holds what fitted). */
+static void recv_done(struct xwi_engine *e, struct xw_request *req, const struct peer *p,
+		      __u32 msg_len, __u64 match, bool has_data, __u32 data)
+{
+	struct xwi_req_priv *r = req->priv;
+
+	req->status.len = r->buflen < msg_len ? r->buflen : msg_len;
+	req->status.msg_len = msg_len;
+	req->status.match = match;
+	req->status.src = p->addr;
+	req->status.has_data = has_data;
+	req->status.data = data;
+	req->status.error = r->buflen < msg_len ? -EMSGSIZE : 0;
+	r->m = NULL;
+	xwi_req_done(e, req);
+}
+
 /* Every needed fragment of matched @m is in: complete its receive. */
 static void rmsg_complete(struct xwi_engine *e, struct rmsg *m)
 {
-	struct xw_request *req = m->req;
-	struct xwi_req_priv *r = req->priv;
 	struct peer *p = m->peer;
 
-	req->status.len = r->buflen < m->msg_len ? r->buflen : m->msg_len;
-	req->status.msg_len = m->msg_len;
-	req->status.match = m->match;
-	req->status.src = p->addr;
-	req->status.has_data = m->has_data;
-	req->status.data = m->mdata;
-	req->status.error = r->buflen < m->msg_len ? -EMSGSIZE : 0;
-	r->m = NULL;
-	xwi_req_done(e, req);
+	recv_done(e, m->req, p, m->msg_len, m->match, m->has_data, m->mdata);
 	if (m->rndv) {
 		struct ctrl *c = m->notify;
 
@@ -772,6 +780,17 @@ void xwi_rmsg_eligible(struct xwi_engine *e, struct rmsg *m)
 		m = xl_entry(p->ms.held.next, struct rmsg, plink);
 		if (m->msg_id != p->ms.rx_next_id)
 			return;
+	}
+}
+
+void xwi_next_turn(struct xwi_engine *e, struct peer *p)
+{
+	xwi_skip_finals(p);
+	if (!xl_empty(&p->ms.held)) {
+		struct rmsg *m = xl_entry(p->ms.held.next, struct rmsg, plink);
+
+		if (m->msg_id == p->ms.rx_next_id)
+			xwi_rmsg_eligible(e, m);
 	}
 }
 
@@ -957,25 +976,12 @@ static bool rx_small_now(struct xwi_engine *e, struct peer *p, const struct xw_h
 		return false;
 	r = req->priv;
 	p->ms.rx_next_id++;
-	xwi_skip_finals(p);
 	e->st.rx_frames[h->type]++;
 	if (r->buflen && mlen)
 		memcpy(r->buf, payload, r->buflen < mlen ? r->buflen : mlen);
-	req->status.len = r->buflen < mlen ? r->buflen : mlen;
-	req->status.msg_len = mlen;
-	req->status.match = match;
-	req->status.src = p->addr;
-	req->status.has_data = h->flags & XW_F_DATA;
-	req->status.data = req->status.has_data ? ntohl(h->data) : 0;
-	req->status.error = r->buflen < mlen ? -EMSGSIZE : 0;
-	r->m = NULL;
-	xwi_req_done(e, req);
-	if (!xl_empty(&p->ms.held)) {
-		struct rmsg *hm = xl_entry(p->ms.held.next, struct rmsg, plink);
-
-		if (hm->msg_id == p->ms.rx_next_id)
-			xwi_rmsg_eligible(e, hm);
-	}
+	recv_done(e, req, p, mlen, match, h->flags & XW_F_DATA,
+		  h->flags & XW_F_DATA ? ntohl(h->data) : 0);
+	xwi_next_turn(e, p);
 	return true;
 }
 
@@ -1028,13 +1034,7 @@ int xwi_msg_rx_data(struct xwi_engine *e, const struct xw_addr *src, const struc
 		e->st.abandoned++;
 		if (p && id == p->ms.rx_next_id) {
 			p->ms.rx_next_id++;
-			xwi_skip_finals(p);
-			if (!xl_empty(&p->ms.held)) {
-				struct rmsg *hm = xl_entry(p->ms.held.next, struct rmsg, plink);
-
-				if (hm->msg_id == p->ms.rx_next_id)
-					xwi_rmsg_eligible(e, hm);
-			}
+			xwi_next_turn(e, p);
 		}
 		return 0;
 	}

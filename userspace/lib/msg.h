@@ -86,6 +86,9 @@ void xwi_rmsg_free(struct xwi_engine *e, struct rmsg *m);
 void xwi_rmsg_fail_req(struct xwi_engine *e, struct rmsg *m, int err);
 /* @m's id is its peer's next: place it, and the held ones that follow. */
 void xwi_rmsg_eligible(struct xwi_engine *e, struct rmsg *m);
+/* @p's next id (rx_next_id) moved: step over the ids the peer said are
+ * final, then the held message whose turn has come goes on. */
+void xwi_next_turn(struct xwi_engine *e, struct peer *p);
 /* Step rx_next_id over the ids the peer said are final; is @id one? */
 void xwi_skip_finals(struct peer *p);
 bool xwi_id_final(const struct peer *p, __u32 id);

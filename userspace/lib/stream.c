@@ -499,13 +499,7 @@ void xwi_msg_stream_sync(struct xwi_engine *e, struct peer *p, __u32 eid, __u32 
 	redo_trim(p, resume);
 	if (id_before(p->ms.rx_next_id, resume))
 		p->ms.rx_next_id = resume;
-	xwi_skip_finals(p);
-	if (!xl_empty(&p->ms.held)) {
-		struct rmsg *m = xl_entry(p->ms.held.next, struct rmsg, plink);
-
-		if (m->msg_id == p->ms.rx_next_id)
-			xwi_rmsg_eligible(e, m);
-	}
+	xwi_next_turn(e, p);
 }
 
 /*
