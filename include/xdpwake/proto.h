@@ -76,7 +76,9 @@ enum xw_pkt_type {
 	XW_PKT_CONNECT = 8,	  /* connection request (new session id + ISN)     */
 	XW_PKT_CONNECT_REPLY = 9, /* connection accept                             */
 	XW_PKT_CLOSE = 10,	  /* connection teardown                           */
-	XW_PKT_TYPE_MAX = 11,
+	XW_PKT_PROBE = 11,	  /* is the peer endpoint's socket open? (liveness) */
+	XW_PKT_PROBE_REPLY = 12,  /* yes: answered by the peer's XDP program      */
+	XW_PKT_TYPE_MAX = 13,
 };
 
 /* Header flags. */
@@ -283,7 +285,8 @@ enum xw_wake_reason {
 	X(timer_starts, "coalescing timer (re)starts")                       \
 	X(timer_fires, "coalescing timer expiries")                          \
 	X(adapt_switches, "adaptive policy mode switches")                   \
-	X(pass_other_host, "passed: ours, but addressed to another host's MAC")
+	X(pass_other_host, "passed: ours, but addressed to another host's MAC") \
+	X(probes_answered, "PROBEs answered (XDP_TX): the endpoint's socket is open")
 
 #define XW__STATS_FIELD(name, desc) __u64 name;
 struct xw_stats {

@@ -133,6 +133,9 @@ struct xwi_conn {
 	bool reply_owed;       /* a CONNECT_REPLY is owed                      */
 	bool probe;	       /* our CONNECT introduces us (not retried idle)  */
 	__u64 last_probe;      /* keepalive CONNECT to a silent peer            */
+	__u64 last_alive;      /* the peer's endpoint answered a liveness probe */
+	__u64 last_liveprobe;  /* liveness probe sent (or asked ops.alive)      */
+	__u32 probe_nonce;     /* the last PROBE's nonce (seq)                  */
 	__u64 last_dupack;     /* a pure ACK of snd_una while frames were out   */
 	__u64 unsol_due;       /* introduce ourselves (no session) then        */
 	bool rtx_now;	       /* resend the oldest unacked frame at once      */
