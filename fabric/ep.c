@@ -1056,12 +1056,14 @@ static void log_stats(struct xwfi_ep *ep)
 	FI_INFO(&xwfi_prov, FI_LOG_EP_CTRL,
 		"endpoint %s closed: tx_frames %llu rx_frames %llu retransmits %llu "
 		"rx_out_of_order %llu rx_dup_frames %llu crc_failures %llu sessions %llu "
-		"conn_timeouts %llu peer_resets %llu\n",
+		"conn_timeouts %llu peer_resets %llu live_probes %llu live_replies %llu "
+		"live_local %llu\n",
 		a, (unsigned long long)s.tx_frames, (unsigned long long)s.rx_frames,
 		(unsigned long long)s.retransmits, (unsigned long long)s.rx_out_of_order,
 		(unsigned long long)s.rx_dup_frames, (unsigned long long)s.crc_failures,
 		(unsigned long long)s.sessions, (unsigned long long)s.conn_timeouts,
-		(unsigned long long)s.peer_resets);
+		(unsigned long long)s.peer_resets, (unsigned long long)s.live_probes,
+		(unsigned long long)s.live_replies, (unsigned long long)s.live_local);
 }
 
 static int ep_close(struct fid *fid)
@@ -1159,6 +1161,8 @@ static int xep_open(struct xwfi_ep *ep, const struct fi_info *info)
 	}
 	if (xwfi_params.spin_usecs > 0)
 		o.spin_ns = (__u64)xwfi_params.spin_usecs * 1000; /* the parameter is in usecs */
+	if (xwfi_params.give_up_ms > 0)
+		o.give_up_ms = (__u32)xwfi_params.give_up_ms;
 	/* The id of the info's source address (FI_SOURCE node/service, the
 	 * hints' src_addr, FI_XDPWAKE_EP_ID) is the one opened, except the
 	 * default 1, from which the first free id is taken. */

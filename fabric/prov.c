@@ -537,6 +537,11 @@ FI_EXT_INI
 	fi_param_define(&xwfi_prov, "spin_usecs", FI_PARAM_INT,
 			"Spin time of the spin-* strategies in us (default: the measured "
 			"block-and-wake cost)");
+	fi_param_define(&xwfi_prov, "give_up_ms", FI_PARAM_INT,
+			"A peer whose endpoint neither answers nor acknowledges for this long "
+			"while something is owed is given up: its operations fail (default "
+			"5000). A peer that computes or is stopped is not given up: its XDP "
+			"program answers the liveness probes while its endpoint is open");
 	fi_param_define(&xwfi_prov, "pin_root", FI_PARAM_STRING,
 			"bpffs directory of the pinned maps (default: /sys/fs/bpf/xdpwake)");
 	fi_param_get_str(&xwfi_prov, "iface", &xwfi_params.iface);
@@ -547,6 +552,7 @@ FI_EXT_INI
 	fi_param_get_str(&xwfi_prov, "wait", &xwfi_params.wait);
 	fi_param_get_int(&xwfi_prov, "spin_usecs", &xwfi_params.spin_usecs);
 	fi_param_get_str(&xwfi_prov, "pin_root", &xwfi_params.pin_root);
+	fi_param_get_int(&xwfi_prov, "give_up_ms", &xwfi_params.give_up_ms);
 	xw_set_log(log_cb, NULL, XW_LOG_INFO);
 	return &xwfi_prov;
 }

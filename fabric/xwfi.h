@@ -59,6 +59,7 @@ struct xwfi_params {
 	char *wait;		/* wait strategy (NULL: spin-block)        */
 	int spin_usecs;		/* spin time (0: calibrated)               */
 	char *pin_root;		/* bpffs directory (NULL: library default) */
+	int give_up_ms;		/* dead-peer detection (0: library's 5 s)  */
 };
 extern struct xwfi_params xwfi_params;
 /* While an endpoint tries ids in turn the library's messages of one attempt
