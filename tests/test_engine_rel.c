@@ -1426,7 +1426,51 @@ static void test_rel_busy_peer(void)
 	      (unsigned long long)(G / 1000000));
 	xwi_request_free(sr);
 	rnet_free();
+
+	/* A peer that computes from the start: the handshake waits for it
+	 * (its endpoint answers the probes), the message arrives once it
+	 * polls; the same with a peer that never existed fails. */
+	rnet_init(2, c, 1701);
+	REQUIRE(xwi_engine_isend(xwt_nodes[0].e, &xwt_nodes[1].addr, sb, 200, 10, &sr) == 0, "isend");
+	imp.busy[1] = true;
+	rpump(NULL, NULL, 10 * G);
+	s0 = rst(0);
+	/* (an eager send completes once copied: the connection is what waits) */
+	CHECK(!sr->status.error && s0.timeouts == 0 && s0.sends_lost == 0 && s0.live_replies >= 10,
+	      "busy from the start: send error %d, timeouts %llu, lost %llu, %llu answers",
+	      sr->status.error, (unsigned long long)s0.timeouts,
+	      (unsigned long long)s0.sends_lost, (unsigned long long)s0.live_replies);
+	imp.busy[1] = false;
+	{
+		unsigned char rb[200];
+		struct xw_request *rr;
+
+		REQUIRE(xwi_engine_irecv(xwt_nodes[1].e, rb, sizeof(rb), 10, ALL, &rr) == 0, "irecv");
+		rpump(NULL, NULL, 5 * G);
+		CHECK(sr->state == XWI_REQ_DONE && !sr->status.error && rr->state == XWI_REQ_DONE &&
+			      !rr->status.error && !memcmp(rb, sb, 200),
+		      "busy from the start: send %d/%d receive %d/%d", sr->state, sr->status.error,
+		      rr->state, rr->status.error);
+		xwi_request_free(rr);
+	}
+	xwi_request_free(sr);
+	rnet_free();
+	rnet_init(2, c, 1702);
+	xwi_engine_free(xwt_nodes[1].e);
+	xwt_nodes[1].e = NULL;
+	REQUIRE(xwi_engine_isend(xwt_nodes[0].e, &xwt_nodes[1].addr, sb, 200, 11, &sr) == 0, "isend");
+	t0 = rclock;
+	rpump(NULL, NULL, 5 * G);
+	s0 = rst(0);
+	CHECK(s0.timeouts == 1 && s0.sends_lost == 1 && s0.live_replies == 0 && s0.live_probes > 0,
+	      "a peer that never was: timeouts %llu, lost %llu, %llu probes, %llu answers",
+	      (unsigned long long)s0.timeouts, (unsigned long long)s0.sends_lost,
+	      (unsigned long long)s0.live_probes, (unsigned long long)s0.live_replies);
+	xwi_request_free(sr);
+	rnet_free();
 	free(sb);
+	printf("reliability: a peer that computes from the start is waited for through the "
+	       "handshake; one that never existed is given up\n");
 	printf("reliability: a peer that computes for 20x give-up with messages in flight both "
 	       "ways is kept (%llu probes answered by its endpoint), every byte arrives when it "
 	       "polls again; once dead it is given up within give-up of its last answer\n",
