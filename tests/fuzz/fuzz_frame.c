@@ -112,7 +112,7 @@ static bool ref_hdr_ok(const struct xw_hdr *h, size_t len, __u16 ep)
 	__u64 plen = ntohs(h->payload_len), mlen = ntohl(h->msg_len), off = ntohl(h->frag_off);
 	__u64 idx = ntohl(h->frag_idx), cnt = ntohl(h->frag_count);
 
-	if (h->version != XW_VERSION || h->type < XW_PKT_SMALL || h->type > XW_PKT_CLOSE ||
+	if (h->version != XW_VERSION || h->type < XW_PKT_SMALL || h->type >= XW_PKT_TYPE_MAX ||
 	    plen > len || ntohs(h->dst_ep) != ep)
 		return false;
 	if (h->type >= XW_PKT_NOTIFY)
@@ -186,7 +186,7 @@ static int f_send(void *ctx, const struct xw_addr *dst, const struct xw_hdr *h,
 	(void)ctx;
 	(void)dst;
 	FZ_ASSERT(len == plen && (!len || payload), "emitted len %zu payload_len %u", len, plen);
-	FZ_ASSERT(h->version == XW_VERSION && h->type >= XW_PKT_SMALL && h->type <= XW_PKT_CLOSE,
+	FZ_ASSERT(h->version == XW_VERSION && h->type >= XW_PKT_SMALL && h->type < XW_PKT_TYPE_MAX,
 		  "emitted type %u", h->type);
 	FZ_ASSERT(!(h->flags & ~XW_F_KNOWN), "emitted flags %#x", h->flags);
 	if (h->type == XW_PKT_PULL) {

@@ -8,6 +8,9 @@
  *
  * Parts run in the order given: xw_mpi_alive PART SECS [PART SECS]...
  *
+ *   xw_mpi_alive base SECS
+ *       every rank computes SECS with nothing pending (the compute rate
+ *       alone, to compare the computing ranks' rates of the parts below).
  *   xw_mpi_alive late SECS
  *       the last rank computes (no MPI calls) for SECS, then every rank
  *       enters MPI_Barrier; then rank 0 computes SECS before an
@@ -77,15 +80,34 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* Compute for @secs without calling MPI (a busy loop the compiler keeps). */
-static void compute(double secs)
+/* Compute for @secs without calling MPI (a busy loop the compiler keeps);
+ * returns the rate in millions of loop iterations per second, the measure
+ * of how much the computing rank is slowed by what runs for it meanwhile
+ * (compare with part `base`). */
+static double compute(double secs)
 {
-	double end = now_s() + secs;
+	double t0 = now_s(), end = t0 + secs, t;
 	volatile uint64_t x = 1;
+	uint64_t n = 0;
 
-	while (now_s() < end)
+	while ((t = now_s()) < end) {
 		for (int i = 0; i < 100000; i++)
 			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		n += 100000;
+	}
+	return n / (t - t0) / 1e6;
+}
+
+/* Every rank computes @secs with nothing pending: the compute rate alone
+ * (rank 0's printed). */
+static void part_base(double secs)
+{
+	double r;
+
+	MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+	r = compute(secs);
+	MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+	OK("base: %.1f s of computing with nothing pending: %.1f M iterations/s", secs, r);
 }
 
 static unsigned char pat(uint32_t seed, size_t i)
@@ -111,11 +133,11 @@ static int verify(const unsigned char *b, size_t n, uint32_t seed)
 
 static void part_late(double secs)
 {
-	double t0 = now_s(), waited;
+	double t0 = now_s(), waited, r = 0;
 	int one = 1, sum = 0;
 
 	if (rank == nranks - 1)
-		compute(secs);
+		r = compute(secs);
 	MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
 	waited = now_s() - t0;
 	if (rank == 0 && waited < secs * 0.9)
@@ -126,12 +148,13 @@ static void part_late(double secs)
 	   nranks - 1, secs, waited);
 	t0 = now_s();
 	if (rank == 0)
-		compute(secs);
+		r = compute(secs);
 	MPI_OK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
 	if (sum != nranks)
 		FAIL("late allreduce: sum %d, want %d", sum, nranks);
-	OK("late allreduce: rank 0 computed %.1f s; the others waited %.1f s",
-	   secs, now_s() - t0);
+	OK("late allreduce: rank 0 computed %.1f s (%.1f M iterations/s) while the others waited; "
+	   "they waited %.1f s",
+	   secs, r, now_s() - t0);
 }
 
 static void part_post(double secs)
@@ -144,7 +167,7 @@ static void part_post(double secs)
 	for (int who = 0; who < 2; who++) {
 		unsigned char *sb[2], *rb[2];
 		MPI_Request rq[4];
-		double t0;
+		double t0, r = 0;
 		int n = 0;
 
 		for (int k = 0; k < 2; k++) {
@@ -163,7 +186,7 @@ static void part_post(double secs)
 					 &rq[n++]));
 		}
 		if ((rank & 1) == who)
-			compute(secs);
+			r = compute(secs);
 		MPI_OK(MPI_Waitall(n, rq, MPI_STATUSES_IGNORE));
 		for (int k = 0; k < 2 && peer >= 0; k++) {
 			int bad = verify(rb[k], sizes[k], (uint32_t)(peer * 10 + k + who * 100));
@@ -173,9 +196,15 @@ static void part_post(double secs)
 				     sizes[k], peer, bad);
 		}
 		MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
-		OK("post-compute-wait: %s ranks computed %.1f s between MPI_Isend/MPI_Irecv (1 KiB, "
-		   "1 MiB) and MPI_Waitall: done in %.1f s, every byte checked",
-		   who ? "odd" : "even", secs, now_s() - t0);
+		if (who == 0)
+			OK("post-compute-wait: even ranks computed %.1f s (rank 0: %.1f M "
+			   "iterations/s) between MPI_Isend/MPI_Irecv (1 KiB, 1 MiB) and "
+			   "MPI_Waitall: done in %.1f s, every byte checked",
+			   secs, r, now_s() - t0);
+		else
+			OK("post-compute-wait: odd ranks computed %.1f s between MPI_Isend/MPI_Irecv "
+			   "(1 KiB, 1 MiB) and MPI_Waitall: done in %.1f s, every byte checked",
+			   secs, now_s() - t0);
 		for (int k = 0; k < 2; k++) {
 			free(sb[k]);
 			free(rb[k]);
@@ -278,13 +307,15 @@ int main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
 	if (argc < 3 || argc % 2 == 0 || nranks < 2)
-		FAIL("usage: xw_mpi_alive {late|post|loop SECS}... (2 ranks or more)");
+		FAIL("usage: xw_mpi_alive {base|late|post|loop SECS}... (2 ranks or more)");
 	for (int a = 1; a + 1 < argc; a += 2) {
 		double secs = atof(argv[a + 1]);
 
 		if (secs <= 0)
 			FAIL("bad time %s", argv[a + 1]);
-		if (!strcmp(argv[a], "late"))
+		if (!strcmp(argv[a], "base"))
+			part_base(secs);
+		else if (!strcmp(argv[a], "late"))
 			part_late(secs);
 		else if (!strcmp(argv[a], "post"))
 			part_post(secs);
