@@ -652,10 +652,12 @@ static __always_inline int data_type(__u8 type)
  * ring or waking it, as the kernel answers TCP's zero-window probes for a
  * process that does not read.  The reply is the probe turned around in
  * place (proto.h): addresses and endpoint ids swapped, type PROBE_REPLY,
- * csum the value the prober put in `data`.
+ * csum the value the prober put in `data`, data the endpoint's consumed
+ * count (outside the CRC).
  */
 static __always_inline int probe_answer(struct ethhdr *eth, struct iphdr *ip, struct xw_hdr *h,
-					void *data_end, __u32 ep, struct xw_stats *s)
+					void *data_end, __u32 ep, struct xw_shared *sh,
+					struct xw_stats *s)
 {
 	__u8 mac[ETH_ALEN];
 	__be32 a;
@@ -692,7 +694,9 @@ static __always_inline int probe_answer(struct ethhdr *eth, struct iphdr *ip, st
 	h->dst_ep = h->src_ep;
 	h->src_ep = e;
 	h->csum = h->data;
-	h->data = 0;
+	/* whether the process polls: a peer that polls (its consumed count
+	 * moves) but ignores the prober's frames is not kept alive */
+	h->data = bpf_htonl((__u32)*(volatile __u64 *)&sh->consumed);
 	s->probes_answered++;
 	return XDP_TX;
 }
@@ -905,7 +909,7 @@ int xw_xdp(struct xdp_md *ctx)
 		return XDP_DROP;
 	}
 	if (h->type == XW_PKT_PROBE)
-		return probe_answer(eth, ip, h, data_end, ep, s);
+		return probe_answer(eth, ip, h, data_end, ep, sh, s);
 	act = bpf_redirect_map(&xsks, ep, XDP_DROP);
 	if (act != XDP_REDIRECT) {
 		s->drop_nosocket++;

@@ -885,8 +885,8 @@ static void other_host(struct xwt_xdp *x)
 }
 
 /* The PROBE turned into its PROBE_REPLY in place: addresses and endpoint
- * ids swapped, type, csum from data, nothing else changed (both
- * encapsulations). */
+ * ids swapped, type, csum from data, data the endpoint's consumed count
+ * (low 32 bits), nothing else changed (both encapsulations). */
 static void probe_reply(struct xwt_xdp *x)
 {
 	static __u8 in[XWT_MAX_FRAME], out[XWT_MAX_FRAME];
@@ -895,6 +895,7 @@ static void probe_reply(struct xwt_xdp *x)
 		struct xwt_frame f = { .encap = udp ? XWT_ENC_UDP : XWT_ENC_ETH, .type = XW_PKT_PROBE,
 				       .dst_ep = EP, .src_ep = 7, .session = 0xabcd };
 		int len = xwt_build(&f, in), out_len = 0, off = udp ? 14 + 20 + 8 : 14, v;
+		struct xw_shared sh;
 		struct xw_hdr hi, ho;
 
 		memcpy(&hi, in + off, sizeof(hi));
@@ -905,6 +906,9 @@ static void probe_reply(struct xwt_xdp *x)
 			in[14 + 20 + 6] = 0x12;
 		restore_knobs(x);
 		xwt_set_knob(x, "encap", 0, udp ? 2 : 1);
+		sh = xwt_get_shared(x, EP);
+		sh.consumed = 0x1234567890ULL + udp;
+		xwt_set_shared(x, EP, &sh);
 		v = xwt_run(x, in, len, 0, &out_len, out);
 		CHECK(v == XDP_TX && out_len == len, "probe (%s): verdict %s, length %d of %d",
 		      udp ? "udp" : "eth", xwt_verdict(v), out_len, len);
@@ -925,7 +929,8 @@ static void probe_reply(struct xwt_xdp *x)
 		}
 		CHECK(ho.type == XW_PKT_PROBE_REPLY && ho.dst_ep == hi.src_ep &&
 		      ho.src_ep == hi.dst_ep && ho.session == hi.session && ho.seq == hi.seq &&
-		      ho.csum == hi.data && ho.data == 0 && ho.version == hi.version &&
+		      ho.csum == hi.data && ho.data == htonl(0x34567890 + udp) &&
+		      ho.version == hi.version &&
 		      ho.ack == hi.ack && ho.payload_len == hi.payload_len && ho.match == hi.match,
 		      "probe (%s): reply header (type %u, eps %u/%u, csum %08x)", udp ? "udp" : "eth",
 		      ho.type, ntohs(ho.dst_ep), ntohs(ho.src_ep), ntohl(ho.csum));

@@ -109,6 +109,26 @@ enum xw_pkt_type {
  *               incarnation id << 32 | the msg_id its message stream to
  *               the receiver resumes at; msg_len = bitmap of the final ids
  *               resume+1 .. resume+32 (library-level; not checked here).
+ *   PROBE, PROBE_REPLY: liveness of a peer endpoint that is silent while
+ *               something is owed (it may be computing, or stopped).
+ *               PROBE: session = the prober's session id (the one the
+ *               peer's `conns` entry expects from it, if it has one), seq
+ *               = the prober's nonce, data = the CRC32C the reply must
+ *               carry, payload 0.  The receiver's XDP program answers it
+ *               without waking anyone when the destination endpoint's
+ *               AF_XDP socket is open (and the session, if known, is
+ *               right): PROBE_REPLY = the same header with type
+ *               PROBE_REPLY, dst_ep and src_ep swapped, csum = the
+ *               probe's data, data = the low 32 bits of the endpoint's
+ *               count of frames consumed (not covered by the CRC32C: csum
+ *               is computed with data 0), sent back (XDP_TX) with the
+ *               Ethernet (and IPv4, UDP) addresses swapped.  A PROBE_REPLY
+ *               is not checked against `conns` (it carries the prober's
+ *               own session): the prober's library takes it only when
+ *               session and nonce are its own.  A library that receives a
+ *               PROBE itself (no program answered it) answers it when it
+ *               knows the prober's session, with data = a count of the
+ *               PROBEs it took (it polls).
  *
  * For every type payload_len must fit in the frame after the header
  * (trailing Ethernet padding beyond it is accepted) [X].

@@ -307,6 +307,7 @@ void xwi_conn_reset(struct xwi_engine *e, struct peer *p, int err, enum xwi_rese
 	p->cn.backoff = p->cn.dupacks = 0;
 	p->cn.last_alive = 0;
 	p->cn.probe_nonce = 0;
+	p->cn.alive_seen = false;
 }
 
 /* The peer's incarnation (@sid, @isn) is the one we talk to now. */
@@ -772,15 +773,19 @@ static int rx_probe(struct xwi_engine *e, const struct xw_addr *src, const struc
 	struct xw_hdr r = *h;
 
 	e->st.rx_frames[XW_PKT_PROBE]++;
-	if (p && p->cn.rx_known && ntohl(h->session) != p->cn.peer_sid) {
+	/* only a peer whose session we know (the program answers also one
+	 * whose handshake we have not taken yet: we do not poll then) */
+	if (!p || !p->cn.rx_known || ntohl(h->session) != p->cn.peer_sid) {
 		e->st.session_rejects++;
 		return 0;
 	}
 	r.type = XW_PKT_PROBE_REPLY;
+	r.flags = 0;
 	r.dst_ep = h->src_ep;
 	r.src_ep = h->dst_ep;
 	r.csum = h->data;
-	r.data = 0;
+	/* we poll (this very probe says so): a count that moves */
+	r.data = htonl((__u32)e->st.rx_frames[XW_PKT_PROBE]);
 	if (!e->ops.send(e->ctx, src, &r, NULL, 0)) {
 		e->st.tx_frames[XW_PKT_PROBE_REPLY]++;
 		e->st.probes_answered++;
@@ -793,6 +798,7 @@ static int rx_probe(struct xwi_engine *e, const struct xw_addr *src, const struc
 static int rx_probe_reply(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h)
 {
 	struct peer *p = xwi_peer_find(e, src);
+	__u32 c;
 
 	if (!p || p->cn.cstate == C_NONE || !p->cn.probe_nonce ||
 	    ntohl(h->session) != p->cn.my_sid || ntohl(h->seq) != p->cn.probe_nonce) {
@@ -800,9 +806,21 @@ static int rx_probe_reply(struct xwi_engine *e, const struct xw_addr *src, const
 		return 0;
 	}
 	e->st.rx_frames[XW_PKT_PROBE_REPLY]++;
-	e->st.live_replies++;
 	p->cn.probe_nonce = 0; /* one answer per probe */
-	p->cn.last_alive = now(e);
+	/* Its endpoint is open.  Alive, unless the process polls (its
+	 * consumed count moved since the last answer) and still neither
+	 * acknowledges nor answers us: a peer that takes our frames and
+	 * ignores them (it refuses our handshake, a session mix-up) is given
+	 * up as before; one that computes or is stopped does not poll. */
+	c = ntohl(h->data);
+	if (p->cn.alive_seen && c != p->cn.alive_consumed) {
+		e->st.live_polling++;
+	} else {
+		e->st.live_replies++;
+		p->cn.last_alive = now(e);
+	}
+	p->cn.alive_seen = true;
+	p->cn.alive_consumed = c;
 	return 0;
 }
 
@@ -1173,10 +1191,14 @@ int xwi_engine_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 	 * field the corruption hit (but payload_len must fit to check it). */
 	if (e->cfg.crc && ntohs(hc.payload_len) <= len) {
 		__u32 want = ntohl(hc.csum), got;
+		__be32 d = hc.data;
 
 		hc.csum = 0;
+		if (hc.type == XW_PKT_PROBE_REPLY) /* the answerer's, outside the CRC */
+			hc.data = 0;
 		got = xwi_crc32c(xwi_crc32c(0, &hc, sizeof(hc)), payload, ntohs(hc.payload_len));
 		hc.csum = htonl(want);
+		hc.data = d;
 		if (got != want) {
 			e->st.crc_failures++;
 			return -EBADMSG;

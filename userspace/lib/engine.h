@@ -299,6 +299,8 @@ struct xwi_engine_stats {
 	__u64 probes;		   /* keepalive CONNECTs to silent peers     */
 	__u64 live_probes;	   /* PROBEs sent to silent peers            */
 	__u64 live_replies;	   /* PROBE_REPLYs taken (the peer is alive) */
+	__u64 live_polling;	   /* ... from a peer that polls, yet ignores
+				    * us (not counted as alive)             */
 	__u64 live_local;	   /* liveness answered by ops.alive          */
 	__u64 probes_answered;	   /* PROBEs answered by the library itself  */
 	__u64 hook_drops;	   /* frames dropped by drop_first_type      */

@@ -136,6 +136,8 @@ struct xwi_conn {
 	__u64 last_alive;      /* the peer's endpoint answered a liveness probe */
 	__u64 last_liveprobe;  /* liveness probe sent (or asked ops.alive)      */
 	__u32 probe_nonce;     /* the last PROBE's nonce (seq)                  */
+	__u32 alive_consumed;  /* the consumed count of the last answer         */
+	bool alive_seen;       /* ... known                                     */
 	__u64 last_dupack;     /* a pure ACK of snd_una while frames were out   */
 	__u64 unsol_due;       /* introduce ourselves (no session) then        */
 	bool rtx_now;	       /* resend the oldest unacked frame at once      */
