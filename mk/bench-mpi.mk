@@ -32,3 +32,14 @@ bench-mpi-ranks:
 bench-mpi-alive:
 	$(Q)$(MAKE) all
 	$(Q)OUTPUT=$(OUTPUT) bench/mpi/alive.sh --runs 1 $(BENCH_MPI_ARGS)
+
+# Issue 23, goal 2: ranks asleep while waiting (the provider's idle sleep)
+# against spinning and the TCP BTL (bench/mpi/idle.sh -> bench/results/
+# idle.csv, idle.md, idle.svg/png).
+#   make bench-mpi-idle       1 run into bench/results
+.PHONY: bench-mpi-idle
+
+bench-mpi-idle:
+	$(Q)scripts/deps.sh python3 python3-matplotlib
+	$(Q)$(MAKE) all
+	$(Q)OUTPUT=$(OUTPUT) bench/mpi/idle.sh --runs 1 $(BENCH_MPI_ARGS)

@@ -11,6 +11,9 @@
  *   xw_mpi_alive base SECS
  *       every rank computes SECS with nothing pending (the compute rate
  *       alone, to compare the computing ranks' rates of the parts below).
+ *   xw_mpi_alive idle SECS
+ *       rank 0 sleeps SECS, the others wait in MPI_Recv, then in
+ *       MPI_Barrier: their CPU time over the wait, as a share of a core.
  *   xw_mpi_alive late SECS
  *       the last rank computes (no MPI calls) for SECS, then every rank
  *       enters MPI_Barrier; then rank 0 computes SECS before an
@@ -37,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -96,6 +100,63 @@ static double compute(double secs)
 		n += 100000;
 	}
 	return n / (t - t0) / 1e6;
+}
+
+static double cpu_s(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+	       ru.ru_stime.tv_usec / 1e6;
+}
+
+/* Rank 0 sleeps @secs, then sends to every rank, which waited in MPI_Recv;
+ * then it sleeps @secs again before an MPI_Barrier the others wait in.
+ * The waiting ranks' CPU time over their wait, as a share of one core:
+ * what a blocked rank costs (issue 23: under 2 % with the provider's idle
+ * sleep). */
+static void part_idle(double secs)
+{
+	const char *what[2] = { "MPI_Recv", "MPI_Barrier" };
+
+	for (int k = 0; k < 2; k++) {
+		double t0, c0, share = 0, mx = 0, sum = 0, *all = NULL;
+		char b = 1;
+
+		MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+		t0 = now_s();
+		c0 = cpu_s();
+		if (rank == 0) {
+			struct timespec ts = { (time_t)secs,
+					       (long)((secs - (time_t)secs) * 1e9) };
+
+			nanosleep(&ts, NULL);
+			for (int r = 1; r < nranks && k == 0; r++)
+				MPI_OK(MPI_Send(&b, 1, MPI_BYTE, r, 9, MPI_COMM_WORLD));
+			if (k == 1)
+				MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+		} else {
+			if (k == 0)
+				MPI_OK(MPI_Recv(&b, 1, MPI_BYTE, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+			else
+				MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+			share = (cpu_s() - c0) / (now_s() - t0);
+		}
+		if (rank == 0)
+			all = calloc((size_t)nranks, sizeof(double));
+		MPI_OK(MPI_Gather(&share, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+		if (rank == 0) {
+			for (int r = 1; r < nranks; r++) {
+				sum += all[r];
+				mx = all[r] > mx ? all[r] : mx;
+			}
+			OK("idle: %d ranks blocked %.1f s in %s: CPU %.2f %% of a core each on "
+			   "average, %.2f %% at most",
+			   nranks - 1, secs, what[k], 100 * sum / (nranks - 1), 100 * mx);
+			free(all);
+		}
+	}
 }
 
 /* Every rank computes @secs with nothing pending: the compute rate alone
@@ -307,7 +368,7 @@ int main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
 	if (argc < 3 || argc % 2 == 0 || nranks < 2)
-		FAIL("usage: xw_mpi_alive {base|late|post|loop SECS}... (2 ranks or more)");
+		FAIL("usage: xw_mpi_alive {base|idle|late|post|loop SECS}... (2 ranks or more)");
 	for (int a = 1; a + 1 < argc; a += 2) {
 		double secs = atof(argv[a + 1]);
 
@@ -315,6 +376,8 @@ int main(int argc, char **argv)
 			FAIL("bad time %s", argv[a + 1]);
 		if (!strcmp(argv[a], "base"))
 			part_base(secs);
+		else if (!strcmp(argv[a], "idle"))
+			part_idle(secs);
 		else if (!strcmp(argv[a], "late"))
 			part_late(secs);
 		else if (!strcmp(argv[a], "post"))
