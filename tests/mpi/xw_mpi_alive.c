@@ -44,26 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int rank, nranks;
-
-#define FAIL(...)                                                                          \
-	do {                                                                               \
-		fprintf(stderr, "FAIL: rank %d: ", rank);                                  \
-		fprintf(stderr, __VA_ARGS__);                                              \
-		fprintf(stderr, "\n");                                                     \
-		fflush(stderr);                                                            \
-		MPI_Abort(MPI_COMM_WORLD, 1);                                              \
-	} while (0)
-
-#define OK(...)                                                                            \
-	do {                                                                               \
-		if (rank == 0) {                                                           \
-			printf("ok:   ");                                                  \
-			printf(__VA_ARGS__);                                               \
-			printf("\n");                                                      \
-			fflush(stdout);                                                    \
-		}                                                                          \
-	} while (0)
+#include "xw_mpi.h"
 
 #define MPI_OK(call)                                                                       \
 	do {                                                                               \
@@ -169,19 +150,6 @@ static void part_base(double secs)
 	r = compute(secs);
 	MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
 	OK("base: %.1f s of computing with nothing pending: %.1f M iterations/s", secs, r);
-}
-
-static unsigned char pat(uint32_t seed, size_t i)
-{
-	uint32_t x = seed * 2654435761u + (uint32_t)i * 40503u + (uint32_t)(i >> 12);
-
-	return (unsigned char)(x ^ (x >> 13));
-}
-
-static void fill(unsigned char *b, size_t n, uint32_t seed)
-{
-	for (size_t i = 0; i < n; i++)
-		b[i] = pat(seed, i);
 }
 
 static int verify(const unsigned char *b, size_t n, uint32_t seed)
