@@ -540,5 +540,8 @@ XW_API int xw_endpoint__stats(const struct xw_endpoint *ep, struct xw_endpoint_s
 	st->local_lost = ls.lost;
 	st->local_rx_bad = ls.rx_bad;
 	st->local_wake_runs = ls.wake_runs;
+	xwi_port_lock(p);
+	st->peers_unacked = xwi_engine_peers_unacked(ep->eng);
+	xwi_port_unlock(p);
 	return XWI_OUT_COPY(out, st, xw_endpoint_stats);
 }

@@ -325,5 +325,8 @@ void xwi_engine_stats(const struct xwi_engine *e, struct xwi_engine_stats *out);
 /* True when a message waits in the unexpected queue (a receive would match
  * it at once, given the right match and mask). */
 bool xwi_engine_has_unexpected(const struct xwi_engine *e);
+/* Peers that something sent to is not acknowledged by yet (frames kept for
+ * retransmission) or still queued for (xw_endpoint_stats.peers_unacked). */
+__u64 xwi_engine_peers_unacked(const struct xwi_engine *e);
 
 #endif
