@@ -1362,6 +1362,7 @@ static void test_rel_busy_peer(void)
 	struct rmsgt *v[2] = { m, m + 4 };
 	const __u64 G = 1000000000ULL; /* give_up_ns */
 	struct xwi_engine_stats s0;
+	unsigned long long answered;
 	unsigned char *sb = malloc(20000);
 	struct xw_request *sr;
 	__u64 t0;
@@ -1395,6 +1396,7 @@ static void test_rel_busy_peer(void)
 			      !(m[i].rr->state == XWI_REQ_DONE && m[i].rr->status.error),
 		      "busy peer: message %d failed while the peer computed (%d/%d)", i,
 		      m[i].sr->status.error, m[i].rr->status.error);
+	answered = s0.live_replies;
 	imp.busy[1] = false; /* it polls again */
 	CHECK(rpump(all_done, v, 30 * G), "busy peer: the messages did not complete after it "
 	      "polled again");
@@ -1403,6 +1405,26 @@ static void test_rel_busy_peer(void)
 	CHECK(rst(0).timeouts == 0 && rst(1).timeouts == 0 && rx_rc_bad == 0,
 	      "busy peer: timeouts %llu/%llu, bad rx %d", (unsigned long long)rst(0).timeouts,
 	      (unsigned long long)rst(1).timeouts, rx_rc_bad);
+	/* both compute for 10 give-up times right after a message went 0 ->
+	 * 1 (its ACK still delayed: node 0 comes back to a frame unacked for
+	 * 10 give-up times): nobody runs a timer meanwhile, and neither gives
+	 * the other up for its own absence when it comes back */
+	{
+		struct rmsgt w[1] = { { .a = 0, .b = 1, .len = 100, .seed = 36 } };
+		struct rmsgt *wv[2] = { w, w + 1 };
+
+		rbatch_post(w, 1, false);
+		rpass();
+		imp.busy[0] = imp.busy[1] = true;
+		rclock += 10 * G;
+		imp.busy[0] = imp.busy[1] = false;
+		CHECK(rpump(all_done, wv, 30 * G), "both away: the messages did not complete");
+		rbatch_check(w, 1, "both away");
+		rbatch_free(w, 1);
+		CHECK(rst(0).timeouts == 0 && rst(1).timeouts == 0,
+		      "both away 10 give-up times: timeouts %llu/%llu (its own absence counted)",
+		      (unsigned long long)rst(0).timeouts, (unsigned long long)rst(1).timeouts);
+	}
 	/* it computes again, then dies with a large send to it in flight */
 	xwt_epat_fill(sb, 20000, 35);
 	REQUIRE(xwi_engine_isend(xwt_nodes[0].e, &xwt_nodes[1].addr, sb, 20000, 9, &sr) == 0,
@@ -1473,8 +1495,9 @@ static void test_rel_busy_peer(void)
 	       "handshake; one that never existed is given up\n");
 	printf("reliability: a peer that computes for 20x give-up with messages in flight both "
 	       "ways is kept (%llu probes answered by its endpoint), every byte arrives when it "
-	       "polls again; once dead it is given up within give-up of its last answer\n",
-	       (unsigned long long)s0.live_replies);
+	       "polls again; when both were away for 10x give-up neither gives the other up; "
+	       "once dead it is given up within give-up of its last answer\n",
+	       answered);
 }
 
 /*

@@ -133,6 +133,23 @@ static __u64 live_due(const struct xwi_engine *e, const struct peer *p, __u64 si
 	return d > r ? d : r;
 }
 
+/*
+ * When @p, silent since @since while something is owed, is given up:
+ * give_up_ns after its last sign of life, and not before our probes have
+ * gone unanswered for half of it - we may have been away ourselves (a
+ * process that computed for a minute, or was stopped, ran no timers and
+ * sent no probes: its own absence is no evidence against its peers).
+ * UINT64_MAX while no probe has gone out since @since.
+ */
+static __u64 giveup_at(const struct xwi_engine *e, const struct peer *p, __u64 since)
+{
+	__u64 g = since + e->cfg.give_up_ns, q = p->cn.probing_since + e->cfg.give_up_ns / 2;
+
+	if (p->cn.probing_since <= since)
+		return UINT64_MAX;
+	return g > q ? g : q;
+}
+
 static int live_check(struct xwi_engine *e, struct peer *p, __u64 t, __u64 since)
 {
 	int a = -1;
@@ -140,6 +157,8 @@ static int live_check(struct xwi_engine *e, struct peer *p, __u64 t, __u64 since
 	if (t < live_due(e, p, since))
 		return 0;
 	p->cn.last_liveprobe = t ? t : 1;
+	if (p->cn.probing_since <= since) /* the first probe since its last sign of life */
+		p->cn.probing_since = t > since ? t : since + 1;
 	if (e->ops.alive)
 		a = e->ops.alive(e->ctx, &p->addr);
 	if (a > 0) {
@@ -308,6 +327,7 @@ void xwi_conn_reset(struct xwi_engine *e, struct peer *p, int err, enum xwi_rese
 	p->cn.last_alive = 0;
 	p->cn.probe_nonce = 0;
 	p->cn.alive_seen = false;
+	p->cn.probing_since = 0;
 }
 
 /* The peer's incarnation (@sid, @isn) is the one we talk to now. */
@@ -978,7 +998,7 @@ int xwi_conn_timers(struct xwi_engine *e)
 			}
 			/* a peer endpoint that is alive but does not
 			 * poll (it computes, or is stopped) is waited for */
-			if (t - max64(p->cn.conn_start, p->cn.last_alive) >= e->cfg.give_up_ns) {
+			if (t >= giveup_at(e, p, max64(p->cn.conn_start, p->cn.last_alive))) {
 				give_up(e, p);
 				continue;
 			}
@@ -1006,7 +1026,7 @@ int xwi_conn_timers(struct xwi_engine *e)
 				 * silent for give_up_ns is given up. */
 				__u64 quiet = t - xwi_conn_heard(p);
 
-				if (quiet >= e->cfg.give_up_ns) {
+				if (t >= giveup_at(e, p, xwi_conn_heard(p))) {
 					give_up(e, p);
 					continue;
 				}
@@ -1020,7 +1040,7 @@ int xwi_conn_timers(struct xwi_engine *e)
 				}
 			}
 			if (p->cn.rx_known && xwi_msg_awaits_data(p)) {
-				if (t - xwi_conn_heard(p) >= e->cfg.give_up_ns)
+				if (t >= giveup_at(e, p, xwi_conn_heard(p)))
 					give_up(e, p);
 				else
 					n += live_check(e, p, t, xwi_conn_heard(p));
@@ -1037,7 +1057,7 @@ int xwi_conn_timers(struct xwi_engine *e)
 			__u64 since = max64(max64(p->cn.last_progress, p->cn.last_dupack),
 					    p->cn.last_alive);
 
-			if (t - since >= e->cfg.give_up_ns) {
+			if (t >= giveup_at(e, p, since)) {
 				give_up(e, p);
 				continue;
 			}
@@ -1128,16 +1148,16 @@ __u64 xwi_conn_deadline(const struct xwi_engine *e)
 
 			if (p->cn.rtx_due && p->cn.rtx_due < c)
 				c = p->cn.rtx_due;
-			if (last + e->cfg.give_up_ns < c)
-				c = last + e->cfg.give_up_ns;
+			if (giveup_at(e, p, last) < c)
+				c = giveup_at(e, p, last);
 			if (live_due(e, p, last) < c)
 				c = live_due(e, p, last);
 		} else {
 			if (p->cn.rx_known && xwi_msg_awaits_data(p)) {
 				__u64 h = xwi_conn_heard(p);
 
-				if (h + e->cfg.give_up_ns < c)
-					c = h + e->cfg.give_up_ns;
+				if (giveup_at(e, p, h) < c)
+					c = giveup_at(e, p, h);
 				if (live_due(e, p, h) < c)
 					c = live_due(e, p, h);
 			}
@@ -1153,6 +1173,8 @@ __u64 xwi_conn_deadline(const struct xwi_engine *e)
 					c = probe;
 				if (live_due(e, p, h) < c)
 					c = live_due(e, p, h);
+				if (giveup_at(e, p, h) < c)
+					c = giveup_at(e, p, h);
 			}
 		}
 		if (c < d)
