@@ -593,8 +593,8 @@ static void learned_block_cost(void)
 
 /* A shared CPU (issue 27): a detection makes the next waits skip their
  * spin, 2 of them, doubling on each detection up to XWI_SHARED_SKIP_MAX; a
- * wait that found the CPU to itself resets the count; probes come at 2 us
- * and then each time the spin doubles; a wake over XWI_WAKE_CAP times the
+ * wait that found the CPU to itself resets the count; probes come at half
+ * the spin time (2-20 us) and then each time the spin doubles; a wake over XWI_WAKE_CAP times the
  * calibrated B is not learned (the woken thread waited for the CPU). */
 static void shared_cpu(void)
 {
@@ -627,9 +627,12 @@ static void shared_cpu(void)
 		CHECK(n == XWI_SHARED_SKIP_MIN, "after a wait alone: %u skipped, want %d", n,
 		      XWI_SHARED_SKIP_MIN);
 	}
-	CHECK(xwi_waitpol_probe_at(0) == XWI_PROBE_FIRST_NS &&
-		      xwi_waitpol_probe_at(XWI_PROBE_FIRST_NS) == 2 * XWI_PROBE_FIRST_NS &&
-		      xwi_waitpol_probe_at(5000) == 10000,
+	/* the first probe at half the spin, within [2 us, 20 us]; then doubling */
+	CHECK(xwi_waitpol_probe_at(0, 12000) == 6000 &&
+		      xwi_waitpol_probe_at(0, 1000) == XWI_PROBE_FIRST_NS &&
+		      xwi_waitpol_probe_at(0, 1000000) == XWI_PROBE_MAX_NS &&
+		      xwi_waitpol_probe_at(6000, 12000) == 12000 &&
+		      xwi_waitpol_probe_at(XWI_PROBE_MAX_NS, 1000000) == 2 * XWI_PROBE_MAX_NS,
 	      "probe schedule");
 	/* late wakes are not learned; the rest are */
 	xwi_waitpol_init(&w, XW_WAIT_SPIN_BLOCK, B, 0);
@@ -641,9 +644,10 @@ static void shared_cpu(void)
 		CHECK(xwi_waitpol_wake(&w, XWI_WAKE_CAP * B), "a wake at the cap refused");
 	CHECK(w.block_cost == XWI_WAKE_CAP * B, "B %llu after wakes at the cap",
 	      (unsigned long long)w.block_cost);
-	printf("shared CPU: skips %d doubling to %d, probes from %llu ns, wakes over %dx B not "
-	       "learned\n", XWI_SHARED_SKIP_MIN, XWI_SHARED_SKIP_MAX,
-	       (unsigned long long)XWI_PROBE_FIRST_NS, XWI_WAKE_CAP);
+	printf("shared CPU: skips %d doubling to %d, first probe at half the spin (%llu-%llu ns), "
+	       "wakes over %dx B not learned\n", XWI_SHARED_SKIP_MIN, XWI_SHARED_SKIP_MAX,
+	       (unsigned long long)XWI_PROBE_FIRST_NS, (unsigned long long)XWI_PROBE_MAX_NS,
+	       XWI_WAKE_CAP);
 }
 
 int main(void)

@@ -104,9 +104,15 @@ void xwi_waitpol_alone(struct xwi_waitpol *w)
 	w->shared_skip = XWI_SHARED_SKIP_MIN;
 }
 
-__u64 xwi_waitpol_probe_at(__u64 probed)
+__u64 xwi_waitpol_probe_at(__u64 probed, __u64 spin)
 {
-	return probed ? 2 * probed : XWI_PROBE_FIRST_NS;
+	__u64 first = spin / 2;
+
+	if (probed)
+		return 2 * probed;
+	return first < XWI_PROBE_FIRST_NS ? XWI_PROBE_FIRST_NS
+	       : first > XWI_PROBE_MAX_NS ? XWI_PROBE_MAX_NS
+					  : first;
 }
 
 __u64 xwi_waitpol_spin(struct xwi_waitpol *w)

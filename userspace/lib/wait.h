@@ -40,8 +40,10 @@
  * A shared CPU (issue 27).  A hybrid wait (spin-block, adaptive) that spins
  * while another task waits for its CPU delays that task: on a CPU shared by
  * both ends of a ping-pong, the task is the peer, and the message cannot
- * come before the spin ends.  So the spin probes: after XWI_PROBE_FIRST_NS
- * of spinning, and then each time the spin has doubled, it yields once
+ * come before the spin ends.  So the spin probes: after half its spin time
+ * (at least XWI_PROBE_FIRST_NS, at most XWI_PROBE_MAX_NS: a wait that ends
+ * sooner makes no system call), and then each time the spin has doubled,
+ * it yields once
  * (sched_yield(): a system call, ~1-2 us when nobody else is runnable);
  * a yield that came back after more than XWI_OFFCPU_NS, or a gap that long
  * between two spins (preempted), means another task ran on this CPU
@@ -52,6 +54,7 @@
  * that finds the CPU to itself resets the count.
  */
 #define XWI_PROBE_FIRST_NS 2000ULL
+#define XWI_PROBE_MAX_NS 20000ULL
 #define XWI_OFFCPU_NS 5000ULL
 #define XWI_SHARED_SKIP_MIN 2
 #define XWI_SHARED_SKIP_MAX 64
@@ -111,9 +114,9 @@ bool xwi_waitpol_shared(struct xwi_waitpol *w);
 void xwi_waitpol_contended(struct xwi_waitpol *w);
 /* A wait spun and ended without finding the CPU shared. */
 void xwi_waitpol_alone(struct xwi_waitpol *w);
-/* The spin time at which a spin that has probed at @probed ns (0: not yet)
- * probes next. */
-__u64 xwi_waitpol_probe_at(__u64 probed);
+/* The spin time at which a spin of @spin ns that has probed at @probed ns
+ * (0: not yet) probes next. */
+__u64 xwi_waitpol_probe_at(__u64 probed, __u64 spin);
 /* The cost model above, for tests and benchmarks: the cost of waiting
  * @delay ns with spin time @spin then blocking at cost @b. */
 __u64 xwi_wait_cost(__u64 spin, __u64 b, __u64 delay);

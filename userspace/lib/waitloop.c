@@ -282,7 +282,7 @@ int xwi_wait_for(struct xwi_wait_target *w, enum xw_wait_strategy s, __u64 spin,
 			}
 			if (shared) {
 				act = XWI_ACT_BLOCK;
-			} else if (t - spin_start >= xwi_waitpol_probe_at(probed)) {
+			} else if (t - spin_start >= xwi_waitpol_probe_at(probed, xwi_waitpol_spin(pol))) {
 				/* Probe: does another task want this CPU?  If
 				 * it ran, look for the message (it may be the
 				 * peer, which has answered), then block. */
