@@ -203,6 +203,26 @@ def main():
             targets.append(("spin-block mean round trip <= 1.1x spin's, pinned apart",
                             statistics.median(r_sbs), 1.1))
     say("")
+    say("Where the time went before issue 27's change (measured while investigating it, 2026-11-27, "
+        "not in this run; `xdpwake pingpong`, 64 B, every, both processes on CPU 0): spin-block's mean "
+        "round trip was 2.9 ms against block's 46 us (the same script's experiment C on the previous "
+        "revision: 70x; five pairs 38x; not pinned 3.8x). Each wait spun about 1 ms (21.8 million "
+        "polls in 2,207 waits), because B, the spin time, had grown from its calibrated 8.4 us to "
+        "0.3-2 ms: B followed the median of the last 8 wake-up latencies on the endpoint's path, and "
+        "on a CPU shared with the peer a wake-up waits for the peer's spin to end, so each spin made "
+        "the next wake, hence the next B, longer, up to the scheduler's tick (4 ms at HZ=250). Now "
+        "a wake over 8x the calibrated B is not learned (`late_wakes` in the wait stats); a hybrid "
+        "wait's spin yields once after half its spin time (2-20 us) and then each time it doubles, and ends when another "
+        "task ran meanwhile or the spinner was preempted (`shared_spins`); the next waits block at "
+        "once (`shared_waits`: 2, doubling to 64 while every spin finds the CPU shared). Pinned "
+        "blocking's p99 (1.3-1.4 ms in the issue): the woken thread waits on its own CPU's run queue "
+        "behind whatever else runs there (other work on this shared machine, a tick of 4 ms); with a "
+        "busy loop on CPU 0, pinned block measured p99 2.4 ms, mean 299 us, against 537 us, 44 us "
+        "not pinned (the scheduler moves the woken thread to the idle CPU), with wake-up latencies "
+        "from the XDP program's decision to the thread running of up to 3.9 ms: the kernel's, not "
+        "the library's. The library's own part was that sleeps until an engine timer were rounded "
+        "up to whole milliseconds (now to the nanosecond, `epoll_pwait2`).")
+    say("")
     say("Targets (issue 27; the median ratio over the repetitions):")
     say("")
     for text, v, lim in targets:
