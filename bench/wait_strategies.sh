@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 # Wait strategies against think time (issue 7, experiment 5; SHRIMP Fig. 2-4).
 #
-#   bench/wait_strategies.sh [--quick] [--only a|b] [--no-md] [--results DIR]
+#   bench/wait_strategies.sh [--quick] [--only a|b|c] [--no-md] [--results DIR]
 #
 #   --quick        fewer think times, repetitions and messages (a few minutes)
-#   --only a|b     run only experiment A (one pair, think 0-600 us) or B
+#   --only a|b|c   run only experiment A (one pair, think 0-600 us), B
 #                  (five pairs, think 0-300 us, with and without a CPU hog)
+#                  or C (placements: pinned apart, not pinned, one CPU, five
+#                  pairs; issue 27)
 #   --no-md        do not update bench/RESULTS.md (CSV and plots are written)
 #   --results DIR  where the CSV files and plots go (default bench/results)
 #   --keep-raw DIR also keep every run's JSON and GNU time output in DIR
@@ -30,6 +32,14 @@
 #    of the ten processes (GNU time), whole-machine CPU (/proc/stat).  Each
 #    configuration also runs with N/10 round trips: the difference takes the
 #    processes' start-up (attach, set-up, connect) out of the numbers.
+# C: where the processes run (issue 27): one pair, 64 B, policy every, no
+#    think time, spin / block / spin-block / adaptive, with the server and
+#    the client pinned to CPUs 0 and 1 ("apart"), not pinned ("free"), both
+#    on CPU 0 ("one"), and five pairs at once, not pinned ("pairs5", SHRIMP's
+#    multiprogramming experiment); each run lasts C_DUR seconds; repetitions
+#    interleaved (rep, placement, strategy); mean round trip and
+#    percentiles, the median over repetitions, ratios within each
+#    repetition (bench/wait_shared.py, its own section of RESULTS.md).
 #
 # The namespaces, veth pairs, bpffs pins and every process this script
 # started are removed at the end, also on Ctrl-C (the runs done so far are
@@ -55,7 +65,7 @@ while [ $# -gt 0 ]; do
 		[ $# -ge 2 ] || xw_usage
 		only=$2
 		shift
-		case $only in a | b) ;; *) echo "wait_strategies: --only a or b" >&2; exit 2 ;; esac
+		case $only in a | b | c) ;; *) echo "wait_strategies: --only a, b or c" >&2; exit 2 ;; esac
 		;;
 	--no-md) md=0 ;;
 	--results)
@@ -82,10 +92,11 @@ if [ ! -x "$OUTPUT/xdpwake" ]; then
 	echo "wait_strategies: $OUTPUT/xdpwake not built: run 'make'" >&2
 	exit 1
 fi
-for c in ip nsenter pgrep /usr/bin/time; do
+for c in ip nsenter pgrep taskset /usr/bin/time; do
 	command -v "$c" >/dev/null || { echo "wait_strategies: $c missing (iproute2, util-linux, time)" >&2; exit 1; }
 done
-"$PYTHON" -c 'import matplotlib' 2>/dev/null ||
+# the plots of A and B (C's report needs no matplotlib)
+[ "$only" = c ] || "$PYTHON" -c 'import matplotlib' 2>/dev/null ||
 	{ echo "wait_strategies: $PYTHON has no matplotlib (apt-get install python3-matplotlib)" >&2; exit 1; }
 
 # ---- parameters ---------------------------------------------------------------
@@ -95,10 +106,15 @@ B_STRATS="spin block spin-block adaptive"
 B_THINKS="0 75 150 225 300"
 SIZE=64
 POLICY=marker
+C_STRATS="spin block spin-block adaptive"
+C_PLACES="apart free one pairs5"
+C_POLICY=every
 if [ "$quick" = 1 ]; then
 	THINKS="0 50 200 600" REPS=2 DUR=0.4 B_ITERS=300 B_SMALL=30 B_REPS=1
+	C_REPS=1 C_DUR=0.5
 else
 	THINKS="0 25 50 100 200 300 400 600" REPS=5 DUR=1 B_ITERS=1000 B_SMALL=100 B_REPS=2
+	C_REPS=3 C_DUR=1
 fi
 B_LIMIT=90 # seconds a five-pair configuration may take before it is stopped
 
@@ -204,15 +220,25 @@ started=$(date -u '+%Y-%m-%d %H:%M UTC')
 	echo "b_iters=$B_ITERS"
 	echo "b_small=$B_SMALL"
 	echo "b_reps=$B_REPS"
+	echo "c_reps=$C_REPS"
+	echo "c_duration_s=$C_DUR"
+	echo "c_policy=$C_POLICY"
 	echo "load_before_pct=$(busy_pct 1)"
 } >"$RAW/meta"
 
 analyse() { # [partial]
-	local args=(--raw "$RAW" --results "$RESULTS")
+	local args=(--raw "$RAW" --results "$RESULTS") rc=0
 	[ "${1:-}" = partial ] && args+=(--partial)
 	[ "$md" = 1 ] && [ "${1:-}" != partial ] && args+=(--md "$HERE/RESULTS.md")
 	[ -s "$RAW/index" ] || { echo "wait_strategies: no runs to analyse" >&2; return 1; }
-	"$PYTHON" "$HERE/plot_wait.py" "${args[@]}"
+	# Each report owns its section: a run of C alone leaves A and B's.
+	if grep -q '^[AB] ' "$RAW/index"; then
+		"$PYTHON" "$HERE/plot_wait.py" "${args[@]}" || rc=1
+	fi
+	if grep -q '^C ' "$RAW/index"; then
+		"$PYTHON" "$HERE/wait_shared.py" "${args[@]}" || rc=1
+	fi
+	return $rc
 }
 
 echo "wait_strategies: $NPAIRS namespace pairs, veth, xdpwake ${mode:-attached}; kernel $kernel, $ncpu x $cpu"
@@ -221,7 +247,7 @@ failed=0
 
 # ---- experiment A: one pair, think time 0-600 us --------------------------------
 
-if [ "$only" != b ]; then
+if [ -z "$only" ] || [ "$only" = a ]; then
 	nsenter --net="$(A 1)" "$X" pingpong "xww$$a1" --server --addr-file "$TMP/addr1" >"$TMP/server1.log" 2>&1 &
 	srv=$!
 	PIDS+=("$srv")
@@ -274,7 +300,7 @@ fi
 
 # ---- experiment B: five pairs at once, with and without a CPU hog ---------------
 
-if [ "$only" != a ]; then
+if [ -z "$only" ] || [ "$only" = b ]; then
 	read -r -a bthink <<<"$B_THINKS"
 	total=$((B_REPS * 4 * $(wc -w <<<"$B_STRATS")))
 	echo
@@ -356,6 +382,74 @@ if [ "$only" != a ]; then
 						echo "ok ($wall s)"
 					fi
 				done
+			done
+		done
+	done
+fi
+
+# ---- experiment C: placements (issue 27) ------------------------------------------
+
+# c_run REP PLACE STRAT: one configuration; servers --once, clients for C_DUR s.
+c_run() {
+	local rep=$1 place=$2 s=$3 np=1 i j base ps pc rcs p
+	local spids=() cpids=()
+	[ "$place" = pairs5 ] && np=$NPAIRS
+	case $place in
+	apart) ps="taskset -c 0" pc="taskset -c 1" ;;
+	one) ps="taskset -c 0" pc="taskset -c 0" ;;
+	*) ps="" pc="" ;;
+	esac
+	base=$RAW/c-$rep-$place-$s
+	for ((i = 1; i <= np; i++)); do
+		rm -f "$TMP/caddr$i"
+		# shellcheck disable=SC2086 # $ps: the taskset prefix, or nothing
+		nsenter --net="$(A "$i")" $ps "$X" -j pingpong "xww$$a$i" --server --once \
+			--accept-timeout 30 --addr-file "$TMP/caddr$i" >"$base-s$i.json" 2>"$base-s$i.err" &
+		spids+=($!)
+		PIDS+=($!)
+	done
+	for ((i = 1; i <= np; i++)); do
+		for ((j = 0; j < 100; j++)); do [ -s "$TMP/caddr$i" ] && break; sleep 0.05; done
+		[ -s "$TMP/caddr$i" ] || die "C: server $i did not start: $(tail -2 "$base-s$i.err")"
+	done
+	for ((i = 1; i <= np; i++)); do
+		# shellcheck disable=SC2086
+		nsenter --net="$(B "$i")" $pc "$X" -j pingpong "xww$$b$i" --client \
+			--peer-file "$TMP/caddr$i" --policy "$C_POLICY" --wait "$s" --sizes "$SIZE" \
+			--duration "$C_DUR" --warmup 50 --timeout 20000 >"$base-c$i.json" 2>"$base-c$i.err" &
+		cpids+=($!)
+		PIDS+=($!)
+	done
+	rcs=
+	for p in "${cpids[@]}"; do
+		wait "$p"
+		rcs="$rcs,$?"
+	done
+	for p in "${spids[@]}"; do
+		for ((j = 0; j < 100; j++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
+		kill_tree "$p"
+	done
+	PIDS=()
+	echo "C $rep $place $s $np ${rcs#,} ${base#"$RAW"/}" >>"$RAW/index"
+	if [ "${rcs//[,0]/}" != "" ]; then
+		failed=$((failed + 1))
+		echo "FAILED (client exits ${rcs#,}): $(tail -1 "$base-c1.err")"
+	else
+		echo ok
+	fi
+}
+
+if [ -z "$only" ] || [ "$only" = c ]; then
+	total=$((C_REPS * $(wc -w <<<"$C_PLACES") * $(wc -w <<<"$C_STRATS")))
+	echo
+	echo "C: placements ($C_PLACES), $SIZE B, $C_POLICY, no think time, $C_REPS reps x ${C_DUR} s ($total runs)"
+	k=0
+	for ((rep = 1; rep <= C_REPS; rep++)); do
+		for place in $C_PLACES; do
+			for s in $C_STRATS; do
+				k=$((k + 1))
+				printf '[%d/%d] rep %d %-6s %-10s ... ' "$k" "$total" "$rep" "$place" "$s"
+				c_run "$rep" "$place" "$s"
 			done
 		done
 	done

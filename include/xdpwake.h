@@ -617,7 +617,7 @@ struct xw_wait_stats {
 	size_t sz;
 	__u64 waits;		/* blocking waits                          */
 	__u64 spins;		/* polls that found nothing                */
-	__u64 yields;		/* sched_yield() calls                     */
+	__u64 yields;		/* sched_yield() calls (yield, spin-yield) */
 	__u64 blocks;		/* sleeps on the wake ring                 */
 	__u64 wakes;		/* wake records received                   */
 	__u64 spurious_wakes;	/* woken with nothing to do                */
@@ -629,6 +629,17 @@ struct xw_wait_stats {
 	__u64 watchdog_frames;	/* frames the watchdog handled             */
 	__u64 notify_runs;	/* notify callbacks run                    */
 	__u64 watchdog_lead_ns; /* the watchdog fires this much early      */
+	/* A CPU shared with other tasks (spin-block, adaptive; issue 27): */
+	__u64 spin_probes;	/* sched_yield() probes inside a spin      */
+	__u64 shared_spins;	/* spins ended because another task waited
+				 * for this CPU (a probe ran it, or the
+				 * spinner was preempted)                  */
+	__u64 shared_waits;	/* waits that blocked without spinning:
+				 * the CPU was found shared just before    */
+	__u64 sleep_timeouts;	/* sleeps ended by their timeout with no
+				 * wake and no frame (timer fallbacks)     */
+	__u64 late_wakes;	/* wakes not learned into B: the woken
+				 * thread waited for a CPU                 */
 };
 /** Fill @st (st->sz set by the caller); -EINVAL when st->sz is too small. */
 XW_API int xw_endpoint__wait_stats(const struct xw_endpoint *ep, struct xw_wait_stats *st);

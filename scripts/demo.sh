@@ -397,6 +397,29 @@ if pp_size is not None:
         best = min((x for x in (sp, sb, bl) if x), key=lambda x: x["p50"])
         s += " (lowest latency here: %s)." % best["wait"]
         notes.append(s)
+    # The spin-block row against spin and block (issue 27): the message rate
+    # of the ping-pong, policy every if it ran (else marker).  Spin-block
+    # spins for B, and blocks at once while its spins find another task
+    # waiting for the CPU (on this machine the peer often shares a core).
+    pol = "every" if get("pingpong", pp_size, "every", "spin-block") else "marker"
+    sp, sb, bl = (get("pingpong", pp_size, pol, w) for w in ("spin", "spin-block", "block"))
+    if sb and (sp or bl):
+        best = max((x for x in (sp, bl) if x), key=lambda x: x["rate"])
+        ratio = best["rate"] / sb["rate"] if sb["rate"] else float("inf")
+        s = ("%s, %s: spin-block %.0f msg/s (p50 %.1f us, %.2f wakes/msg) against %s"
+             % (tag, pol, sb["rate"], sb["p50"], sb["wakes"],
+                " and ".join("%s %.0f msg/s" % (x["wait"], x["rate"]) for x in (sp, bl) if x)))
+        if ratio <= 1.0:
+            s += ": at least as fast as the better of the two (%s, %.2fx its rate)" % (
+                best["wait"], 1 / ratio if ratio else 0)
+        elif ratio <= 2.0:
+            s += ": within 2x of the better (%s is %.2fx faster)" % (best["wait"], ratio)
+        else:
+            s += ": %.1fx slower than %s, outside spin-block's 2x bound" % (ratio, best["wait"])
+        s += (". Its spin lasts one block-and-wake (B) and yields to any task waiting for the CPU; "
+              "a spin that finds one (the peer, when both share a core) ends, and the next waits "
+              "block at once, so it never spins while its peer waits to answer.")
+        notes.append(s)
 st = [r for r in ok if r["test"] == "stream"]
 if st:
     size = st[0]["size"]

@@ -552,8 +552,10 @@ static void learned_block_cost(void)
 	CHECK(w.block_cost == 4 * B && xwi_waitpol_spin(&w) == 4 * B,
 	      "B %llu after %d wakes of 4B, spin %llu", (unsigned long long)w.block_cost,
 	      XWI_WAKE_MIN, (unsigned long long)xwi_waitpol_spin(&w));
-	/* the median of the window: one outlier does not move it */
-	xwi_waitpol_wake(&w, 100 * B);
+	/* the median of the window: one outlier does not move it (7B: below
+	 * XWI_WAKE_CAP times B; a wake above it is not learned at all,
+	 * shared_cpu()) */
+	xwi_waitpol_wake(&w, 7 * B);
 	CHECK(w.block_cost == 4 * B, "one slow wake moved B to %llu",
 	      (unsigned long long)w.block_cost);
 	/* impossible samples are ignored: 0 and over XWI_WAKE_MAX_NS */
@@ -589,6 +591,65 @@ static void learned_block_cost(void)
 	       XWI_WAKE_MIN, XWI_WAKE_HIST);
 }
 
+/* A shared CPU (issue 27): a detection makes the next waits skip their
+ * spin, 2 of them, doubling on each detection up to XWI_SHARED_SKIP_MAX; a
+ * wait that found the CPU to itself resets the count; probes come at half
+ * the spin time (2-20 us) and then each time the spin doubles; a wake over XWI_WAKE_CAP times the
+ * calibrated B is not learned (the woken thread waited for the CPU). */
+static void shared_cpu(void)
+{
+	const __u64 B = B_NS;
+	struct xwi_waitpol w;
+	unsigned int expect = XWI_SHARED_SKIP_MIN;
+	int bad = 0;
+
+	xwi_waitpol_init(&w, XW_WAIT_SPIN_BLOCK, B, 0);
+	CHECK(!xwi_waitpol_shared(&w), "a new endpoint skips its spin");
+	for (int d = 0; d < 8; d++) {
+		unsigned int n = 0;
+
+		xwi_waitpol_contended(&w);
+		while (xwi_waitpol_shared(&w) && n < 1000)
+			n++;
+		bad += n != expect;
+		if (n != expect)
+			printf("detection %d: %u waits skipped, want %u\n", d, n, expect);
+		expect = expect * 2 > XWI_SHARED_SKIP_MAX ? XWI_SHARED_SKIP_MAX : expect * 2;
+	}
+	CHECK(bad == 0, "skip counts after repeated detections wrong in %d cases", bad);
+	xwi_waitpol_alone(&w);
+	xwi_waitpol_contended(&w);
+	{
+		unsigned int n = 0;
+
+		while (xwi_waitpol_shared(&w))
+			n++;
+		CHECK(n == XWI_SHARED_SKIP_MIN, "after a wait alone: %u skipped, want %d", n,
+		      XWI_SHARED_SKIP_MIN);
+	}
+	/* the first probe at half the spin, within [2 us, 20 us]; then doubling */
+	CHECK(xwi_waitpol_probe_at(0, 12000) == 6000 &&
+		      xwi_waitpol_probe_at(0, 1000) == XWI_PROBE_FIRST_NS &&
+		      xwi_waitpol_probe_at(0, 1000000) == XWI_PROBE_MAX_NS &&
+		      xwi_waitpol_probe_at(6000, 12000) == 12000 &&
+		      xwi_waitpol_probe_at(XWI_PROBE_MAX_NS, 1000000) == 2 * XWI_PROBE_MAX_NS,
+	      "probe schedule");
+	/* late wakes are not learned; the rest are */
+	xwi_waitpol_init(&w, XW_WAIT_SPIN_BLOCK, B, 0);
+	for (int i = 0; i < 4 * XWI_WAKE_HIST; i++)
+		CHECK(!xwi_waitpol_wake(&w, XWI_WAKE_CAP * B + 1), "a late wake was learned");
+	CHECK(w.block_cost == B && w.nwake == 0, "late wakes moved B to %llu (%u samples)",
+	      (unsigned long long)w.block_cost, w.nwake);
+	for (int i = 0; i < XWI_WAKE_HIST; i++)
+		CHECK(xwi_waitpol_wake(&w, XWI_WAKE_CAP * B), "a wake at the cap refused");
+	CHECK(w.block_cost == XWI_WAKE_CAP * B, "B %llu after wakes at the cap",
+	      (unsigned long long)w.block_cost);
+	printf("shared CPU: skips %d doubling to %d, first probe at half the spin (%llu-%llu ns), "
+	       "wakes over %dx B not learned\n", XWI_SHARED_SKIP_MIN, XWI_SHARED_SKIP_MAX,
+	       (unsigned long long)XWI_PROBE_FIRST_NS, (unsigned long long)XWI_PROBE_MAX_NS,
+	       XWI_WAKE_CAP);
+}
+
 int main(void)
 {
 	names();
@@ -597,5 +658,6 @@ int main(void)
 	adaptive_reference();
 	competitive();
 	learned_block_cost();
+	shared_cpu();
 	return xwt_done();
 }

@@ -507,6 +507,8 @@ struct delays {
 	long preempted[DL_SHORT]; /* host A: involuntary switches, ping to pong */
 	__u64 woken[DL_SHORT]; /* host A: wake records during that wait        */
 	__u64 rtx[DL_SHORT];   /* host A: retransmissions, ping to pong        */
+	int shared[DL_SHORT];  /* host A: the wait found its CPU shared (spin
+				* ended early, or skipped: issue 27)          */
 	__u64 wakes;
 };
 
@@ -570,6 +572,7 @@ static void delay_phase(struct xw_endpoint *ep, const struct xw_addr *peer, int 
 			dl->rtx[i] = e1.retransmits - e0.retransmits;
 			dl->woken[i] = D(a, b, wakes);
 			dl->wakes += D(a, b, wakes);
+			dl->shared[i] = D(a, b, shared_spins) + D(a, b, shared_waits) > 0;
 		}
 	}
 	bar("delay phase done");
@@ -662,27 +665,35 @@ static void part_delays(struct xw_endpoint *ep, const struct xw_addr *peer)
 
 	/* Delays around and under the spin time: the decision is exact
 	 * whatever the delays were: a wait that blocked lasted at least S
-	 * (it spun S first), and no wait shorter than S blocked.  How many
+	 * (it spun S first), and no wait shorter than S blocked, unless the
+	 * wait found its CPU shared with another task (its spin ends then,
+	 * or is skipped: issue 27; counted in the wait stats).  How many
 	 * delays fell under S depends on the machine's speed and load: it is
 	 * printed, not asserted (the policy itself is tested with synthetic
 	 * time in test_wait). */
 	delay_phase(ep, peer, DL_SHORT, think, XW_WAIT_SPIN_BLOCK, S, &dl);
 	if (!is_b) {
+		int shared = 0;
+
 		for (int i = 0; i < DL_SHORT; i++) {
 			blocks += dl.blocked[i];
+			shared += dl.shared[i];
+			if (dl.shared[i])
+				continue;
 			if (dl.dur[i] < S) {
 				short_waits++;
 				blocked_short += dl.blocked[i] > 0;
 			}
 			early += dl.blocked[i] && dl.dur[i] < S;
 		}
-		CHECK(early == 0, "%d waits blocked before their spin time", early);
+		CHECK(early == 0, "%d waits blocked before their spin time (CPU not shared)", early);
 		CHECK(blocked_short == 0, "%d of %d waits shorter than the spin time blocked",
 		      blocked_short, short_waits);
 		printf("   delays near the spin time: %d waits, delay p50 %.1f us max %.1f us, round "
-		       "trip p50 %.1f us; %d shorter than the spin time (none blocked), blocks %d\n",
+		       "trip p50 %.1f us; %d shorter than the spin time (none blocked), blocks %d; "
+		       "%d found the CPU shared\n",
 		       DL_SHORT, pct(dl.dur, DL_SHORT, 50) / 1e3, pct(dl.dur, DL_SHORT, 100) / 1e3,
-		       pct(dl.rtt, DL_SHORT, 50) / 1e3, short_waits, blocks);
+		       pct(dl.rtt, DL_SHORT, 50) / 1e3, short_waits, blocks, shared);
 		put_u64(long_think);
 	} else {
 		long_think = get_u64();

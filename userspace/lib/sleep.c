@@ -79,18 +79,45 @@ static void await_visible(struct xw_endpoint *ep)
 	}
 }
 
+/* Kernels before 5.11 have no epoll_pwait2(): milliseconds then. */
+static int no_pwait2;
+
 /*
- * Arm @armed, recheck, sleep on @epfd up to @ms; the hand-over of
- * DESIGN.md: the XDP program increments produced before it takes armed with
- * an exchange, so after our store and full barrier either it sees armed or
- * we see the frame.  Returns true if the program took the flag (a wake).
- * Called without the port lock.
+ * epoll_wait() on @epfd for up to @ns nanoseconds (< 0: no limit), to the
+ * nanosecond where the kernel can (the callers choose the granularity).
+ * 1 if something is ready, 0 on the timeout, < 0 on an error (a signal).
  */
-bool xwi_sleep_armed(struct xw_endpoint *ep, __u32 *armed, int epfd, int ms, bool recheck)
+static int sleep_fd(int epfd, __s64 ns)
 {
 	struct epoll_event ev[2];
-	bool woken;
+	int r;
 
+	if (ns >= 0 && !__atomic_load_n(&no_pwait2, __ATOMIC_RELAXED)) {
+		struct timespec ts = { .tv_sec = ns / 1000000000LL, .tv_nsec = ns % 1000000000LL };
+
+		r = epoll_pwait2(epfd, ev, 2, &ts, NULL);
+		if (r >= 0 || errno != ENOSYS)
+			return r;
+		__atomic_store_n(&no_pwait2, 1, __ATOMIC_RELAXED);
+	}
+	return epoll_wait(epfd, ev, 2, ns < 0 ? -1 : (int)((ns + 999999) / 1000000));
+}
+
+/*
+ * Arm @armed, recheck, sleep on @epfd up to @ns; the hand-over of
+ * DESIGN.md: the XDP program increments produced before it takes armed with
+ * an exchange, so after our store and full barrier either it sees armed or
+ * we see the frame.  Returns true if the program took the flag (a wake);
+ * *@timed_out (if given) says whether the sleep ran to its timeout.
+ */
+static bool sleep_armed(struct xw_endpoint *ep, __u32 *armed, int epfd, __s64 ns, bool recheck,
+			bool *timed_out)
+{
+	bool woken;
+	int r;
+
+	if (timed_out)
+		*timed_out = false;
 	__atomic_store_n(armed, 1, __ATOMIC_SEQ_CST);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (recheck && (frames_in_flight(ep) || xwi_ep_rx_ready(ep))) {
@@ -98,9 +125,17 @@ bool xwi_sleep_armed(struct xw_endpoint *ep, __u32 *armed, int epfd, int ms, boo
 		await_visible(ep);
 		return woken;
 	}
-	epoll_wait(epfd, ev, 2, ms);
+	r = sleep_fd(epfd, ns);
+	if (timed_out)
+		*timed_out = r == 0;
 	woken = __atomic_exchange_n(armed, 0, __ATOMIC_SEQ_CST) == 0;
 	return woken;
+}
+
+/* As sleep_armed(), up to @ms.  Called without the port lock. */
+bool xwi_sleep_armed(struct xw_endpoint *ep, __u32 *armed, int epfd, int ms, bool recheck)
+{
+	return sleep_armed(ep, armed, epfd, ms < 0 ? -1 : (__s64)ms * 1000000LL, recheck, NULL);
 }
 
 /* The earlier of @deadline (0: none) and the engine's next timer: no sleep
@@ -116,32 +151,47 @@ __u64 xwi_ep_deadline(struct xw_endpoint *ep, __u64 deadline)
 	return deadline && deadline < d ? deadline : d;
 }
 
-/* The application thread's sleep on the wake ring. */
+/*
+ * The application thread's sleep on the wake ring: until a wake, @deadline
+ * (0: none) or the engine's next timer, at most @max_ms.  The time left is
+ * rounded up to whole milliseconds: a wake ends the sleep whenever it comes
+ * (the fast path), and only the engine's own timers (a delayed ACK, a
+ * retransmission) fire up to a millisecond late.  To the nanosecond
+ * instead, a blocked receiver would wake for every delayed ACK on its own
+ * and be awake (unarmed) when the next frame comes: more wake-ups, and a
+ * policy's wakes lost to the timer (tests/test_live_tuning saw 277 of 300
+ * timeout-policy wakes).
+ */
 void xwi_block_once(struct xw_endpoint *ep, __u64 deadline, int max_ms)
 {
 	__u64 t = xwi_now_ns(), before = ep->wake_records;
-	int ms = max_ms;
+	__s64 ns = (__s64)max_ms * 1000000LL;
+	bool timed_out;
 
 	deadline = xwi_ep_deadline(ep, deadline);
 	if (deadline) {
-		__u64 left = deadline > t ? (deadline - t + 999999) / 1000000 : 0;
+		__u64 left = deadline > t ? (deadline - t + 999999) / 1000000 * 1000000 : 0;
 
-		if (left < (__u64)ms)
-			ms = (int)left;
+		if (left < (__u64)ns)
+			ns = (__s64)left;
 	}
 	ep->ws.blocks++;
-	xwi_sleep_armed(ep, &ep->shared->armed, ring_buffer__epoll_fd(ep->rb), ms, true);
+	sleep_armed(ep, &ep->shared->armed, ring_buffer__epoll_fd(ep->rb), ns, true, &timed_out);
 	ep->wake_lat = 0;
 	ring_buffer__consume(ep->rb);
 	if (ep->wake_lat) {
-		/* B follows what a wake costs on this path */
-		xwi_waitpol_wake(&ep->wait, ep->wake_lat);
+		/* B follows what a wake costs on this path (not what the
+		 * woken thread waited for a CPU: a late wake) */
+		if (!xwi_waitpol_wake(&ep->wait, ep->wake_lat))
+			ep->ws.late_wakes++;
 		ep->ws.block_cost_ns = ep->wait.block_cost;
 	}
 	if (ep->wake_records != before) {
 		ep->ws.wakes += ep->wake_records - before;
 		if (!frames_in_flight(ep) && !xwi_ep_rx_ready(ep))
 			ep->ws.spurious_wakes++;
+	} else if (timed_out && !frames_in_flight(ep) && !xwi_ep_rx_ready(ep)) {
+		ep->ws.sleep_timeouts++;
 	}
 	await_visible(ep);
 	ep->ws.block_ns += xwi_now_ns() - t;

@@ -246,6 +246,7 @@ static void *watchdog_thread(void *arg)
 	/* The lead: the median of the last record-to-pass-done times, as B
 	 * follows the wake-ups of the receiving thread; B until then. */
 	xwi_waitpol_init(&lead, XW_WAIT_BLOCK, ep->shared->wd_lead_ns, 0);
+	lead.wake_cap = 0; /* the lead is what it is, however far from B */
 	wd_sched();
 	while (__atomic_load_n(&ep->wd.running, __ATOMIC_SEQ_CST)) {
 		__u32 before = ep->wd_records;

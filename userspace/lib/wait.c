@@ -49,22 +49,26 @@ void xwi_waitpol_init(struct xwi_waitpol *w, enum xw_wait_strategy s, __u64 bloc
 	w->spin_ns = spin_ns;
 	w->block_cal = block_cost;
 	w->adaptive_spin = block_cost; /* no history yet: spin-block */
+	w->wake_cap = XWI_WAKE_CAP;
+	w->shared_skip = XWI_SHARED_SKIP_MIN;
 }
 
-void xwi_waitpol_wake(struct xwi_waitpol *w, __u64 lat)
+bool xwi_waitpol_wake(struct xwi_waitpol *w, __u64 lat)
 {
 	__u64 v[XWI_WAKE_HIST], b;
 	unsigned int n, i, j;
 
 	if (!lat || lat > XWI_WAKE_MAX_NS)
-		return;
+		return true; /* not a wake-up latency: not a late wake either */
+	if (w->wake_cap && w->block_cal && lat > w->wake_cap * w->block_cal)
+		return false;
 	w->wake[w->wpos] = lat;
 	w->wpos = (w->wpos + 1) % XWI_WAKE_HIST;
 	if (w->nwake < XWI_WAKE_HIST)
 		w->nwake++;
 	n = w->nwake;
 	if (n < XWI_WAKE_MIN)
-		return;
+		return true;
 	for (i = 0; i < n; i++) {
 		for (j = i; j > 0 && v[j - 1] > w->wake[i]; j--)
 			v[j] = v[j - 1];
@@ -75,6 +79,40 @@ void xwi_waitpol_wake(struct xwi_waitpol *w, __u64 lat)
 		w->block_cost = b;
 		w->stale = true; /* the adaptive bounds follow B */
 	}
+	return true;
+}
+
+bool xwi_waitpol_shared(struct xwi_waitpol *w)
+{
+	if (!w->shared_left)
+		return false;
+	w->shared_left--;
+	return true;
+}
+
+void xwi_waitpol_contended(struct xwi_waitpol *w)
+{
+	unsigned int skip = w->shared_skip < XWI_SHARED_SKIP_MIN ? XWI_SHARED_SKIP_MIN
+								   : w->shared_skip;
+
+	w->shared_left = skip;
+	w->shared_skip = skip * 2 > XWI_SHARED_SKIP_MAX ? XWI_SHARED_SKIP_MAX : skip * 2;
+}
+
+void xwi_waitpol_alone(struct xwi_waitpol *w)
+{
+	w->shared_skip = XWI_SHARED_SKIP_MIN;
+}
+
+__u64 xwi_waitpol_probe_at(__u64 probed, __u64 spin)
+{
+	__u64 first = spin / 2;
+
+	if (probed)
+		return 2 * probed;
+	return first < XWI_PROBE_FIRST_NS ? XWI_PROBE_FIRST_NS
+	       : first > XWI_PROBE_MAX_NS ? XWI_PROBE_MAX_NS
+					  : first;
 }
 
 __u64 xwi_waitpol_spin(struct xwi_waitpol *w)

@@ -30,6 +30,34 @@
 /* A wake record older than this is not a wake-up latency (a test's fixed
  * program clock, a record read long after). */
 #define XWI_WAKE_MAX_NS 10000000ULL
+/* A wake that took more than XWI_WAKE_CAP times the calibrated B is not
+ * learned into B: the woken thread waited for a CPU (on a CPU it shares
+ * with its peer, that is the peer's own spin: learning it made B, and the
+ * spin, grow wake after wake up to the scheduler's tick, issue 27). */
+#define XWI_WAKE_CAP 8
+
+/*
+ * A shared CPU (issue 27).  A hybrid wait (spin-block, adaptive) that spins
+ * while another task waits for its CPU delays that task: on a CPU shared by
+ * both ends of a ping-pong, the task is the peer, and the message cannot
+ * come before the spin ends.  So the spin probes: after half its spin time
+ * (at least XWI_PROBE_FIRST_NS, at most XWI_PROBE_MAX_NS: a wait that ends
+ * sooner makes no system call), and then each time the spin has doubled,
+ * it yields once
+ * (sched_yield(): a system call, ~1-2 us when nobody else is runnable);
+ * a yield that came back after more than XWI_OFFCPU_NS, or a gap that long
+ * between two spins (preempted), means another task ran on this CPU
+ * meanwhile.  Then the spin ends (a pass, then the block), and the next
+ * waits block at once without spinning: first XWI_SHARED_SKIP_MIN of
+ * them, doubling while every spin finds the CPU shared, up to
+ * XWI_SHARED_SKIP_MAX (then one wait in 65 spins to look again); a spin
+ * that finds the CPU to itself resets the count.
+ */
+#define XWI_PROBE_FIRST_NS 2000ULL
+#define XWI_PROBE_MAX_NS 20000ULL
+#define XWI_OFFCPU_NS 5000ULL
+#define XWI_SHARED_SKIP_MIN 2
+#define XWI_SHARED_SKIP_MAX 64
 
 enum xwi_wait_act {
 	XWI_ACT_SPIN = 0,
@@ -49,6 +77,11 @@ struct xwi_waitpol {
 	__u64 block_cal;     /* B as calibrated at start-up */
 	__u64 wake[XWI_WAKE_HIST]; /* the last wake-up latencies on the path */
 	unsigned int nwake, wpos;
+	unsigned int wake_cap; /* XWI_WAKE_CAP (init); 0: every wake is learned */
+	/* A shared CPU (above): waits left that block at once, and how many
+	 * the next detection skips.  Kept in the endpoint's policy even when a
+	 * call chooses its own strategy. */
+	unsigned int shared_left, shared_skip;
 };
 
 void xwi_waitpol_init(struct xwi_waitpol *w, enum xw_wait_strategy s, __u64 block_cost,
@@ -69,8 +102,21 @@ __u64 xwi_waitpol_adaptive(struct xwi_waitpol *w);
  * calibration at start-up wakes a thread from BPF_PROG_TEST_RUN, which can
  * be several times cheaper than a wake from the data path (8.5 us against
  * 35 us on the development VM), and a spin time below the real cost makes
- * both sides of a ping-pong block in turn once one has. */
-void xwi_waitpol_wake(struct xwi_waitpol *w, __u64 lat);
+ * both sides of a ping-pong block in turn once one has.  A wake above
+ * XWI_WAKE_CAP times the calibrated B is not learned (false returned): its
+ * thread waited for a CPU. */
+bool xwi_waitpol_wake(struct xwi_waitpol *w, __u64 lat);
+/* Whether a hybrid wait starting now skips its spin because its CPU was
+ * found shared (counts the wait down). */
+bool xwi_waitpol_shared(struct xwi_waitpol *w);
+/* A spin found another task waiting for this CPU: the next waits block at
+ * once (see above). */
+void xwi_waitpol_contended(struct xwi_waitpol *w);
+/* A wait spun and ended without finding the CPU shared. */
+void xwi_waitpol_alone(struct xwi_waitpol *w);
+/* The spin time at which a spin of @spin ns that has probed at @probed ns
+ * (0: not yet) probes next. */
+__u64 xwi_waitpol_probe_at(__u64 probed, __u64 spin);
 /* The cost model above, for tests and benchmarks: the cost of waiting
  * @delay ns with spin time @spin then blocking at cost @b. */
 __u64 xwi_wait_cost(__u64 spin, __u64 b, __u64 delay);

@@ -116,6 +116,20 @@ XW_API int xw_endpoint__progress(struct xw_endpoint *ep)
 
 /* ---- waiting ----------------------------------------------------------- */
 
+/* A gap this long between two spins of one wait: the spinner was off its
+ * CPU (preempted).  Longer than XWI_OFFCPU_NS: a spin's pass may take a few
+ * microseconds of its own. */
+#define XWI_PREEMPT_NS (4 * XWI_OFFCPU_NS)
+
+/* A spin found another task waiting for its CPU: this wait blocks (after
+ * a pass), the next ones skip their spin (wait.h). */
+static bool shared_cpu(struct xw_endpoint *ep)
+{
+	ep->ws.shared_spins++;
+	xwi_waitpol_contended(&ep->wait);
+	return true;
+}
+
 static bool unexpected_waiting(struct xw_endpoint *ep)
 {
 	bool r;
@@ -193,8 +207,9 @@ int xwi_wait_for(struct xwi_wait_target *w, enum xw_wait_strategy s, __u64 spin,
 	int neps = target_eps(w, eps, XW_WAIT_ANY_MAX), n;
 	struct xw_endpoint *ep;
 	struct xwi_waitpol *pol, tmp;
-	__u64 start = xwi_now_ns(), spin_start = start, t, seen = 0, spun = 0;
-	bool notify, cut = false;
+	__u64 start = xwi_now_ns(), spin_start = start, t, seen = 0, spun = 0, probed = 0;
+	bool notify, cut = false, hybrid, decided = false, shared = false, alone = false;
+	enum xwi_wait_act act;
 
 	if (!neps)
 		return -EINVAL;
@@ -210,6 +225,10 @@ int xwi_wait_for(struct xwi_wait_target *w, enum xw_wait_strategy s, __u64 spin,
 	}
 	/* While a notify thread runs, it owns the wake ring. */
 	notify = ep->notify.running && neps == 1;
+	/* The spins that end in a block look out for a CPU shared with
+	 * another task (wait.h, "A shared CPU"). */
+	hybrid = !notify &&
+		 (pol->strategy == XW_WAIT_SPIN_BLOCK || pol->strategy == XW_WAIT_ADAPTIVE);
 	ep->ws.waits++;
 	t = start;
 	for (;;) {
@@ -238,15 +257,51 @@ int xwi_wait_for(struct xwi_wait_target *w, enum xw_wait_strategy s, __u64 spin,
 		if (spun) {
 			/* One clock read per spin: the time since the last. */
 			ep->ws.spin_ns += t - spun;
+			/* A spin that took this long was preempted: another
+			 * task wanted this CPU (a pass that found work does
+			 * not count, n > 0). */
+			if (hybrid && !shared && !n && t - spun > XWI_PREEMPT_NS)
+				shared = shared_cpu(ep);
 			spun = 0;
 		}
 		if (deadline && t >= deadline)
 			return -ETIMEDOUT;
 		if (n > 0) {
 			spin_start = t;
+			probed = 0;
 			continue;
 		}
-		switch (notify ? XWI_ACT_BLOCK : xwi_waitpol_next(pol, t - spin_start)) {
+		act = notify ? XWI_ACT_BLOCK : xwi_waitpol_next(pol, t - spin_start);
+		if (act == XWI_ACT_SPIN && hybrid) {
+			/* The first spin of the wait: does it skip the spin
+			 * (the CPU was found shared by the last waits)? */
+			if (!decided) {
+				decided = true;
+				shared = xwi_waitpol_shared(&ep->wait);
+				ep->ws.shared_waits += shared;
+			}
+			if (shared) {
+				act = XWI_ACT_BLOCK;
+			} else if (t - spin_start >= xwi_waitpol_probe_at(probed, xwi_waitpol_spin(pol))) {
+				/* Probe: does another task want this CPU?  If
+				 * it ran, look for the message (it may be the
+				 * peer, which has answered), then block. */
+				__u64 t0 = xwi_now_ns(), t1;
+
+				probed = t - spin_start;
+				sched_yield();
+				t1 = xwi_now_ns();
+				ep->ws.spin_probes++;
+				if (t1 - t0 > XWI_OFFCPU_NS)
+					shared = shared_cpu(ep);
+				else
+					alone = true;
+				ep->ws.spin_ns += t1 - t0;
+				t = t1;
+				continue;
+			}
+		}
+		switch (act) {
 		case XWI_ACT_SPIN:
 			ep->ws.spins++;
 			/* Between two clock reads, look at the ring a few
@@ -274,10 +329,15 @@ int xwi_wait_for(struct xwi_wait_target *w, enum xw_wait_strategy s, __u64 spin,
 						       ? 1
 						       : XWI_MAX_SLEEP_MS);
 			spin_start = xwi_now_ns();
+			probed = 0;
 			break;
 		}
 	}
 ready:
+	/* A probe found the CPU to itself and none found it shared: the
+	 * next detection skips the fewest waits again. */
+	if (alone && !shared)
+		xwi_waitpol_alone(&ep->wait);
 	/* The adaptive strategy learns how long waits take: until the start
 	 * of the pass that found the target ready (a clock read less on the
 	 * way back to the application). */
