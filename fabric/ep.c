@@ -26,6 +26,7 @@ struct op {
 	void *ctx;
 	uint64_t cqflags;	/* FI_SEND/FI_RECV | FI_MSG/FI_TAGGED */
 	bool comp;		/* write a completion on success */
+	bool inject;		/* no completion, not even an error one */
 	bool discard;		/* FI_CLAIM | FI_DISCARD: no data, no truncation */
 	void *buf;
 	size_t len;
@@ -135,9 +136,9 @@ static void op_complete(struct xwfi_ep *ep, struct op *op, const struct xw_statu
 		e.prov_errno = err;
 		if (err == -EMSGSIZE)
 			e.olen = st->msg_len - st->len;
-		if (cq && op->ctx)
+		if (cq && !op->inject)
 			xwfi_cq_push(cq, &e);
-		if (!op->ctx)
+		if (op->inject)
 			FI_WARN(&xwfi_prov, FI_LOG_EP_DATA, "inject to %s failed: %s\n", "peer",
 				xw_strerror(err));
 		return;
@@ -146,13 +147,14 @@ static void op_complete(struct xwfi_ep *ep, struct op *op, const struct xw_statu
 		xwfi_cq_push(cq, &e);
 }
 
-void xwfi_ep_progress(struct xwfi_ep *ep)
+int xwfi_ep_progress(struct xwfi_ep *ep)
 {
 	struct op *op, *next;
+	int frames;
 
 	if (!ep->xep)
-		return;
-	xw_endpoint__progress(ep->xep);
+		return 0;
+	frames = xw_endpoint__progress(ep->xep);
 	for (op = ep->ops.next; op != &ep->ops; op = next) {
 		struct xw_status st;
 
@@ -164,6 +166,12 @@ void xwfi_ep_progress(struct xwfi_ep *ep)
 		op_complete(ep, op, &st);
 		free(op);
 	}
+	return frames > 0 ? frames : 0;
+}
+
+void xwfi_ep_kick(struct xwfi_ep *ep)
+{
+	xwfi_wset_kick_ep(ep->tcq, ep->rcq, ep->tcntr, ep->rcntr);
 }
 
 /* ---- matching values --------------------------------------------------------- */
@@ -323,6 +331,7 @@ static ssize_t do_send(struct xwfi_ep *ep, const void *buf, size_t len, fi_addr_
 		ret = -FI_ENOMEM;
 		goto out;
 	}
+	op->inject = inject;
 	if (xw_addr_equal(&dst, &ep->self)) {
 		struct xw_status st = { .len = len, .msg_len = len, .match = match };
 
@@ -351,6 +360,8 @@ static ssize_t do_send(struct xwfi_ep *ep, const void *buf, size_t len, fi_addr_
 	}
 	op_link(ep, op);
 out:
+	if (!ret)
+		xwfi_ep_kick(ep); /* its completion may need no frame */
 	pthread_mutex_unlock(&ep->dom->lock);
 	return ret;
 }
@@ -421,6 +432,8 @@ static ssize_t do_recv(struct xwfi_ep *ep, void *buf, size_t len, fi_addr_t src,
 	}
 	op_link(ep, op);
 out:
+	if (!ret)
+		xwfi_ep_kick(ep); /* its completion may need no frame */
 	pthread_mutex_unlock(&ep->dom->lock);
 	return ret;
 }
@@ -571,6 +584,8 @@ static ssize_t do_claimed(struct xwfi_ep *ep, void *buf, size_t len, bool tagged
 	}
 	free(c);
 out:
+	if (!ret)
+		xwfi_ep_kick(ep); /* its completion may need no frame */
 	pthread_mutex_unlock(&ep->dom->lock);
 	return ret;
 }
@@ -1179,6 +1194,14 @@ static int xep_open(struct xwfi_ep *ep, const struct fi_info *info)
 			ep->dom->ifname, xw_strerror(err));
 		ep->xep = NULL;
 		return xwfi_err(err);
+	}
+	/* FI_XDPWAKE_WATCHDOG_USECS: a rank that computes still answers */
+	if (xwfi_params.watchdog_usecs > 0) {
+		err = xw_endpoint__set_watchdog(ep->xep, (__u32)xwfi_params.watchdog_usecs);
+		if (err)
+			FI_WARN(&xwfi_prov, FI_LOG_EP_CTRL,
+				"FI_XDPWAKE_WATCHDOG_USECS=%d: no watchdog: %s\n",
+				xwfi_params.watchdog_usecs, xw_strerror(err));
 	}
 	return xwfi_err(xw_endpoint__addr(ep->xep, &ep->self));
 }
