@@ -233,10 +233,23 @@ static bool cq_ready(void *arg)
 	return cq->n || cq->en || cq->signaled;
 }
 
+/* Bumped by every read (of any CQ of the process) that returns something
+ * and every pass that handles frames: a CQ is idle only while the whole
+ * process finds nothing, so that a loop polling several CQs does not sleep
+ * in one while another gets completions. */
+static unsigned long activity;
+
+static void active(void)
+{
+	__atomic_store_n(&activity, __atomic_load_n(&activity, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELAXED);
+}
+
 /*
  * A read found nothing after a progress pass that handled @frames frames.
  * The CQ is idle from the first such read on (a read that returns
- * something, or a pass that handled frames, ends it); once it has been
+ * something, or a pass that handled frames, here or on any CQ of the
+ * process, ends it); once it has been
  * idle for longer than the spin time, the read sleeps until an endpoint is
  * woken, a completion without a frame is queued, a protocol timer is due,
  * or FI_XDPWAKE_IDLE_SLEEP_USECS passed, then makes one more pass.  A
@@ -245,14 +258,20 @@ static bool cq_ready(void *arg)
  */
 static ssize_t cq_idle(struct xwfi_cq *cq, int frames, void *buf, size_t count, fi_addr_t *src)
 {
+	unsigned long act = __atomic_load_n(&activity, __ATOMIC_RELAXED);
 	__u64 now, sleeps;
 	enum xwfi_wake why;
 
 	if (xwfi_params.idle_sleep_usecs <= 0 || wait_mode() == IDLE_SPIN)
 		return -FI_EAGAIN;
 	now = xwfi_now_ns();
-	if (frames || !cq->idle_since) {
+	if (frames) {
+		active();
+		act++;
+	}
+	if (frames || !cq->idle_since || act != cq->seen_activity) {
 		cq->idle_since = now;
+		cq->seen_activity = act;
 		return -FI_EAGAIN;
 	}
 	if (now - cq->idle_since < spin_ns())
@@ -275,7 +294,7 @@ static ssize_t cq_idle(struct xwfi_cq *cq, int frames, void *buf, size_t count, 
 	if (why == XWFI_WOKE_EVENT)
 		cq->signaled = false; /* fi_cq_signal: this read returns */
 	if (cq_progress(cq))
-		cq->idle_since = xwfi_now_ns();
+		active();
 	return cq_take(cq, buf, count, src);
 }
 
@@ -298,8 +317,10 @@ static ssize_t cq_readfrom(struct fid_cq *fcq, void *buf, size_t count, fi_addr_
 				return -FI_EAGAIN; /* closed under us: unlocked */
 		}
 	}
-	if (r != -FI_EAGAIN)
+	if (r != -FI_EAGAIN) {
 		cq->idle_since = 0;
+		active();
+	}
 	pthread_mutex_unlock(&dom->lock);
 	return r;
 }

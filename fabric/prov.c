@@ -16,7 +16,7 @@
 
 #include "xwfi.h"
 
-struct xwfi_params xwfi_params = { .ep_id = -1, .idle_sleep_usecs = 1000,
+struct xwfi_params xwfi_params = { .ep_id = -1, .idle_sleep_usecs = 10000,
 				   .watchdog_usecs = 1000 };
 
 #define XWFI_CAPS                                                                          \
@@ -546,8 +546,9 @@ FI_EXT_INI
 			"Longest sleep of one non-blocking fi_cq_read once the CQ's reads have "
 			"found nothing for longer than the spin time: the read sleeps until the "
 			"XDP program wakes one of its endpoints, a completion without a frame "
-			"is queued or a protocol timer is due (default 1000; 0: never sleep "
-			"in fi_cq_read, spin as the caller does)");
+			"is queued or a protocol timer is due; the bound lets the caller's "
+			"other progress run (default 10000; 0: never sleep in fi_cq_read, "
+			"spin as the caller does)");
 	fi_param_define(&xwfi_prov, "watchdog_usecs", FI_PARAM_INT,
 			"Polling watchdog of every endpoint: frames the application leaves "
 			"unconsumed that long (it computes) are handled by a library thread, "

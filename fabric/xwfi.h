@@ -155,6 +155,7 @@ struct xwfi_cq {
 	int refs;
 	bool signaled;
 	__u64 idle_since;	/* first of the reads finding nothing (ns) */
+	unsigned long seen_activity; /* the process's, when idle_since was set */
 	struct xwfi_wset ws;
 };
 

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include <rdma/fabric.h>
@@ -335,12 +336,14 @@ static int get_comp(struct side *s, struct side *other, struct fi_cq_tagged_entr
 	return get_comp_for(s, other, e, src, err, 10);
 }
 
-/* Nothing more on @s's CQ after both sides progressed a while. */
+/* Nothing more on @s's CQ after both sides progressed a while (2000
+ * rounds or 0.3 s: idle reads sleep). */
 static bool cq_quiet(struct side *s, struct side *o)
 {
 	struct fi_cq_tagged_entry e;
+	double end = now() + 0.3;
 
-	for (int i = 0; i < 2000; i++) {
+	for (int i = 0; i < 2000 && now() < end; i++) {
 		fi_cq_read(o->cq, NULL, 0);
 		if (fi_cq_read(s->cq, &e, 1) != -FI_EAGAIN)
 			return false;
@@ -924,6 +927,56 @@ static int wait_tests(const char *ifa, const char *ifb)
 	return fails ? 1 : 0;
 }
 
+/* fi_unit --idle SECS IFACE_A IFACE_B: a measurement, not a test: A's
+ * application waits SECS s in a fi_cq_read loop for a receive nothing
+ * satisfies (an MPI_Recv whose sender is late); prints the CPU time the
+ * process used, the reads made and the CQ's sleeps. */
+static int idle_cpu(double secs, const char *ifa, const char *ifb)
+{
+	struct side a = { 0 }, b = { 0 };
+	struct fi_xdpwake_wait_stats s0, s1;
+	struct fi_cq_tagged_entry e;
+	struct rusage r0, r1;
+	char buf[16];
+	double t0, cpu;
+	long reads = 0;
+	int ctx;
+
+	open_side(&a, ifa, FI_AV_TABLE, FI_WAIT_NONE);
+	open_side(&b, ifb, FI_AV_MAP, FI_WAIT_UNSPEC);
+	exchange(&a, &b);
+	REQUIRE(!fi_trecv(a.ep, buf, sizeof(buf), NULL, FI_ADDR_UNSPEC, 0x1D1E, 0, &ctx), "trecv");
+	s0 = wstats(&a.cq->fid);
+	getrusage(RUSAGE_SELF, &r0);
+	t0 = now();
+	while (now() - t0 < secs) {
+		fi_cq_read(a.cq, &e, 1);
+		reads++;
+	}
+	getrusage(RUSAGE_SELF, &r1);
+	s1 = wstats(&a.cq->fid);
+	cpu = (double)(r1.ru_utime.tv_sec - r0.ru_utime.tv_sec + r1.ru_stime.tv_sec -
+		       r0.ru_stime.tv_sec) +
+	      (double)(r1.ru_utime.tv_usec - r0.ru_utime.tv_usec + r1.ru_stime.tv_usec -
+		       r0.ru_stime.tv_usec) / 1e6;
+	printf("idle %.1f s in fi_cq_read: cpu %.3f s (%.2f%% of a core), %ld reads, %llu sleeps "
+	       "(%llu frame, %llu event, %llu timer wakes, %llu timeouts), asleep %.3f s\n",
+	       now() - t0, cpu, 100 * cpu / (now() - t0), reads, DELTA(s0, s1, idle_sleeps),
+	       DELTA(s0, s1, wakes_frame), DELTA(s0, s1, wakes_event), DELTA(s0, s1, wakes_timer),
+	       DELTA(s0, s1, timeouts), DELTA(s0, s1, sleep_ns) / 1e9);
+	for (struct side *s = &a; s; s = s == &a ? &b : NULL) {
+		fi_close(&s->ep->fid);
+		fi_close(&s->cq->fid);
+		fi_close(&s->tx_cntr->fid);
+		fi_close(&s->rx_cntr->fid);
+		fi_close(&s->av->fid);
+		fi_close(&s->dom->fid);
+		fi_close(&s->fab->fid);
+		fi_freeinfo(s->info);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct side a = { 0 }, b = { 0 };
@@ -937,6 +990,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IONBF, 0);
 	if (argc == 4 && !strcmp(argv[1], "--peer-death"))
 		return peer_death(argv[2], argv[3]);
+	if (argc == 5 && !strcmp(argv[1], "--idle"))
+		return idle_cpu(atof(argv[2]), argv[3], argv[4]);
 	if (argc == 4 && !strcmp(argv[1], "--wait"))
 		return wait_tests(argv[2], argv[3]);
 	if (argc != 3) {
