@@ -4,7 +4,9 @@
 # process, two RDM endpoints on the two ends of a veth pair inside a fresh
 # namespace.  Also: fi_info lists one entry per usable interface with the
 # interface as domain name, and fi_info -e shows the FI_XDPWAKE_* settings.
-# Then fi_unit --peer-death: the peer is a child process, killed.
+# fi_unit --wait counts sleeps and wakes of every waiting path (see there),
+# fi_unit --watchdog: the default watchdog answers a computing application's
+# peer.  Then fi_unit --peer-death: the peer is a child process, killed.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 XW_SRC=${XW_SRC:-$(cd "$here/.." && pwd)}
@@ -74,6 +76,14 @@ if FI_LOG_LEVEL=warn FI_XDPWAKE_IDLE_SLEEP_USECS=5000000 FI_XDPWAKE_WATCHDOG_USE
 	echo "ok:   fi_unit --wait"
 else
 	echo "FAIL: fi_unit --wait"; sed 's/^/    | /' "$OUTPUT/tests/fi_unit_wait.err" | tail -20; fail=1
+fi
+# The default watchdog (FI_XDPWAKE_WATCHDOG_USECS=1000) answers a computing
+# application's peer
+if FI_LOG_LEVEL=warn ip netns exec "$NS_A" timeout 120 "$BIN" --watchdog xwa xwb \
+	2>"$OUTPUT/tests/fi_unit_wd.err"; then
+	echo "ok:   fi_unit --watchdog"
+else
+	echo "FAIL: fi_unit --watchdog"; sed 's/^/    | /' "$OUTPUT/tests/fi_unit_wd.err" | tail -20; fail=1
 fi
 # B in a child process, killed: A's requests with it fail once the library
 # gives it up (5 s); the program bounds its own waits to 60 s

@@ -977,6 +977,53 @@ static int idle_cpu(double secs, const char *ifa, const char *ifb)
 	return 0;
 }
 
+/* fi_unit --watchdog IFACE_A IFACE_B (run with the default
+ * FI_XDPWAKE_WATCHDOG_USECS): A's application computes (no provider call)
+ * while B's large send to it needs A's pulls; the library's watchdog thread
+ * answers them, so B's send completes (fi_unit --wait shows that without the
+ * watchdog nothing moves). */
+static int watchdog_test(const char *ifa, const char *ifb)
+{
+	static char big[200000], bigr[200000];
+	struct side a = { 0 }, b = { 0 };
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry ee;
+	int ctx[2], r;
+
+	open_side(&a, ifa, FI_AV_TABLE, FI_WAIT_NONE);
+	open_side(&b, ifb, FI_AV_MAP, FI_WAIT_UNSPEC);
+	exchange(&a, &b);
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (char)(i * 5 + 7);
+	for (int k = 0; k < 3; k++) {
+		struct act s = { .kind = ACT_SEND, .s = &b, .to = b.peer, .tag = 0xC01 + k,
+				 .buf = big, .len = sizeof(big), .ctx = &ctx[0], .wait_comp = true,
+				 .wait_secs = 20 };
+
+		memset(bigr, 0, sizeof(bigr));
+		REQUIRE(!fi_trecv(a.ep, bigr, sizeof(bigr), NULL, FI_ADDR_UNSPEC, 0xC01 + k, 0,
+				  &ctx[1]), "trecv");
+		act_start(&s);
+		act_join(&s); /* A computes meanwhile */
+		CHECK(!s.ret, "watchdog, A computing: B's large send %d (%d)", s.ret, k);
+		r = get_comp(&a, NULL, &e, NULL, &ee);
+		CHECK(!r && e.op_context == &ctx[1] && !memcmp(big, bigr, sizeof(big)),
+		      "the large message: %d", r);
+	}
+	for (struct side *s = &a; s; s = s == &a ? &b : NULL) {
+		fi_close(&s->ep->fid);
+		fi_close(&s->cq->fid);
+		fi_close(&s->tx_cntr->fid);
+		fi_close(&s->rx_cntr->fid);
+		fi_close(&s->av->fid);
+		fi_close(&s->dom->fid);
+		fi_close(&s->fab->fid);
+		fi_freeinfo(s->info);
+	}
+	printf("%s: watchdog: %d checks, %d failed\n", fails ? "FAIL" : "ok", checks, fails);
+	return fails ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct side a = { 0 }, b = { 0 };
@@ -992,6 +1039,8 @@ int main(int argc, char **argv)
 		return peer_death(argv[2], argv[3]);
 	if (argc == 5 && !strcmp(argv[1], "--idle"))
 		return idle_cpu(atof(argv[2]), argv[3], argv[4]);
+	if (argc == 4 && !strcmp(argv[1], "--watchdog"))
+		return watchdog_test(argv[2], argv[3]);
 	if (argc == 4 && !strcmp(argv[1], "--wait"))
 		return wait_tests(argv[2], argv[3]);
 	if (argc != 3) {
