@@ -98,16 +98,26 @@ static int wait_ready(struct waitctx *w, int timeout)
 	__u64 now = xwfi_now_ns(), spun = now;
 	__u64 end = timeout >= 0 ? now + (__u64)timeout * 1000000ULL : UINT64_MAX;
 	enum idle_mode mode = wait_mode();
+	int r;
 
+	/* a close waits for this call to leave (it drops the lock between polls) */
+	w->ws->users++;
 	for (;;) {
+		if (w->ws->closing) {
+			w->ws->users--;
+			pthread_mutex_unlock(&w->dom->lock);
+			return -FI_ECANCELED;
+		}
 		xwfi_wset_fd_disarm(w->dom, w->ws, w->eps, *w->neps);
 		if (eps_progress(w->eps, *w->neps))
 			spun = xwfi_now_ns();
+		r = 0;
 		if (w->ready(w->arg))
-			return 0;
+			break;
 		now = xwfi_now_ns();
+		r = -FI_EAGAIN;
 		if (now >= end)
-			return -FI_EAGAIN;
+			break;
 		if (mode != IDLE_SLEEP || now - spun < spin_ns()) {
 			/* poll again, letting other threads in between */
 			pthread_mutex_unlock(&w->dom->lock);
@@ -120,6 +130,7 @@ static int wait_ready(struct waitctx *w, int timeout)
 					end - now < XWFI_MAX_SLEEP_NS ? end : now + XWFI_MAX_SLEEP_NS,
 					w->ready, w->arg)) {
 		case XWFI_WOKE_CLOSED:
+			w->ws->users--;
 			pthread_mutex_unlock(&w->dom->lock);
 			return -FI_ECANCELED;
 		case XWFI_WOKE_FRAME:
@@ -131,6 +142,8 @@ static int wait_ready(struct waitctx *w, int timeout)
 			break;
 		}
 	}
+	w->ws->users--;
+	return r;
 }
 
 /* ---- completion queue ----------------------------------------------------- */

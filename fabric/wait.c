@@ -179,7 +179,7 @@ int xwfi_wset_fini(struct xwfi_domain *dom, struct xwfi_wset *ws)
 	ws->closing = true;
 	/* wake and wait out the sleepers (they touch nothing of the object
 	 * once they see closing): 10 s at most */
-	for (int i = 0; ws->sleepers && i < 10000; i++) {
+	for (int i = 0; (ws->sleepers || ws->users) && i < 10000; i++) {
 		uint64_t one = 1;
 
 		if (write(ws->evfd, &one, sizeof(one)) < 0) {
@@ -189,7 +189,7 @@ int xwfi_wset_fini(struct xwfi_domain *dom, struct xwfi_wset *ws)
 		nanosleep(&ms, NULL);
 		pthread_mutex_lock(&dom->lock);
 	}
-	if (ws->sleepers) {
+	if (ws->sleepers || ws->users) {
 		ws->closing = false;
 		pthread_mutex_unlock(&dom->lock);
 		return -FI_EBUSY;

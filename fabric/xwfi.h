@@ -107,6 +107,7 @@ struct xwfi_wset {
 	int evfd;		/* completions no frame caused, signal, close */
 	int tfd;		/* the bound endpoints' next protocol timer  */
 	int sleepers;		/* threads asleep on it (domain lock)         */
+	int users;		/* threads in a blocking read of the object   */
 	bool fd_armed;		/* fi_trywait armed the endpoints for the
 				 * application's sleep on epfd                */
 	bool closing;
