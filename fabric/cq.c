@@ -12,88 +12,138 @@
  * (xw_endpoint__fd), readable when the XDP program wakes it after
  * fi_trywait() armed it.
  */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "xwfi.h"
 
-static __u64 mono_ms(void)
-{
-	struct timespec ts;
+/* ---- waiting, shared by CQs and counters ---------------------------------- */
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000 + (__u64)ts.tv_nsec / 1000000;
+/* A blocking wait's longest single sleep: the timeout is checked between. */
+#define XWFI_MAX_SLEEP_NS 100000000ULL
+
+/* What FI_XDPWAKE_WAIT asks of waits (parsed once). */
+enum idle_mode { IDLE_SPIN, IDLE_YIELD, IDLE_SLEEP };
+
+static enum idle_mode wait_mode(void)
+{
+	static int mode = -1;
+	int s;
+
+	if (mode >= 0)
+		return (enum idle_mode)mode;
+	s = xwfi_params.wait && *xwfi_params.wait ? xw_wait_strategy_parse(xwfi_params.wait)
+						  : XW_WAIT_DEFAULT;
+	switch (s) {
+	case XW_WAIT_SPIN:
+		mode = IDLE_SPIN;
+		break;
+	case XW_WAIT_YIELD:
+	case XW_WAIT_SPIN_YIELD:
+		mode = IDLE_YIELD;
+		break;
+	default:
+		mode = IDLE_SLEEP;
+	}
+	return (enum idle_mode)mode;
 }
 
-/* ---- waiting, shared by CQs and counters ---------------------------------- */
+/* How long polls find nothing before a sleep: FI_XDPWAKE_SPIN_USECS, else
+ * the measured cost of a block-and-wake (2-competitive); 0 for block. */
+static __u64 spin_ns(void)
+{
+	static __u64 ns = UINT64_MAX;
+
+	if (ns != UINT64_MAX)
+		return ns;
+	if (xwfi_params.wait && (xw_wait_strategy_parse(xwfi_params.wait) == XW_WAIT_BLOCK ||
+				 xw_wait_strategy_parse(xwfi_params.wait) == XW_WAIT_YIELD))
+		ns = 0;
+	else if (xwfi_params.spin_usecs > 0)
+		ns = (__u64)xwfi_params.spin_usecs * 1000;
+	else
+		ns = xw_block_cost_ns();
+	return ns;
+}
 
 struct waitctx {
 	struct xwfi_domain *dom;
+	struct xwfi_wset *ws;
 	struct xwfi_ep **eps;
-	int n;
+	int *neps;
 	bool (*ready)(void *arg); /* with the domain lock held */
 	void *arg;
 };
 
-static bool wait_cond(void *arg)
+static int eps_progress(struct xwfi_ep **eps, int n)
 {
-	struct waitctx *w = arg;
-	bool r;
+	int frames = 0;
 
-	pthread_mutex_lock(&w->dom->lock);
-	for (int i = 0; i < w->n; i++)
-		xwfi_ep_progress(w->eps[i]);
-	r = w->ready(w->arg);
-	pthread_mutex_unlock(&w->dom->lock);
-	return r;
+	for (int i = 0; i < n; i++)
+		frames += xwfi_ep_progress(eps[i]);
+	return frames;
 }
 
-/* Wait until ready() (checked with the lock held) or @timeout ms (< 0: no
- * limit): 0 or -FI_EAGAIN (timeout). */
+/*
+ * Wait until ready() or @timeout ms (< 0: no limit): 0, -FI_EAGAIN (timed
+ * out) or -FI_ECANCELED (the object is being closed: the caller touches
+ * nothing of it any more).  Polls for the spin time, then sleeps on the
+ * wait set (see wait.c).  Called with the domain lock held once; returns
+ * with it held, except for -FI_ECANCELED (released).
+ */
 static int wait_ready(struct waitctx *w, int timeout)
 {
-	struct xw_waitable items[XWFI_CQ_EPS];
-	__u64 end = timeout >= 0 ? mono_ms() + (__u64)timeout : 0;
-	int strategy = xwfi_params.wait ? xw_wait_strategy_parse(xwfi_params.wait) : 0;
+	__u64 now = xwfi_now_ns(), spun = now;
+	__u64 end = timeout >= 0 ? now + (__u64)timeout * 1000000ULL : UINT64_MAX;
+	enum idle_mode mode = wait_mode();
+	int r;
 
-	if (strategy < 0)
-		strategy = XW_WAIT_DEFAULT;
+	/* a close waits for this call to leave (it drops the lock between polls) */
+	w->ws->users++;
 	for (;;) {
-		int n = 0, tmo, err;
-
-		if (wait_cond(w))
-			return 0;
-		if (timeout >= 0 && mono_ms() >= end)
-			return -FI_EAGAIN;
-		pthread_mutex_lock(&w->dom->lock);
-		for (int i = 0; i < w->n && n < XWFI_CQ_EPS; i++) {
-			struct xw_endpoint *xep = xwfi_ep_xw(w->eps[i]);
-
-			if (xep)
-				items[n++] = (struct xw_waitable){ .ep = xep };
+		if (w->ws->closing) {
+			w->ws->users--;
+			pthread_mutex_unlock(&w->dom->lock);
+			return -FI_ECANCELED;
 		}
-		pthread_mutex_unlock(&w->dom->lock);
-		if (!n)
-			return -FI_EAGAIN; /* nothing can make progress */
-		/* Bounded slices: the timeout is checked between them. */
-		tmo = 100;
-		if (timeout >= 0) {
-			__u64 left = end > mono_ms() ? end - mono_ms() : 0;
-
-			if (!left)
-				return -FI_EAGAIN;
-			if (left < (__u64)tmo)
-				tmo = (int)left;
+		xwfi_wset_fd_disarm(w->dom, w->ws, w->eps, *w->neps);
+		if (eps_progress(w->eps, *w->neps))
+			spun = xwfi_now_ns();
+		r = 0;
+		if (w->ready(w->arg))
+			break;
+		now = xwfi_now_ns();
+		r = -FI_EAGAIN;
+		if (now >= end)
+			break;
+		if (mode != IDLE_SLEEP || now - spun < spin_ns()) {
+			/* poll again, letting other threads in between */
+			pthread_mutex_unlock(&w->dom->lock);
+			if (mode == IDLE_YIELD)
+				sched_yield();
+			pthread_mutex_lock(&w->dom->lock);
+			continue;
 		}
-		XW_OPTS(xw_wait_opts, o, .timeout_ms = tmo, .strategy = strategy,
-			.spin_ns = (__u64)(xwfi_params.spin_usecs > 0 ? xwfi_params.spin_usecs : 0) *
-				   1000,
-			.cond = wait_cond, .cond_arg = w, .eps_no_unexpected = true);
-		err = xw_wait_any(items, n, &o);
-		if (err < 0 && err != -ETIMEDOUT)
-			return xwfi_err(err);
+		switch (xwfi_wset_sleep(w->dom, w->ws, w->eps, *w->neps,
+					end - now < XWFI_MAX_SLEEP_NS ? end : now + XWFI_MAX_SLEEP_NS,
+					w->ready, w->arg)) {
+		case XWFI_WOKE_CLOSED:
+			w->ws->users--;
+			pthread_mutex_unlock(&w->dom->lock);
+			return -FI_ECANCELED;
+		case XWFI_WOKE_FRAME:
+		case XWFI_WOKE_EVENT:
+			/* spin again for what the wake announced */
+			spun = xwfi_now_ns();
+			break;
+		default:
+			break;
+		}
 	}
+	w->ws->users--;
+	return r;
 }
 
 /* ---- completion queue ----------------------------------------------------- */
@@ -113,6 +163,8 @@ static int grow(void **arr, size_t *cap, size_t head, size_t n, size_t elem)
 	return 0;
 }
 
+/* Every completion, success or error, whatever its context (NULL is a
+ * valid one), wakes a sleeper: it may have been made without a frame. */
 int xwfi_cq_push(struct xwfi_cq *cq, const struct xwfi_cqe *e)
 {
 	if (e->err) {
@@ -122,14 +174,15 @@ int xwfi_cq_push(struct xwfi_cq *cq, const struct xwfi_cqe *e)
 			cq->ehead = 0;
 		}
 		cq->errs[(cq->ehead + cq->en++) % cq->ecap] = *e;
-		return 0;
+	} else {
+		if (cq->n == cq->cap) {
+			if (grow((void **)&cq->ring, &cq->cap, cq->head, cq->n, sizeof(*e)))
+				return -FI_ENOMEM;
+			cq->head = 0;
+		}
+		cq->ring[(cq->head + cq->n++) % cq->cap] = *e;
 	}
-	if (cq->n == cq->cap) {
-		if (grow((void **)&cq->ring, &cq->cap, cq->head, cq->n, sizeof(*e)))
-			return -FI_ENOMEM;
-		cq->head = 0;
-	}
-	cq->ring[(cq->head + cq->n++) % cq->cap] = *e;
+	xwfi_wset_kick(&cq->ws);
 	return 0;
 }
 
@@ -161,10 +214,9 @@ static void entry_write(enum fi_cq_format fmt, void *out, const struct xwfi_cqe 
 	memcpy(out, &t, entry_size(fmt)); /* every format is a prefix */
 }
 
-static void cq_progress(struct xwfi_cq *cq)
+static int cq_progress(struct xwfi_cq *cq)
 {
-	for (int i = 0; i < cq->neps; i++)
-		xwfi_ep_progress(cq->eps[i]);
+	return eps_progress(cq->eps, cq->neps);
 }
 
 /* Caller holds the lock. */
@@ -187,18 +239,102 @@ static ssize_t cq_take(struct xwfi_cq *cq, void *buf, size_t count, fi_addr_t *s
 	return k ? (ssize_t)k : -FI_EAGAIN;
 }
 
+static bool cq_ready(void *arg)
+{
+	struct xwfi_cq *cq = arg;
+
+	return cq->n || cq->en || cq->signaled;
+}
+
+/* Bumped by every read (of any CQ of the process) that returns something
+ * and every pass that handles frames: a CQ is idle only while the whole
+ * process finds nothing, so that a loop polling several CQs does not sleep
+ * in one while another gets completions. */
+static unsigned long activity;
+
+static void active(void)
+{
+	__atomic_store_n(&activity, __atomic_load_n(&activity, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELAXED);
+}
+
+/*
+ * A read found nothing after a progress pass that handled @frames frames.
+ * The CQ is idle from the first such read on (a read that returns
+ * something, or a pass that handled frames, here or on any CQ of the
+ * process, ends it); once it has been
+ * idle for longer than the spin time, the read sleeps until an endpoint is
+ * woken, a completion without a frame is queued, a protocol timer is due,
+ * or FI_XDPWAKE_IDLE_SLEEP_USECS passed, then makes one more pass.  A
+ * caller that gets completions never sleeps.  Lock held once; for -FI_ECANCELED
+ * (closing) it is released.
+ */
+static ssize_t cq_idle(struct xwfi_cq *cq, int frames, void *buf, size_t count, fi_addr_t *src)
+{
+	unsigned long act = __atomic_load_n(&activity, __ATOMIC_RELAXED);
+	__u64 now, sleeps;
+	enum xwfi_wake why;
+
+	if (xwfi_params.idle_sleep_usecs <= 0 || wait_mode() == IDLE_SPIN)
+		return -FI_EAGAIN;
+	now = xwfi_now_ns();
+	if (frames) {
+		active();
+		act++;
+	}
+	if (frames || !cq->idle_since || act != cq->seen_activity) {
+		cq->idle_since = now;
+		cq->seen_activity = act;
+		return -FI_EAGAIN;
+	}
+	if (now - cq->idle_since < spin_ns())
+		return -FI_EAGAIN;
+	if (wait_mode() == IDLE_YIELD) {
+		pthread_mutex_unlock(&cq->dom->lock);
+		sched_yield();
+		pthread_mutex_lock(&cq->dom->lock);
+		return cq_take(cq, buf, count, src);
+	}
+	sleeps = cq->ws.st.sleeps;
+	why = xwfi_wset_sleep(cq->dom, &cq->ws, cq->eps, cq->neps,
+			      now + (__u64)xwfi_params.idle_sleep_usecs * 1000, cq_ready, cq);
+	if (why == XWFI_WOKE_CLOSED) {
+		pthread_mutex_unlock(&cq->dom->lock);
+		return -FI_ECANCELED;
+	}
+	if (cq->ws.st.sleeps != sleeps)
+		cq->ws.st.idle_sleeps++;
+	if (why == XWFI_WOKE_EVENT)
+		cq->signaled = false; /* fi_cq_signal: this read returns */
+	if (cq_progress(cq))
+		active();
+	return cq_take(cq, buf, count, src);
+}
+
 static ssize_t cq_readfrom(struct fid_cq *fcq, void *buf, size_t count, fi_addr_t *src)
 {
 	struct xwfi_cq *cq = container_of(fcq, struct xwfi_cq, cq);
+	struct xwfi_domain *dom = cq->dom;
 	ssize_t r;
 
-	pthread_mutex_lock(&cq->dom->lock);
+	pthread_mutex_lock(&dom->lock);
+	xwfi_wset_fd_disarm(dom, &cq->ws, cq->eps, cq->neps);
 	r = cq_take(cq, buf, count, src);
 	if (r == -FI_EAGAIN) {
-		cq_progress(cq);
+		int frames = cq_progress(cq);
+
 		r = cq_take(cq, buf, count, src);
+		if (r == -FI_EAGAIN) {
+			r = cq_idle(cq, frames, buf, count, src);
+			if (r == -FI_ECANCELED)
+				return -FI_EAGAIN; /* closed under us: unlocked */
+		}
 	}
-	pthread_mutex_unlock(&cq->dom->lock);
+	if (r != -FI_EAGAIN) {
+		cq->idle_since = 0;
+		active();
+	}
+	pthread_mutex_unlock(&dom->lock);
 	return r;
 }
 
@@ -207,10 +343,16 @@ static ssize_t cq_read(struct fid_cq *fcq, void *buf, size_t count)
 	return cq_readfrom(fcq, buf, count, NULL);
 }
 
+/*
+ * libfabric >= 1.5: a caller that passes err_data with err_data_size > 0
+ * owns that buffer (we have no error data: err_data_size = 0, the pointer
+ * untouched); with err_data_size 0 err_data is the provider's (NULL here).
+ */
 static ssize_t cq_readerr(struct fid_cq *fcq, struct fi_cq_err_entry *buf, uint64_t flags)
 {
 	struct xwfi_cq *cq = container_of(fcq, struct xwfi_cq, cq);
 	const struct xwfi_cqe *e;
+	bool v15 = FI_VERSION_GE(cq->dom->fab->fab.api_version, FI_VERSION(1, 5));
 
 	(void)flags;
 	pthread_mutex_lock(&cq->dom->lock);
@@ -228,45 +370,46 @@ static ssize_t cq_readerr(struct fid_cq *fcq, struct fi_cq_err_entry *buf, uint6
 	buf->olen = e->olen;
 	buf->err = e->err;
 	buf->prov_errno = e->prov_errno;
-	buf->err_data = NULL;
-	if (FI_VERSION_GE(cq->dom->fab->fab.api_version, FI_VERSION(1, 5)))
+	if (!v15) {
+		buf->err_data = NULL;
+	} else {
+		if (!buf->err_data_size)
+			buf->err_data = NULL;
 		buf->err_data_size = 0;
+	}
 	cq->ehead = (cq->ehead + 1) % cq->ecap;
 	cq->en--;
+	cq->idle_since = 0;
 	pthread_mutex_unlock(&cq->dom->lock);
 	return 1;
-}
-
-static bool cq_ready(void *arg)
-{
-	struct xwfi_cq *cq = arg;
-
-	return cq->n || cq->en || cq->signaled;
 }
 
 static ssize_t cq_sreadfrom(struct fid_cq *fcq, void *buf, size_t count, fi_addr_t *src,
 			    const void *cond, int timeout)
 {
 	struct xwfi_cq *cq = container_of(fcq, struct xwfi_cq, cq);
-	struct waitctx w = { .dom = cq->dom, .ready = cq_ready, .arg = cq };
+	struct xwfi_domain *dom = cq->dom;
+	struct waitctx w = { .dom = dom, .ws = &cq->ws, .eps = cq->eps, .neps = &cq->neps,
+			     .ready = cq_ready, .arg = cq };
 	ssize_t r;
 	int err;
 
 	(void)cond;
 	if (cq->wait == FI_WAIT_NONE)
 		return -FI_EINVAL;
-	r = cq_readfrom(fcq, buf, count, src);
-	if (r != -FI_EAGAIN)
-		return r;
-	w.eps = cq->eps;
-	w.n = cq->neps;
+	if (!count || !buf)
+		return -FI_EINVAL;
+	pthread_mutex_lock(&dom->lock);
 	err = wait_ready(&w, timeout);
-	pthread_mutex_lock(&cq->dom->lock);
-	cq->signaled = false;
-	pthread_mutex_unlock(&cq->dom->lock);
-	if (err)
-		return err;
-	return cq_readfrom(fcq, buf, count, src);
+	if (err == -FI_ECANCELED)
+		return err; /* closed under us: unlocked */
+	r = cq_take(cq, buf, count, src);
+	if (r == -FI_EAGAIN && cq->signaled)
+		cq->signaled = false;
+	if (r != -FI_EAGAIN)
+		cq->idle_since = 0;
+	pthread_mutex_unlock(&dom->lock);
+	return r;
 }
 
 static ssize_t cq_sread(struct fid_cq *fcq, void *buf, size_t count, const void *cond,
@@ -275,12 +418,15 @@ static ssize_t cq_sread(struct fid_cq *fcq, void *buf, size_t count, const void 
 	return cq_sreadfrom(fcq, buf, count, NULL, cond, timeout);
 }
 
+/* Wakes a thread blocked in fi_cq_sread (it returns -FI_EAGAIN) or asleep
+ * on the CQ's fd, at once. */
 static int cq_signal(struct fid_cq *fcq)
 {
 	struct xwfi_cq *cq = container_of(fcq, struct xwfi_cq, cq);
 
 	pthread_mutex_lock(&cq->dom->lock);
 	cq->signaled = true;
+	xwfi_wset_kick(&cq->ws);
 	pthread_mutex_unlock(&cq->dom->lock);
 	return 0;
 }
@@ -300,12 +446,21 @@ static const char *cq_strerror(struct fid_cq *fcq, int prov_errno, const void *e
 	return s;
 }
 
+/* A thread blocked in fi_cq_sread (or asleep in fi_cq_read) returns
+ * (-FI_ECANCELED / -FI_EAGAIN) before the CQ goes. */
 static int cq_close(struct fid *fid)
 {
 	struct xwfi_cq *cq = container_of(fid, struct xwfi_cq, cq.fid);
+	int err;
 
-	if (cq->refs)
-		return -FI_EBUSY;
+	pthread_mutex_lock(&cq->dom->lock);
+	err = cq->refs ? -FI_EBUSY : 0;
+	pthread_mutex_unlock(&cq->dom->lock);
+	if (err)
+		return err;
+	err = xwfi_wset_fini(cq->dom, &cq->ws);
+	if (err)
+		return err;
 	pthread_mutex_lock(&cq->dom->lock);
 	cq->dom->refs--;
 	pthread_mutex_unlock(&cq->dom->lock);
@@ -315,26 +470,46 @@ static int cq_close(struct fid *fid)
 	return 0;
 }
 
+static void wait_stats(struct xwfi_domain *dom, struct xwfi_wset *ws, void *arg)
+{
+	struct fi_xdpwake_wait_stats *st = arg;
+
+	pthread_mutex_lock(&dom->lock);
+	*st = ws->st;
+	xwfi_progress_stats(dom, st);
+	pthread_mutex_unlock(&dom->lock);
+}
+
+/* FI_GETWAIT: the wait set's epoll fd, readable when a bound endpoint is
+ * woken, a completion without a frame is queued or a protocol timer is
+ * due, after fi_trywait() returned 0. */
+static int wset_control(struct xwfi_domain *dom, struct xwfi_wset *ws, enum fi_wait_obj wait,
+			int command, void *arg)
+{
+	if (command == FI_XDPWAKE_GET_WAIT_STATS) {
+		if (!arg)
+			return -FI_EINVAL;
+		wait_stats(dom, ws, arg);
+		return 0;
+	}
+	if (command != FI_GETWAIT && command != FI_GETWAITOBJ)
+		return -FI_ENOSYS;
+	if (wait != FI_WAIT_FD && wait != FI_WAIT_UNSPEC)
+		return -FI_ENODATA;
+	if (!arg)
+		return -FI_EINVAL;
+	if (command == FI_GETWAITOBJ)
+		*(enum fi_wait_obj *)arg = FI_WAIT_FD;
+	else
+		*(int *)arg = ws->epfd;
+	return 0;
+}
+
 static int cq_control(struct fid *fid, int command, void *arg)
 {
 	struct xwfi_cq *cq = container_of(fid, struct xwfi_cq, cq.fid);
-	int fd;
 
-	if (command != FI_GETWAIT && command != FI_GETWAITOBJ)
-		return -FI_ENOSYS;
-	if (cq->wait != FI_WAIT_FD && cq->wait != FI_WAIT_UNSPEC)
-		return -FI_ENODATA;
-	if (command == FI_GETWAITOBJ) {
-		*(enum fi_wait_obj *)arg = FI_WAIT_FD;
-		return 0;
-	}
-	pthread_mutex_lock(&cq->dom->lock);
-	fd = cq->neps ? xw_endpoint__fd(xwfi_ep_xw(cq->eps[0])) : -FI_ENODATA;
-	pthread_mutex_unlock(&cq->dom->lock);
-	if (fd < 0)
-		return fd == -FI_ENODATA ? fd : xwfi_err(fd);
-	*(int *)arg = fd;
-	return 0;
+	return wset_control(cq->dom, &cq->ws, cq->wait, command, arg);
 }
 
 static struct fi_ops cq_fi_ops = XWFI_FI_OPS(cq_close, xwfi_no_bind, cq_control);
@@ -355,6 +530,7 @@ int xwfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_
 {
 	struct xwfi_domain *dom = container_of(domain, struct xwfi_domain, dom);
 	struct xwfi_cq *cq;
+	int err;
 
 	if (!attr)
 		return -FI_EINVAL;
@@ -379,6 +555,12 @@ int xwfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return -FI_ENOMEM;
+	err = xwfi_wset_init(&cq->ws);
+	if (err) {
+		free(cq);
+		return err;
+	}
+	cq->ws.eps_fds = !dom->auto_progress;
 	cq->dom = dom;
 	cq->fmt = attr->format == FI_CQ_FORMAT_UNSPEC ? FI_CQ_FORMAT_CONTEXT : attr->format;
 	cq->wait = attr->wait_obj;
@@ -393,34 +575,62 @@ int xwfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_
 	return 0;
 }
 
+/* Caller holds the domain lock (endpoint bind and close). */
+static int eps_attach(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_ep **eps,
+		      int *n, int *refs, struct xwfi_ep *ep)
+{
+	int err;
+
+	for (int i = 0; i < *n; i++)
+		if (eps[i] == ep)
+			return 0;
+	if (*n == XWFI_CQ_EPS)
+		return -FI_ENOSPC;
+	err = xwfi_wset_add(dom, ws, ep);
+	if (!err) {
+		err = xwfi_progress_add(dom, ep);
+		if (err)
+			xwfi_wset_del(dom, ws, ep);
+	}
+	if (err)
+		return err;
+	eps[(*n)++] = ep;
+	(*refs)++;
+	return 0;
+}
+
+static void eps_detach(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_ep **eps,
+		       int *n, int *refs, struct xwfi_ep *ep)
+{
+	for (int i = 0; i < *n; i++)
+		if (eps[i] == ep) {
+			/* an application asleep on the fd loses this endpoint's
+			 * arm: it wakes, reads, and arms the others again */
+			xwfi_wset_kick(ws);
+			xwfi_wset_fd_disarm(dom, ws, eps, *n);
+			xwfi_wset_del(dom, ws, ep);
+			xwfi_progress_del(dom, ep);
+			eps[i] = eps[--(*n)];
+			(*refs)--;
+			return;
+		}
+}
+
 int xwfi_cq_attach(struct xwfi_cq *cq, struct xwfi_ep *ep)
 {
-	for (int i = 0; i < cq->neps; i++)
-		if (cq->eps[i] == ep)
-			return 0;
-	if (cq->neps == XWFI_CQ_EPS)
-		return -FI_ENOSPC;
-	cq->eps[cq->neps++] = ep;
-	cq->refs++;
-	return 0;
+	return eps_attach(cq->dom, &cq->ws, cq->eps, &cq->neps, &cq->refs, ep);
 }
 
 void xwfi_cq_detach(struct xwfi_cq *cq, struct xwfi_ep *ep)
 {
-	for (int i = 0; i < cq->neps; i++)
-		if (cq->eps[i] == ep) {
-			cq->eps[i] = cq->eps[--cq->neps];
-			cq->refs--;
-			return;
-		}
+	eps_detach(cq->dom, &cq->ws, cq->eps, &cq->neps, &cq->refs, ep);
 }
 
 /* ---- counters ------------------------------------------------------------ */
 
 static void cntr_progress(struct xwfi_cntr *c)
 {
-	for (int i = 0; i < c->neps; i++)
-		xwfi_ep_progress(c->eps[i]);
+	eps_progress(c->eps, c->neps);
 }
 
 static uint64_t cntr_read(struct fid_cntr *fc)
@@ -429,8 +639,9 @@ static uint64_t cntr_read(struct fid_cntr *fc)
 	uint64_t v;
 
 	pthread_mutex_lock(&c->dom->lock);
+	xwfi_wset_fd_disarm(c->dom, &c->ws, c->eps, c->neps);
 	cntr_progress(c);
-	v = c->val;
+	v = c->seen_val = c->val;
 	pthread_mutex_unlock(&c->dom->lock);
 	return v;
 }
@@ -441,8 +652,9 @@ static uint64_t cntr_readerr(struct fid_cntr *fc)
 	uint64_t v;
 
 	pthread_mutex_lock(&c->dom->lock);
+	xwfi_wset_fd_disarm(c->dom, &c->ws, c->eps, c->neps);
 	cntr_progress(c);
-	v = c->err;
+	v = c->seen_err = c->err;
 	pthread_mutex_unlock(&c->dom->lock);
 	return v;
 }
@@ -454,6 +666,7 @@ static int cntr_update(struct fid_cntr *fc, uint64_t v, bool err, bool add)
 
 	pthread_mutex_lock(&c->dom->lock);
 	*p = add ? *p + v : v;
+	xwfi_wset_kick(&c->ws);
 	pthread_mutex_unlock(&c->dom->lock);
 	return 0;
 }
@@ -493,27 +706,38 @@ static bool cntr_ready(void *arg)
 static int cntr_wait(struct fid_cntr *fc, uint64_t threshold, int timeout)
 {
 	struct xwfi_cntr *c = container_of(fc, struct xwfi_cntr, cntr);
+	struct xwfi_domain *dom = c->dom;
 	struct cntr_wait cw = { .c = c, .threshold = threshold };
-	struct waitctx w = { .dom = c->dom, .ready = cntr_ready, .arg = &cw };
+	struct waitctx w = { .dom = dom, .ws = &c->ws, .eps = c->eps, .neps = &c->neps,
+			     .ready = cntr_ready, .arg = &cw };
 	int err;
 
-	pthread_mutex_lock(&c->dom->lock);
+	pthread_mutex_lock(&dom->lock);
 	cw.err0 = c->err;
-	pthread_mutex_unlock(&c->dom->lock);
-	w.eps = c->eps;
-	w.n = c->neps;
 	err = wait_ready(&w, timeout);
-	if (err)
-		return err == -FI_EAGAIN ? -FI_ETIMEDOUT : err;
-	return c->err != cw.err0 ? -FI_EAVAIL : 0;
+	if (err == -FI_ECANCELED)
+		return err; /* closed under us: unlocked */
+	if (!err && c->err != cw.err0)
+		err = -FI_EAVAIL;
+	else if (err == -FI_EAGAIN)
+		err = -FI_ETIMEDOUT;
+	pthread_mutex_unlock(&dom->lock);
+	return err;
 }
 
 static int cntr_close(struct fid *fid)
 {
 	struct xwfi_cntr *c = container_of(fid, struct xwfi_cntr, cntr.fid);
+	int err;
 
-	if (c->refs)
-		return -FI_EBUSY;
+	pthread_mutex_lock(&c->dom->lock);
+	err = c->refs ? -FI_EBUSY : 0;
+	pthread_mutex_unlock(&c->dom->lock);
+	if (err)
+		return err;
+	err = xwfi_wset_fini(c->dom, &c->ws);
+	if (err)
+		return err;
 	pthread_mutex_lock(&c->dom->lock);
 	c->dom->refs--;
 	pthread_mutex_unlock(&c->dom->lock);
@@ -521,7 +745,14 @@ static int cntr_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops cntr_fi_ops = XWFI_FI_OPS(cntr_close, xwfi_no_bind, xwfi_no_control);
+static int cntr_control(struct fid *fid, int command, void *arg)
+{
+	struct xwfi_cntr *c = container_of(fid, struct xwfi_cntr, cntr.fid);
+
+	return wset_control(c->dom, &c->ws, c->wait, command, arg);
+}
+
+static struct fi_ops cntr_fi_ops = XWFI_FI_OPS(cntr_close, xwfi_no_bind, cntr_control);
 
 static struct fi_ops_cntr cntr_ops = {
 	.size = sizeof(struct fi_ops_cntr),
@@ -539,6 +770,7 @@ int xwfi_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr, struct 
 {
 	struct xwfi_domain *dom = container_of(domain, struct xwfi_domain, dom);
 	struct xwfi_cntr *c;
+	int err;
 
 	if (attr && attr->events != FI_CNTR_EVENTS_COMP)
 		return -FI_ENOSYS;
@@ -548,7 +780,14 @@ int xwfi_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr, struct 
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -FI_ENOMEM;
+	err = xwfi_wset_init(&c->ws);
+	if (err) {
+		free(c);
+		return err;
+	}
+	c->ws.eps_fds = !dom->auto_progress;
 	c->dom = dom;
+	c->wait = attr ? attr->wait_obj : FI_WAIT_UNSPEC;
 	c->cntr.fid.fclass = FI_CLASS_CNTR;
 	c->cntr.fid.context = context;
 	c->cntr.fid.ops = &cntr_fi_ops;
@@ -560,6 +799,7 @@ int xwfi_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr, struct 
 	return 0;
 }
 
+/* Caller holds the domain lock. */
 void xwfi_cntr_inc(struct xwfi_cntr *c, bool err)
 {
 	if (!c)
@@ -568,37 +808,48 @@ void xwfi_cntr_inc(struct xwfi_cntr *c, bool err)
 		c->err++;
 	else
 		c->val++;
+	xwfi_wset_kick(&c->ws);
 }
 
 int xwfi_cntr_attach(struct xwfi_cntr *c, struct xwfi_ep *ep)
 {
-	for (int i = 0; i < c->neps; i++)
-		if (c->eps[i] == ep)
-			return 0;
-	if (c->neps == XWFI_CQ_EPS)
-		return -FI_ENOSPC;
-	c->eps[c->neps++] = ep;
-	c->refs++;
-	return 0;
+	return eps_attach(c->dom, &c->ws, c->eps, &c->neps, &c->refs, ep);
 }
 
 void xwfi_cntr_detach(struct xwfi_cntr *c, struct xwfi_ep *ep)
 {
-	for (int i = 0; i < c->neps; i++)
-		if (c->eps[i] == ep) {
-			c->eps[i] = c->eps[--c->neps];
-			c->refs--;
-			return;
-		}
+	eps_detach(c->dom, &c->ws, c->eps, &c->neps, &c->refs, ep);
+}
+
+/* An operation was posted (caller holds the domain lock): its completion
+ * may be there without a frame (an eager send, a receive that matched a
+ * message already in), so whoever sleeps on the endpoint's CQs and counters
+ * makes a pass. */
+void xwfi_wset_kick_ep(struct xwfi_cq *tcq, struct xwfi_cq *rcq, struct xwfi_cntr *tc,
+		       struct xwfi_cntr *rc)
+{
+	if (tcq)
+		xwfi_wset_kick(&tcq->ws);
+	if (rcq && rcq != tcq)
+		xwfi_wset_kick(&rcq->ws);
+	if (tc)
+		xwfi_wset_kick(&tc->ws);
+	if (rc && rc != tc)
+		xwfi_wset_kick(&rc->ws);
 }
 
 /* ---- fi_trywait ----------------------------------------------------------- */
 
+/* 0: the caller may sleep on the object's fd (its endpoints armed, the
+ * timer set to their next protocol timer); -FI_EAGAIN: completions (or
+ * counter changes since the last read) wait, frames wait or a timer is
+ * due: read instead. */
 int xwfi_trywait_fid(struct fid *fid)
 {
 	struct xwfi_domain *dom;
+	struct xwfi_wset *ws;
 	struct xwfi_ep **eps;
-	int n, err = 0;
+	int n, err;
 	bool ready;
 
 	if (fid->fclass == FI_CLASS_CQ) {
@@ -606,6 +857,12 @@ int xwfi_trywait_fid(struct fid *fid)
 
 		dom = cq->dom;
 		pthread_mutex_lock(&dom->lock);
+		if (cq->wait == FI_WAIT_NONE) {
+			pthread_mutex_unlock(&dom->lock);
+			return -FI_EINVAL;
+		}
+		ws = &cq->ws;
+		xwfi_wset_fd_disarm(dom, ws, cq->eps, cq->neps);
 		cq_progress(cq);
 		ready = cq_ready(cq);
 		eps = cq->eps;
@@ -615,18 +872,25 @@ int xwfi_trywait_fid(struct fid *fid)
 
 		dom = c->dom;
 		pthread_mutex_lock(&dom->lock);
+		if (c->wait == FI_WAIT_NONE) {
+			pthread_mutex_unlock(&dom->lock);
+			return -FI_EINVAL;
+		}
+		ws = &c->ws;
+		xwfi_wset_fd_disarm(dom, ws, c->eps, c->neps);
 		cntr_progress(c);
-		ready = false;
+		/* a change the caller has not read yet */
+		ready = c->val != c->seen_val || c->err != c->seen_err;
 		eps = c->eps;
 		n = c->neps;
 	} else {
 		return -FI_EINVAL;
 	}
-	if (ready)
-		err = -FI_EAGAIN;
-	for (int i = 0; !err && i < n; i++)
-		if (xw_endpoint__arm(xwfi_ep_xw(eps[i])))
-			err = -FI_EAGAIN; /* frames wait: progress instead */
+	err = ready ? -FI_EAGAIN : xwfi_wset_fd_arm(dom, ws, eps, n);
+	if (err)
+		ws->st.trywait_busy++;
+	else
+		ws->st.trywait_ok++;
 	pthread_mutex_unlock(&dom->lock);
 	return err;
 }

@@ -317,6 +317,7 @@ static int domain_close(struct fid *fid)
 
 	if (dom->refs)
 		return -FI_EBUSY;
+	xwfi_progress_stop(dom);
 	pthread_mutex_destroy(&dom->lock);
 	free(dom);
 	return 0;
@@ -393,6 +394,8 @@ int xwfi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid
 		return -FI_ENOMEM;
 	dom->fab = container_of(fabric, struct xwfi_fabric, fab);
 	strcpy(dom->ifname, info->domain_attr->name);
+	dom->auto_progress = info->domain_attr->data_progress == FI_PROGRESS_AUTO ||
+			     info->domain_attr->control_progress == FI_PROGRESS_AUTO;
 	{
 		pthread_mutexattr_t ma;
 

@@ -171,14 +171,15 @@ static __u64 peers_unacked(struct xwfi_ep *ep)
 	return xw_endpoint__stats(ep->xep, &st) ? 0 : st.peers_unacked;
 }
 
-void xwfi_ep_progress(struct xwfi_ep *ep)
+int xwfi_ep_progress(struct xwfi_ep *ep)
 {
 	struct op *op, *next;
 	__u64 unacked = UINT64_MAX; /* not asked yet */
+	int frames;
 
 	if (!ep->xep)
-		return;
-	xw_endpoint__progress(ep->xep);
+		return 0;
+	frames = xw_endpoint__progress(ep->xep);
 	for (op = ep->ops.next; op != &ep->ops; op = next) {
 		next = op->next;
 		if (op->req) {
@@ -198,6 +199,12 @@ void xwfi_ep_progress(struct xwfi_ep *ep)
 		op_complete(ep, op, &op->st);
 		free(op);
 	}
+	return frames > 0 ? frames : 0;
+}
+
+void xwfi_ep_kick(struct xwfi_ep *ep)
+{
+	xwfi_wset_kick_ep(ep->tcq, ep->rcq, ep->tcntr, ep->rcntr);
 }
 
 /* ---- matching values --------------------------------------------------------- */
@@ -387,6 +394,8 @@ static ssize_t do_send(struct xwfi_ep *ep, const void *buf, size_t len, fi_addr_
 	}
 	op_link(ep, op);
 out:
+	if (!ret)
+		xwfi_ep_kick(ep); /* its completion may need no frame */
 	pthread_mutex_unlock(&ep->dom->lock);
 	return ret;
 }
@@ -457,6 +466,8 @@ static ssize_t do_recv(struct xwfi_ep *ep, void *buf, size_t len, fi_addr_t src,
 	}
 	op_link(ep, op);
 out:
+	if (!ret)
+		xwfi_ep_kick(ep); /* its completion may need no frame */
 	pthread_mutex_unlock(&ep->dom->lock);
 	return ret;
 }
@@ -611,6 +622,8 @@ static ssize_t do_claimed(struct xwfi_ep *ep, void *buf, size_t len, bool tagged
 	}
 	free(c);
 out:
+	if (!ret)
+		xwfi_ep_kick(ep); /* its completion may need no frame */
 	pthread_mutex_unlock(&ep->dom->lock);
 	return ret;
 }
@@ -1461,8 +1474,17 @@ static int xep_open(struct xwfi_ep *ep, const struct fi_info *info)
 	if (err) {
 		xw_endpoint__close(ep->xep);
 		ep->xep = NULL;
+		return xwfi_err(err);
 	}
-	return xwfi_err(err);
+	/* FI_XDPWAKE_WATCHDOG_USECS: a rank that computes still answers */
+	if (xwfi_params.watchdog_usecs > 0) {
+		err = xw_endpoint__set_watchdog(ep->xep, (__u32)xwfi_params.watchdog_usecs);
+		if (err)
+			FI_WARN(&xwfi_prov, FI_LOG_EP_CTRL,
+				"FI_XDPWAKE_WATCHDOG_USECS=%d: no watchdog: %s\n",
+				xwfi_params.watchdog_usecs, xw_strerror(err));
+	}
+	return 0;
 }
 
 int xwfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **epp,

@@ -16,7 +16,8 @@
 
 #include "xwfi.h"
 
-struct xwfi_params xwfi_params = { .ep_id = -1 };
+struct xwfi_params xwfi_params = { .ep_id = -1, .idle_sleep_usecs = 10000,
+				   .watchdog_usecs = 1000 };
 
 #define XWFI_DOMAIN_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
 #define XWFI_ORDER FI_ORDER_SAS
@@ -191,12 +192,7 @@ static bool hints_ok(const struct fi_info *h)
 		REJECT("dest_addr (length %zu) not an xdpwake address", h->dest_addrlen);
 	if (h->src_addr && (h->src_addrlen != sizeof(struct xw_addr) || !addr_ok(h->src_addr)))
 		REJECT("src_addr (length %zu) not an xdpwake address", h->src_addrlen);
-	/* Progress is made by the application's calls (and the wake engine
-	 * wakes a thread blocked in them): no progress thread of our own. */
-	if (h->domain_attr && h->domain_attr->data_progress == FI_PROGRESS_AUTO)
-		REJECT("data_progress FI_PROGRESS_AUTO (manual only)");
-	if (h->domain_attr && h->domain_attr->control_progress == FI_PROGRESS_AUTO)
-		REJECT("control_progress FI_PROGRESS_AUTO (manual only)");
+	/* FI_PROGRESS_AUTO: a thread per domain (fabric/wait.c) */
 	return true;
 }
 
@@ -274,8 +270,17 @@ static struct fi_info *info_new(const char *ifname, const struct fi_info *h,
 	fi->domain_attr->threading = h && h->domain_attr && h->domain_attr->threading
 					     ? h->domain_attr->threading
 					     : FI_THREAD_SAFE;
-	fi->domain_attr->control_progress = FI_PROGRESS_MANUAL;
-	fi->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+	/* Manual unless asked: progress by the application's calls (the
+	 * wake engine wakes a thread blocked in them); FI_PROGRESS_AUTO
+	 * starts a thread per domain. */
+	fi->domain_attr->control_progress =
+		h && h->domain_attr && h->domain_attr->control_progress == FI_PROGRESS_AUTO
+			? FI_PROGRESS_AUTO
+			: FI_PROGRESS_MANUAL;
+	fi->domain_attr->data_progress =
+		h && h->domain_attr && h->domain_attr->data_progress == FI_PROGRESS_AUTO
+			? FI_PROGRESS_AUTO
+			: FI_PROGRESS_MANUAL;
 	fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
 	fi->domain_attr->av_type = h && h->domain_attr && h->domain_attr->av_type
 					   ? h->domain_attr->av_type
@@ -603,6 +608,17 @@ FI_EXT_INI
 			"while something is owed is given up: its operations fail (default "
 			"5000). A peer that computes or is stopped is not given up: its XDP "
 			"program answers the liveness probes while its endpoint is open");
+	fi_param_define(&xwfi_prov, "idle_sleep_usecs", FI_PARAM_INT,
+			"Longest sleep of one non-blocking fi_cq_read once the CQ's reads have "
+			"found nothing for longer than the spin time: the read sleeps until the "
+			"XDP program wakes one of its endpoints, a completion without a frame "
+			"is queued or a protocol timer is due; the bound lets the caller's "
+			"other progress run (default 10000; 0: never sleep in fi_cq_read, "
+			"spin as the caller does)");
+	fi_param_define(&xwfi_prov, "watchdog_usecs", FI_PARAM_INT,
+			"Polling watchdog of every endpoint: frames the application leaves "
+			"unconsumed that long (it computes) are handled by a library thread, "
+			"woken by the XDP program only then (default 1000; 0: off)");
 	fi_param_define(&xwfi_prov, "pin_root", FI_PARAM_STRING,
 			"bpffs directory of the pinned maps (default: /sys/fs/bpf/xdpwake)");
 	fi_param_get_str(&xwfi_prov, "iface", &xwfi_params.iface);
@@ -614,6 +630,8 @@ FI_EXT_INI
 	fi_param_get_int(&xwfi_prov, "spin_usecs", &xwfi_params.spin_usecs);
 	fi_param_get_str(&xwfi_prov, "pin_root", &xwfi_params.pin_root);
 	fi_param_get_int(&xwfi_prov, "give_up_ms", &xwfi_params.give_up_ms);
+	fi_param_get_int(&xwfi_prov, "idle_sleep_usecs", &xwfi_params.idle_sleep_usecs);
+	fi_param_get_int(&xwfi_prov, "watchdog_usecs", &xwfi_params.watchdog_usecs);
 	xw_set_log(log_cb, NULL, XW_LOG_INFO);
 	return &xwfi_prov;
 }

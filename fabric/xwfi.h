@@ -7,8 +7,11 @@
  *
  *   prov.c    fi_prov_ini, FI_XDPWAKE_* parameters, getinfo, fabric, EQ stub
  *   domain.c  domain, address vector, memory registration stub
- *   cq.c      completion queues (every format, error entries, waiting) and
- *             counters
+ *   cq.c      completion queues (every format, error entries, idle sleep,
+ *             blocking reads) and counters
+ *   wait.c    what CQs and counters sleep on (one epoll fd per object over
+ *             every bound endpoint's wake fd, an event fd, a timer fd),
+ *             arming, the FI_PROGRESS_AUTO thread
  *   ep.c      RDM endpoint: FI_MSG and FI_TAGGED operations, directed
  *             receives, peek/claim/discard, cancel, sends to self, progress
  *
@@ -34,6 +37,8 @@
 #include <rdma/providers/fi_log.h>
 
 #include <xdpwake.h>
+
+#include "fi_xdpwake.h"
 
 #define XWFI_NAME "xdpwake"
 #define XWFI_VERSION FI_VERSION(0, 1)
@@ -76,6 +81,9 @@ struct xwfi_params {
 	char *policy;		/* wake policy (NULL: the interface's)     */
 	char *wait;		/* wait strategy (NULL: spin-block)        */
 	int spin_usecs;		/* spin time (0: calibrated)               */
+	int idle_sleep_usecs;	/* longest sleep of an idle fi_cq_read (0:
+				 * never sleep in non-blocking reads)      */
+	int watchdog_usecs;	/* the endpoints' polling watchdog (0: off) */
 	char *pin_root;		/* bpffs directory (NULL: library default) */
 	int give_up_ms;		/* dead-peer detection (0: library's 5 s)  */
 };
@@ -90,12 +98,41 @@ struct xwfi_fabric {
 	struct fid_fabric fab;
 };
 
+struct xwfi_progress;
+
+/* Endpoints armed for sleeps (wait.c): an endpoint several sleepers armed
+ * is disarmed by the last one. */
+struct xwfi_arm {
+	struct xw_endpoint *xep;
+	int n;
+};
+
 struct xwfi_domain {
 	struct fid_domain dom;
 	struct xwfi_fabric *fab;
 	char ifname[IF_NAMESIZE];
 	pthread_mutex_t lock;
 	int refs;		/* objects opened on it */
+	bool auto_progress;	/* FI_PROGRESS_AUTO: a thread progresses */
+	struct xwfi_progress *prog;
+	struct xwfi_arm arms[XW_MAX_ENDPOINTS];
+};
+
+/* What a CQ or counter sleeps on (wait.c).  The epoll fd (FI_GETWAIT)
+ * holds every bound endpoint's wake fd (manual progress), the event fd and
+ * the timer fd. */
+struct xwfi_wset {
+	int epfd;
+	int evfd;		/* completions no frame caused, signal, close */
+	int tfd;		/* the bound endpoints' next protocol timer  */
+	int sleepers;		/* threads asleep on it (domain lock)         */
+	int users;		/* threads in a blocking read of the object   */
+	bool fd_armed;		/* fi_trywait armed the endpoints for the
+				 * application's sleep on epfd                */
+	bool closing;
+	bool eps_fds;		/* holds the endpoints' fds and arms them
+				 * (not with FI_PROGRESS_AUTO: the thread's) */
+	struct fi_xdpwake_wait_stats st;
 };
 
 struct xwfi_av {
@@ -137,6 +174,9 @@ struct xwfi_cq {
 	int neps;
 	int refs;
 	bool signaled;
+	__u64 idle_since;	/* first of the reads finding nothing (ns) */
+	unsigned long seen_activity; /* the process's, when idle_since was set */
+	struct xwfi_wset ws;
 };
 
 struct xwfi_cntr {
@@ -146,6 +186,9 @@ struct xwfi_cntr {
 	struct xwfi_ep *eps[XWFI_CQ_EPS];
 	int neps;
 	int refs;
+	uint64_t seen_val, seen_err; /* as the last read returned them */
+	enum fi_wait_obj wait;
+	struct xwfi_wset ws;
 };
 
 /* domain.c */
@@ -170,15 +213,60 @@ int xwfi_cq_attach(struct xwfi_cq *cq, struct xwfi_ep *ep);
 void xwfi_cq_detach(struct xwfi_cq *cq, struct xwfi_ep *ep);
 int xwfi_cntr_attach(struct xwfi_cntr *c, struct xwfi_ep *ep);
 void xwfi_cntr_detach(struct xwfi_cntr *c, struct xwfi_ep *ep);
+/* Wake the sleepers of an endpoint's CQs and counters (NULL: none). */
+void xwfi_wset_kick_ep(struct xwfi_cq *tcq, struct xwfi_cq *rcq, struct xwfi_cntr *tc,
+		       struct xwfi_cntr *rc);
 /* fi_trywait() on a CQ or counter: 0 when the caller may sleep on its fd. */
 int xwfi_trywait_fid(struct fid *fid);
+
+/* wait.c */
+enum xwfi_wake { XWFI_WOKE_NONE, XWFI_WOKE_FRAME, XWFI_WOKE_EVENT, XWFI_WOKE_TIMER,
+		 XWFI_WOKE_TIMEOUT, XWFI_WOKE_REFUSED, XWFI_WOKE_CLOSED };
+int xwfi_wset_init(struct xwfi_wset *ws);
+/* Wake the sleepers and wait for them to leave (at most 10 s: then
+ * -FI_EBUSY and nothing freed), then close the fds; caller does not hold
+ * the domain lock. */
+int xwfi_wset_fini(struct xwfi_domain *dom, struct xwfi_wset *ws);
+int xwfi_wset_add(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_ep *ep);
+void xwfi_wset_del(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_ep *ep);
+/* Wake whoever sleeps on @ws (caller holds the domain lock). */
+void xwfi_wset_kick(struct xwfi_wset *ws);
+/* The earliest protocol timer of @eps (UINT64_MAX: none, 0: due). */
+__u64 xwfi_eps_deadline(struct xwfi_ep **eps, int n);
+/*
+ * Sleep until an endpoint of @eps is woken, @ws is kicked, a protocol
+ * timer of theirs is due or @until (CLOCK_MONOTONIC ns); ready(arg) is
+ * checked (with the lock) after arming, before sleeping.  Caller holds the
+ * domain lock (once); it is released while asleep, so @eps must be re-read
+ * by the caller afterwards.  Returns why it woke.
+ */
+enum xwfi_wake xwfi_wset_sleep(struct xwfi_domain *dom, struct xwfi_wset *ws,
+			       struct xwfi_ep **eps, int n, __u64 until,
+			       bool (*ready)(void *arg), void *arg);
+/* fi_trywait: arm @eps and the timer for the application's sleep on epfd
+ * (-FI_EAGAIN: frames wait or a timer is due); undo it. */
+int xwfi_wset_fd_arm(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_ep **eps,
+		     int n);
+void xwfi_wset_fd_disarm(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_ep **eps,
+			 int n);
+__u64 xwfi_now_ns(void);
+/* FI_PROGRESS_AUTO: the domain's thread progresses the endpoints bound to
+ * its CQs and counters (added at bind, removed at close); stopped by
+ * domain close. */
+int xwfi_progress_add(struct xwfi_domain *dom, struct xwfi_ep *ep);
+void xwfi_progress_del(struct xwfi_domain *dom, struct xwfi_ep *ep);
+void xwfi_progress_stop(struct xwfi_domain *dom);
+void xwfi_progress_stats(struct xwfi_domain *dom, struct fi_xdpwake_wait_stats *st);
 
 /* ep.c */
 int xwfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep,
 		 void *context);
 /* One progress pass over @ep: library progress, completions collected
- * (caller holds the domain lock). */
-void xwfi_ep_progress(struct xwfi_ep *ep);
+ * (caller holds the domain lock); returns the frames handled (>= 0). */
+int xwfi_ep_progress(struct xwfi_ep *ep);
+/* An operation was posted on @ep: wake threads asleep on its CQs and
+ * counters (its completion may need no frame). */
+void xwfi_ep_kick(struct xwfi_ep *ep);
 struct xw_endpoint *xwfi_ep_xw(struct xwfi_ep *ep);
 /* A pending request of @ep to wait on (NULL: none). */
 struct xw_request *xwfi_ep_wait_req(struct xwfi_ep *ep);

@@ -434,6 +434,21 @@ XW_API int xw_endpoint__irecv_claimed(struct xw_endpoint *ep, __u64 claim, void 
  * inside library calls).
  */
 XW_API int xw_endpoint__arm(struct xw_endpoint *ep);
+/**
+ * Undo xw_endpoint__arm() after the application's own sleep (woken by
+ * the fd or not): the XDP program wakes nobody for this endpoint any
+ * more, and wake records still pending are consumed (the fd is quiet).
+ * Returns 1 when the program had taken the flag (a wake was sent), 0 when
+ * it had not (the sleep ended for another reason), -EINVAL.
+ */
+XW_API int xw_endpoint__disarm(struct xw_endpoint *ep);
+/**
+ * When the endpoint's protocol next needs a progress pass, as its last
+ * pass left it (retransmission, delayed ACK, give-up timers): a
+ * CLOCK_MONOTONIC time in ns, 0 when a pass is due now, UINT64_MAX when no
+ * timer is pending.  A sleep on xw_endpoint__fd() should end by then.
+ */
+XW_API __u64 xw_endpoint__next_deadline(const struct xw_endpoint *ep);
 /** Blocking forms; -ETIMEDOUT after @timeout_ms (< 0: no limit, 0: poll
  *  once). */
 XW_API int xw_endpoint__send(struct xw_endpoint *ep, const struct xw_addr *dst, const void *buf,

@@ -30,7 +30,7 @@ fabric: $(FABRIC_SO)
 $(OUTPUT)/fabric:
 	$(Q)mkdir -p $@
 
-$(FABRIC_SO): $(FABRIC_SRCS) fabric/xwfi.h fabric/libxdpwake-fi.map $(LIB_A) $(PUB_HDRS) | $(OUTPUT)/fabric
+$(FABRIC_SO): $(FABRIC_SRCS) $(wildcard fabric/*.h) fabric/libxdpwake-fi.map $(LIB_A) $(PUB_HDRS) | $(OUTPUT)/fabric
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -fPIC -fvisibility=hidden -shared \
 		-Wl,--version-script=fabric/libxdpwake-fi.map -Wl,-z,defs \

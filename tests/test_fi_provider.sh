@@ -4,7 +4,9 @@
 # process, two RDM endpoints on the two ends of a veth pair inside a fresh
 # namespace.  Also: fi_info lists one entry per usable interface with the
 # interface as domain name, and fi_info -e shows the FI_XDPWAKE_* settings.
-# Then fi_unit --peer-death: the peer is a child process, killed.
+# fi_unit --wait counts sleeps and wakes of every waiting path (see there),
+# fi_unit --watchdog: the default watchdog answers a computing application's
+# peer.  Then fi_unit --peer-death: the peer is a child process, killed.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 XW_SRC=${XW_SRC:-$(cd "$here/.." && pwd)}
@@ -15,7 +17,8 @@ fi_common_checks
 command -v gcc >/dev/null || skip "gcc missing"
 BIN=$OUTPUT/tests/fi_unit.bin
 mkdir -p "$OUTPUT/tests"
-gcc -std=gnu11 -O2 -Wall -Wextra -Werror -o "$BIN" "$here/fabric/fi_unit.c" -lfabric ||
+gcc -std=gnu11 -O2 -Wall -Wextra -Werror -pthread -I"$XW_SRC/fabric" -o "$BIN" \
+	"$here/fabric/fi_unit.c" -lfabric ||
 	{ echo "FAIL: build fi_unit"; exit 1; }
 NS_A=xwfi-u-$$
 NS_B=
@@ -45,7 +48,8 @@ else
 	echo "FAIL: FI_XDPWAKE_IFACE"; sed 's/^/    | /' <<<"$out"; fail=1
 fi
 n=$(fi_info -e 2>/dev/null | grep -ac '^# FI_XDPWAKE_')
-if [ "$n" -ge 8 ]; then
+if [ "$n" -ge 10 ] && fi_info -e 2>/dev/null | grep -q '^# FI_XDPWAKE_WATCHDOG_USECS' &&
+	fi_info -e 2>/dev/null | grep -q '^# FI_XDPWAKE_IDLE_SLEEP_USECS'; then
 	echo "ok:   fi_info -e shows $n FI_XDPWAKE_* settings"
 else
 	echo "FAIL: fi_info -e shows $n FI_XDPWAKE_* settings"; fail=1
@@ -62,6 +66,24 @@ if grep -q 'endpoint [0-9]* is' "$OUTPUT/tests/fi_unit.err"; then
 	grep 'endpoint [0-9]* is' "$OUTPUT/tests/fi_unit.err" | sed 's/^/    | /'; fail=1
 else
 	echo "ok:   no warning for the busy ids an endpoint skips"
+fi
+# Sleeps and wakes, counted (fi_unit --wait): the idle read's sleep is 5 s
+# long, so a lost wake shows as a timeout, and no sleep as none counted;
+# no watchdog, so that only FI_PROGRESS_AUTO's thread can progress a
+# computing application's endpoint
+if FI_LOG_LEVEL=warn FI_XDPWAKE_IDLE_SLEEP_USECS=5000000 FI_XDPWAKE_WATCHDOG_USECS=0 \
+	ip netns exec "$NS_A" timeout 180 "$BIN" --wait xwa xwb 2>"$OUTPUT/tests/fi_unit_wait.err"; then
+	echo "ok:   fi_unit --wait"
+else
+	echo "FAIL: fi_unit --wait"; sed 's/^/    | /' "$OUTPUT/tests/fi_unit_wait.err" | tail -20; fail=1
+fi
+# The default watchdog (FI_XDPWAKE_WATCHDOG_USECS=1000) answers a computing
+# application's peer
+if FI_LOG_LEVEL=warn ip netns exec "$NS_A" timeout 120 "$BIN" --watchdog xwa xwb \
+	2>"$OUTPUT/tests/fi_unit_wd.err"; then
+	echo "ok:   fi_unit --watchdog"
+else
+	echo "FAIL: fi_unit --watchdog"; sed 's/^/    | /' "$OUTPUT/tests/fi_unit_wd.err" | tail -20; fail=1
 fi
 # B in a child process, killed: A's requests with it fail once the library
 # gives it up (5 s); the program bounds its own waits to 60 s

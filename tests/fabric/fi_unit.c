@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include <rdma/fabric.h>
@@ -32,6 +34,8 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
+
+#include "fi_xdpwake.h"
 
 static int fails, checks;
 
@@ -190,13 +194,20 @@ static void check_getinfo_node(struct side *a, struct side *b)
 	hints->fabric_attr->prov_name = strdup("xdpwake");
 	hints->ep_attr->type = FI_EP_RDM;
 
+	/* FI_PROGRESS_AUTO: offered when asked (a thread per domain) */
 	hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
 	err = fi_getinfo(FI_VERSION(1, 5), NULL, NULL, 0, hints, &info);
-	CHECK(err == -FI_ENODATA, "data_progress AUTO: %d", err);
+	CHECK(!err && info && info->domain_attr->data_progress == FI_PROGRESS_AUTO,
+	      "data_progress AUTO: %d", err);
+	fi_freeinfo(info);
+	info = NULL;
 	hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
 	hints->domain_attr->control_progress = FI_PROGRESS_AUTO;
 	err = fi_getinfo(FI_VERSION(1, 5), NULL, NULL, 0, hints, &info);
-	CHECK(err == -FI_ENODATA, "control_progress AUTO: %d", err);
+	CHECK(!err && info && info->domain_attr->control_progress == FI_PROGRESS_AUTO,
+	      "control_progress AUTO: %d", err);
+	fi_freeinfo(info);
+	info = NULL;
 	hints->domain_attr->control_progress = FI_PROGRESS_MANUAL;
 	err = fi_getinfo(FI_VERSION(1, 5), NULL, NULL, 0, hints, &info);
 	CHECK(!err && info && info->domain_attr->data_progress == FI_PROGRESS_MANUAL,
@@ -325,12 +336,14 @@ static int get_comp(struct side *s, struct side *other, struct fi_cq_tagged_entr
 	return get_comp_for(s, other, e, src, err, 10);
 }
 
-/* Nothing more on @s's CQ after both sides progressed a while. */
+/* Nothing more on @s's CQ after both sides progressed a while (2000
+ * rounds or 0.3 s: idle reads sleep). */
 static bool cq_quiet(struct side *s, struct side *o)
 {
 	struct fi_cq_tagged_entry e;
+	double end = now() + 0.3;
 
-	for (int i = 0; i < 2000; i++) {
+	for (int i = 0; i < 2000 && now() < end; i++) {
 		fi_cq_read(o->cq, NULL, 0);
 		if (fi_cq_read(s->cq, &e, 1) != -FI_EAGAIN)
 			return false;
@@ -466,6 +479,551 @@ static int peer_death(const char *ifa, const char *ifb)
 	return fails ? 1 : 0;
 }
 
+/* ---- waiting: sleeps and wakes, counted (fi_unit --wait) ---------------------------- */
+
+static struct fi_xdpwake_wait_stats wstats(struct fid *f)
+{
+	struct fi_xdpwake_wait_stats st;
+
+	memset(&st, 0, sizeof(st));
+	REQUIRE(!fi_control(f, FI_XDPWAKE_GET_WAIT_STATS, &st), "FI_XDPWAKE_GET_WAIT_STATS");
+	return st;
+}
+
+#define DELTA(a, b, f) ((unsigned long long)((b).f - (a).f))
+
+enum act_kind { ACT_SEND, ACT_CANCEL, ACT_SIGNAL, ACT_PEEK, ACT_SREAD };
+
+/* Something another thread does after @delay_ms, while the main thread waits. */
+struct act {
+	enum act_kind kind;
+	struct side *s;
+	struct fid_cq *cq;	/* ACT_SREAD */
+	fi_addr_t to;
+	uint64_t tag;
+	const void *buf;
+	size_t len;
+	void *ctx;
+	int delay_ms;
+	bool wait_comp;		/* ACT_SEND: then read s's CQ for its completion */
+	double wait_secs;
+	int ret;
+	double took;		/* ACT_SREAD: seconds in fi_cq_sread */
+	pthread_t th;
+};
+
+static void *act_main(void *arg)
+{
+	struct act *a = arg;
+	struct timespec d = { .tv_sec = a->delay_ms / 1000,
+			      .tv_nsec = (long)(a->delay_ms % 1000) * 1000000 };
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry ee;
+
+	nanosleep(&d, NULL);
+	switch (a->kind) {
+	case ACT_SEND:
+		a->ret = (int)fi_tsend(a->s->ep, a->buf, a->len, NULL, a->to, a->tag, a->ctx);
+		if (!a->ret && a->wait_comp)
+			a->ret = get_comp_for(a->s, NULL, &e, NULL, &ee,
+					      a->wait_secs > 0 ? a->wait_secs : 20);
+		break;
+	case ACT_CANCEL:
+		a->ret = (int)fi_cancel(&a->s->ep->fid, a->ctx);
+		break;
+	case ACT_SIGNAL:
+		a->ret = fi_cq_signal(a->s->cq);
+		break;
+	case ACT_PEEK: {
+		struct fi_msg_tagged m = { .addr = FI_ADDR_UNSPEC, .tag = a->tag,
+					   .context = a->ctx };
+
+		a->ret = (int)fi_trecvmsg(a->s->ep, &m, FI_PEEK);
+		break;
+	}
+	case ACT_SREAD: {
+		double t0 = now();
+
+		a->ret = (int)fi_cq_sread(a->cq, &e, 1, NULL, 10000);
+		a->took = now() - t0;
+		break;
+	}
+	}
+	return NULL;
+}
+
+static void act_start(struct act *a)
+{
+	REQUIRE(!pthread_create(&a->th, NULL, act_main, a), "pthread_create");
+}
+
+static void act_join(struct act *a)
+{
+	pthread_join(a->th, NULL);
+}
+
+/* fi_cq_read @s's CQ until a completion or an error (@secs at most);
+ * *@reads: the calls made. */
+static int read_counted(struct side *s, struct fi_cq_tagged_entry *e, struct fi_cq_err_entry *ee,
+			double secs, long *reads)
+{
+	double end = now() + secs;
+
+	*reads = 0;
+	while (now() < end) {
+		ssize_t r = fi_cq_read(s->cq, e, 1);
+
+		(*reads)++;
+		if (r == 1)
+			return 0;
+		if (r == -FI_EAVAIL) {
+			memset(ee, 0, sizeof(*ee));
+			REQUIRE(fi_cq_readerr(s->cq, ee, 0) == 1, "readerr");
+			return ee->err;
+		}
+		if (r != -FI_EAGAIN)
+			return (int)r;
+	}
+	return -ETIMEDOUT;
+}
+
+/* An endpoint of @s's domain bound to @s's AV and @cq (and @cntr for
+ * receives, if any), its address in @peer's AV as *@at. */
+static struct fid_ep *extra_ep(struct side *s, struct fid_cq *cq, struct fid_cntr *cntr,
+			       struct side *peer, fi_addr_t *at)
+{
+	struct fid_ep *ep;
+	char name[64];
+	size_t len = sizeof(name);
+	int err = fi_endpoint(s->dom, s->info, &ep, NULL);
+
+	REQUIRE(!err, "extra fi_endpoint: %s", fi_strerror(-err));
+	REQUIRE(!fi_ep_bind(ep, &s->av->fid, 0), "bind av");
+	REQUIRE(!fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), "bind cq");
+	if (cntr)
+		REQUIRE(!fi_ep_bind(ep, &cntr->fid, FI_RECV), "bind cntr");
+	REQUIRE(!fi_enable(ep), "fi_enable");
+	REQUIRE(!fi_getname(&ep->fid, name, &len), "getname");
+	REQUIRE(fi_av_insert(peer->av, name, 1, at, 0, NULL) == 1, "av insert");
+	return ep;
+}
+
+/*
+ * Run with FI_XDPWAKE_IDLE_SLEEP_USECS large (5 s) and no watchdog
+ * (tests/test_fi_provider.sh): a sleep then ends only by a wake, so every
+ * wait below would take seconds (and count a timeout instead of its wake)
+ * if a wake were lost, and would count no sleep if nothing slept.  B is
+ * served by threads; the main thread is A's application.
+ */
+static int wait_tests(const char *ifa, const char *ifb)
+{
+	static char big[200000], bigr[200000];
+	struct side a = { 0 }, b = { 0 };
+	struct fi_xdpwake_wait_stats s0, s1;
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry ee;
+	int ctx[8], r;
+	char rbuf[64];
+	long reads;
+	double t0;
+
+	open_side(&a, ifa, FI_AV_TABLE, FI_WAIT_FD);
+	open_side(&b, ifb, FI_AV_MAP, FI_WAIT_UNSPEC);
+	exchange(&a, &b);
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (char)(i * 13 + 1);
+
+	/* 1. an idle fi_cq_read sleeps; B's frame wakes it */
+	{
+		struct act s = { .kind = ACT_SEND, .s = &b, .to = b.peer, .tag = 0x101,
+				 .buf = "frame", .len = 6, .ctx = &ctx[0], .delay_ms = 300,
+				 .wait_comp = true };
+
+		REQUIRE(!fi_trecv(a.ep, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC, 0x101, 0, &ctx[1]),
+			"trecv");
+		s0 = wstats(&a.cq->fid);
+		act_start(&s);
+		r = read_counted(&a, &e, &ee, 20, &reads);
+		act_join(&s);
+		s1 = wstats(&a.cq->fid);
+		CHECK(!r && e.op_context == &ctx[1] && !strcmp(rbuf, "frame") && !s.ret,
+		      "idle read: %d", r);
+		CHECK(DELTA(s0, s1, idle_sleeps) >= 1 && DELTA(s0, s1, wakes_frame) >= 1 &&
+		      DELTA(s0, s1, timeouts) == 0 && reads < 2000,
+		      "idle fi_cq_read 300 ms: %ld reads, %llu sleeps, %llu frame wakes, "
+		      "%llu timer wakes, %llu timeouts",
+		      reads, DELTA(s0, s1, idle_sleeps), DELTA(s0, s1, wakes_frame),
+		      DELTA(s0, s1, wakes_timer), DELTA(s0, s1, timeouts));
+		printf("    idle read: %ld reads in 300 ms, %llu sleeps, %llu frame wakes\n", reads,
+		       DELTA(s0, s1, idle_sleeps), DELTA(s0, s1, wakes_frame));
+	}
+
+	/* 2-4. completions no frame causes wake a sleeping reader at once:
+	 * another thread's send to self, cancel, a peek that finds nothing */
+	for (int k = 0; k < 3; k++) {
+		static const char *what[] = { "send to self", "cancel", "peek finding nothing" };
+		struct act s = { .s = &a, .delay_ms = 300, .tag = 0x201 + k, .ctx = &ctx[2] };
+		int want = k == 0 ? 0 : k == 1 ? FI_ECANCELED : FI_ENOMSG;
+		int got = 0;
+
+		if (k == 0) {
+			s.kind = ACT_SEND;
+			s.to = a.self;
+			s.buf = "self";
+			s.len = 5;
+		} else {
+			s.kind = k == 1 ? ACT_CANCEL : ACT_PEEK;
+			s.ctx = &ctx[3];
+		}
+		if (k < 2)
+			REQUIRE(!fi_trecv(a.ep, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC, 0x201 + k, 0,
+					  &ctx[3]), "trecv");
+		s0 = wstats(&a.cq->fid);
+		t0 = now();
+		act_start(&s);
+		r = read_counted(&a, &e, &ee, 20, &reads);
+		act_join(&s);
+		s1 = wstats(&a.cq->fid);
+		got = r == want && (!k || ee.op_context == &ctx[3]);
+		CHECK(got && !s.ret, "%s: %d (want %d), thread %d", what[k], r, want, s.ret);
+		CHECK(DELTA(s0, s1, idle_sleeps) >= 1 && DELTA(s0, s1, wakes_event) >= 1 &&
+		      DELTA(s0, s1, timeouts) == 0,
+		      "%s wakes the sleeping reader: %llu sleeps, %llu event wakes, %llu timeouts, "
+		      "%.3f s", what[k], DELTA(s0, s1, idle_sleeps), DELTA(s0, s1, wakes_event),
+		      DELTA(s0, s1, timeouts), now() - t0);
+		/* the rest: the self send's other completion */
+		while (fi_cq_read(a.cq, &e, 1) == 1)
+			;
+	}
+
+	/* 5. fi_cq_signal wakes fi_cq_sread at once (-FI_EAGAIN) */
+	{
+		struct act s = { .kind = ACT_SIGNAL, .s = &a, .delay_ms = 300 };
+		ssize_t n;
+
+		s0 = wstats(&a.cq->fid);
+		t0 = now();
+		act_start(&s);
+		n = fi_cq_sread(a.cq, &e, 1, NULL, 10000);
+		act_join(&s);
+		s1 = wstats(&a.cq->fid);
+		CHECK(n == -FI_EAGAIN && now() - t0 < 9 && DELTA(s0, s1, sleeps) >= 1 &&
+		      DELTA(s0, s1, wakes_event) >= 1,
+		      "fi_cq_signal: sread %zd after %.3f s, %llu sleeps, %llu event wakes", n,
+		      now() - t0, DELTA(s0, s1, sleeps), DELTA(s0, s1, wakes_event));
+	}
+
+	/* 6. fi_cq_sread sleeps, B's frame wakes it */
+	{
+		struct act s = { .kind = ACT_SEND, .s = &b, .to = b.peer, .tag = 0x601,
+				 .buf = "sread", .len = 6, .ctx = &ctx[0], .delay_ms = 300,
+				 .wait_comp = true };
+		ssize_t n;
+
+		REQUIRE(!fi_trecv(a.ep, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC, 0x601, 0, &ctx[1]),
+			"trecv");
+		s0 = wstats(&a.cq->fid);
+		act_start(&s);
+		n = fi_cq_sread(a.cq, &e, 1, NULL, 10000);
+		act_join(&s);
+		s1 = wstats(&a.cq->fid);
+		CHECK(n == 1 && e.op_context == &ctx[1] && !strcmp(rbuf, "sread") &&
+		      DELTA(s0, s1, sleeps) >= 1 && DELTA(s0, s1, wakes_frame) >= 1,
+		      "fi_cq_sread: %zd, %llu sleeps, %llu frame wakes, %llu timeouts", n,
+		      DELTA(s0, s1, sleeps), DELTA(s0, s1, wakes_frame), DELTA(s0, s1, timeouts));
+	}
+
+	/* 7. fi_cntr_wait sleeps, B's frame wakes it */
+	{
+		struct act s = { .kind = ACT_SEND, .s = &b, .to = b.peer, .tag = 0x701,
+				 .buf = "cntr", .len = 5, .ctx = &ctx[0], .delay_ms = 300,
+				 .wait_comp = true };
+		uint64_t v0 = fi_cntr_read(a.rx_cntr);
+
+		REQUIRE(!fi_trecv(a.ep, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC, 0x701, 0, &ctx[1]),
+			"trecv");
+		s0 = wstats(&a.rx_cntr->fid);
+		act_start(&s);
+		r = fi_cntr_wait(a.rx_cntr, v0 + 1, 10000);
+		act_join(&s);
+		s1 = wstats(&a.rx_cntr->fid);
+		CHECK(!r && DELTA(s0, s1, sleeps) >= 1 && DELTA(s0, s1, wakes_frame) >= 1,
+		      "fi_cntr_wait: %d, %llu sleeps, %llu frame wakes, %llu timeouts", r,
+		      DELTA(s0, s1, sleeps), DELTA(s0, s1, wakes_frame), DELTA(s0, s1, timeouts));
+		r = get_comp(&a, NULL, &e, NULL, &ee);
+		CHECK(!r && e.op_context == &ctx[1], "the counted receive's completion");
+	}
+
+	/* 8-9. FI_WAIT_FD of a CQ and of a counter covers every bound
+	 * endpoint: a second endpoint of A, bound to A's CQ and to a new
+	 * counter, gets B's message; the application sleeps in poll() on
+	 * FI_GETWAIT's fd after fi_trywait() */
+	{
+		struct fi_cntr_attr ca = { .events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_FD };
+		struct fid_cntr *c2;
+		struct fid_ep *a2;
+		fi_addr_t to2;
+
+		REQUIRE(!fi_cntr_open(a.dom, &ca, &c2, NULL), "cntr open");
+		a2 = extra_ep(&a, a.cq, c2, &b, &to2);
+		for (int k = 0; k < 2; k++) {
+			struct fid *f = k ? &c2->fid : &a.cq->fid;
+			struct act s = { .kind = ACT_SEND, .s = &b, .to = to2, .tag = 0x801 + k,
+					 .buf = "second", .len = 7, .ctx = &ctx[0], .delay_ms = 300,
+					 .wait_comp = true };
+			int fd = -1, readable = 0, timeouts = 0, busy = 0;
+			uint64_t v0 = fi_cntr_read(c2); /* the CQ part's receive counted */
+			bool got = false;
+			double end;
+
+			REQUIRE(!fi_control(f, FI_GETWAIT, &fd) && fd >= 0, "FI_GETWAIT %s",
+				k ? "counter" : "CQ");
+			REQUIRE(!fi_trecv(a2, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC, 0x801 + k, 0,
+					  &ctx[4]), "trecv");
+			s0 = wstats(f);
+			act_start(&s);
+			for (end = now() + 20; !got && now() < end;) {
+				struct pollfd p = { .fd = fd, .events = POLLIN };
+
+				if (fi_trywait(a.fab, &f, 1) == 0) {
+					int n = poll(&p, 1, 5000);
+
+					readable += n > 0;
+					timeouts += n == 0;
+				} else {
+					busy++;
+				}
+				if (k)
+					got = fi_cntr_read(c2) >= v0 + 1;
+				else
+					got = fi_cq_read(a.cq, &e, 1) == 1 && e.op_context == &ctx[4];
+			}
+			act_join(&s);
+			s1 = wstats(f);
+			CHECK(got && readable >= 1 && !timeouts && DELTA(s0, s1, trywait_ok) >= 1,
+			      "FI_WAIT_FD of a %s, second endpoint: got %d, poll readable %d, timed "
+			      "out %d, trywait busy %d",
+			      k ? "counter" : "CQ", got, readable, timeouts, busy);
+			if (k) {
+				r = get_comp(&a, NULL, &e, NULL, &ee);
+				CHECK(!r && e.op_context == &ctx[4], "the counted receive's completion");
+			}
+		}
+		CHECK(!fi_close(&a2->fid), "close the second endpoint");
+		CHECK(!fi_close(&c2->fid), "close its counter");
+	}
+
+	/* 10. fi_close of an endpoint, then of its CQ, while another thread
+	 * blocks in fi_cq_sread on that CQ: the thread returns */
+	{
+		struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_FD };
+		struct fid_cq *cq3;
+		struct fid_ep *a3;
+		fi_addr_t to3;
+		struct act s = { .kind = ACT_SREAD };
+		struct timespec ms = { .tv_nsec = 1000000 };
+
+		REQUIRE(!fi_cq_open(a.dom, &cqa, &cq3, NULL), "cq open");
+		a3 = extra_ep(&a, cq3, NULL, &b, &to3);
+		s.cq = cq3;
+		act_start(&s);
+		for (int i = 0; i < 10000 && !wstats(&cq3->fid).sleeps; i++)
+			nanosleep(&ms, NULL);
+		CHECK(wstats(&cq3->fid).sleeps >= 1, "the sread sleeps");
+		CHECK(!fi_close(&a3->fid), "close the endpoint during fi_cq_sread");
+		nanosleep(&ms, NULL);
+		t0 = now();
+		r = fi_close(&cq3->fid);
+		act_join(&s);
+		CHECK(!r && (s.ret == -FI_ECANCELED || s.ret == -FI_EAGAIN) && now() - t0 < 9,
+		      "close the CQ during fi_cq_sread: close %d, sread %d after %.3f s", r, s.ret,
+		      s.took);
+	}
+
+	/* 11. nothing moves while the application computes when neither
+	 * the watchdog (FI_XDPWAKE_WATCHDOG_USECS=0 here) nor a progress
+	 * thread runs: B's large send needs A's pulls */
+	{
+		struct act s = { .kind = ACT_SEND, .s = &b, .to = b.peer, .tag = 0xA01, .buf = big,
+				 .len = sizeof(big), .ctx = &ctx[0], .wait_comp = true,
+				 .wait_secs = 1 };
+
+		REQUIRE(!fi_trecv(a.ep, bigr, sizeof(bigr), NULL, FI_ADDR_UNSPEC, 0xA01, 0, &ctx[1]),
+			"trecv");
+		act_start(&s);
+		act_join(&s);
+		CHECK(s.ret == -ETIMEDOUT, "manual progress, A computing: B's send %d", s.ret);
+		r = get_comp(&a, &b, &e, NULL, &ee);
+		CHECK(!r && e.op_context == &ctx[1] && !memcmp(big, bigr, sizeof(big)),
+		      "the large message once A reads: %d", r);
+		r = get_comp(&b, &a, &e, NULL, &ee);
+		CHECK(!r && e.op_context == &ctx[0], "B's send once A reads: %d", r);
+	}
+
+	/* 12. FI_PROGRESS_AUTO: a domain whose thread progresses its endpoints
+	 * while the application computes; B's large send completes */
+	{
+		struct fi_info *hints = fi_allocinfo(), *info;
+		struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_FD };
+		struct fi_av_attr ava = { .type = FI_AV_TABLE };
+		struct fid_fabric *fab;
+		struct fid_domain *dom;
+		struct fid_av *av;
+		struct fid_cq *cq;
+		struct side x = { 0 };
+		fi_addr_t to;
+		struct act s = { .kind = ACT_SEND, .s = &b, .tag = 0xB01, .buf = big,
+				 .len = sizeof(big), .ctx = &ctx[0], .wait_comp = true,
+				 .wait_secs = 20 };
+		ssize_t n;
+
+		hints->caps = FI_TAGGED | FI_MSG;
+		hints->ep_attr->type = FI_EP_RDM;
+		hints->domain_attr->name = strdup(ifa);
+		hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
+		hints->fabric_attr->prov_name = strdup("xdpwake");
+		REQUIRE(!fi_getinfo(FI_VERSION(1, 5), NULL, NULL, 0, hints, &info), "getinfo AUTO");
+		fi_freeinfo(hints);
+		CHECK(info->domain_attr->data_progress == FI_PROGRESS_AUTO, "AUTO offered");
+		REQUIRE(!fi_fabric(info->fabric_attr, &fab, NULL), "fabric");
+		REQUIRE(!fi_domain(fab, info, &dom, NULL), "domain");
+		REQUIRE(!fi_av_open(dom, &ava, &av, NULL), "av");
+		REQUIRE(!fi_cq_open(dom, &cqa, &cq, NULL), "cq");
+		x.info = info;
+		x.dom = dom;
+		x.av = av;
+		x.ep = extra_ep(&x, cq, NULL, &b, &to);
+		s.to = to;
+		memset(bigr, 0, sizeof(bigr));
+		REQUIRE(!fi_trecv(x.ep, bigr, sizeof(bigr), NULL, FI_ADDR_UNSPEC, 0xB01, 0, &ctx[1]),
+			"trecv");
+		s0 = wstats(&cq->fid);
+		act_start(&s);
+		act_join(&s); /* A computes: no call into the provider */
+		s1 = wstats(&cq->fid);
+		CHECK(!s.ret, "FI_PROGRESS_AUTO, A computing: B's large send %d", s.ret);
+		CHECK(DELTA(s0, s1, progress_sleeps) >= 1 && DELTA(s0, s1, progress_wakes) >= 1,
+		      "the progress thread slept %llu and was woken %llu times",
+		      DELTA(s0, s1, progress_sleeps), DELTA(s0, s1, progress_wakes));
+		n = fi_cq_sread(cq, &e, 1, NULL, 10000);
+		CHECK(n == 1 && e.op_context == &ctx[1] && e.len == sizeof(big) &&
+		      !memcmp(big, bigr, sizeof(big)), "AUTO: the receive's completion %zd", n);
+		CHECK(!fi_close(&x.ep->fid) && !fi_close(&cq->fid) && !fi_close(&av->fid) &&
+		      !fi_close(&dom->fid) && !fi_close(&fab->fid), "close the AUTO domain");
+		fi_freeinfo(info);
+	}
+
+	fi_close(&a.ep->fid);
+	fi_close(&b.ep->fid);
+	for (struct side *s = &a; s; s = s == &a ? &b : NULL) {
+		CHECK(!fi_close(&s->cq->fid), "close cq");
+		CHECK(!fi_close(&s->tx_cntr->fid) && !fi_close(&s->rx_cntr->fid), "close cntr");
+		CHECK(!fi_close(&s->av->fid), "close av");
+		CHECK(!fi_close(&s->dom->fid), "close domain");
+		CHECK(!fi_close(&s->fab->fid), "close fabric");
+		fi_freeinfo(s->info);
+	}
+	printf("%s: waiting: %d checks, %d failed\n", fails ? "FAIL" : "ok", checks, fails);
+	return fails ? 1 : 0;
+}
+
+/* fi_unit --idle SECS IFACE_A IFACE_B: a measurement, not a test: A's
+ * application waits SECS s in a fi_cq_read loop for a receive nothing
+ * satisfies (an MPI_Recv whose sender is late); prints the CPU time the
+ * process used, the reads made and the CQ's sleeps. */
+static int idle_cpu(double secs, const char *ifa, const char *ifb)
+{
+	struct side a = { 0 }, b = { 0 };
+	struct fi_xdpwake_wait_stats s0, s1;
+	struct fi_cq_tagged_entry e;
+	struct rusage r0, r1;
+	char buf[16];
+	double t0, cpu;
+	long reads = 0;
+	int ctx;
+
+	open_side(&a, ifa, FI_AV_TABLE, FI_WAIT_NONE);
+	open_side(&b, ifb, FI_AV_MAP, FI_WAIT_UNSPEC);
+	exchange(&a, &b);
+	REQUIRE(!fi_trecv(a.ep, buf, sizeof(buf), NULL, FI_ADDR_UNSPEC, 0x1D1E, 0, &ctx), "trecv");
+	s0 = wstats(&a.cq->fid);
+	getrusage(RUSAGE_SELF, &r0);
+	t0 = now();
+	while (now() - t0 < secs) {
+		fi_cq_read(a.cq, &e, 1);
+		reads++;
+	}
+	getrusage(RUSAGE_SELF, &r1);
+	s1 = wstats(&a.cq->fid);
+	cpu = (double)(r1.ru_utime.tv_sec - r0.ru_utime.tv_sec + r1.ru_stime.tv_sec -
+		       r0.ru_stime.tv_sec) +
+	      (double)(r1.ru_utime.tv_usec - r0.ru_utime.tv_usec + r1.ru_stime.tv_usec -
+		       r0.ru_stime.tv_usec) / 1e6;
+	printf("idle %.1f s in fi_cq_read: cpu %.3f s (%.2f%% of a core), %ld reads, %llu sleeps "
+	       "(%llu frame, %llu event, %llu timer wakes, %llu timeouts), asleep %.3f s\n",
+	       now() - t0, cpu, 100 * cpu / (now() - t0), reads, DELTA(s0, s1, idle_sleeps),
+	       DELTA(s0, s1, wakes_frame), DELTA(s0, s1, wakes_event), DELTA(s0, s1, wakes_timer),
+	       DELTA(s0, s1, timeouts), DELTA(s0, s1, sleep_ns) / 1e9);
+	for (struct side *s = &a; s; s = s == &a ? &b : NULL) {
+		fi_close(&s->ep->fid);
+		fi_close(&s->cq->fid);
+		fi_close(&s->tx_cntr->fid);
+		fi_close(&s->rx_cntr->fid);
+		fi_close(&s->av->fid);
+		fi_close(&s->dom->fid);
+		fi_close(&s->fab->fid);
+		fi_freeinfo(s->info);
+	}
+	return 0;
+}
+
+/* fi_unit --watchdog IFACE_A IFACE_B (run with the default
+ * FI_XDPWAKE_WATCHDOG_USECS): A's application computes (no provider call)
+ * while B's large send to it needs A's pulls; the library's watchdog thread
+ * answers them, so B's send completes (fi_unit --wait shows that without the
+ * watchdog nothing moves). */
+static int watchdog_test(const char *ifa, const char *ifb)
+{
+	static char big[200000], bigr[200000];
+	struct side a = { 0 }, b = { 0 };
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry ee;
+	int ctx[2], r;
+
+	open_side(&a, ifa, FI_AV_TABLE, FI_WAIT_NONE);
+	open_side(&b, ifb, FI_AV_MAP, FI_WAIT_UNSPEC);
+	exchange(&a, &b);
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (char)(i * 5 + 7);
+	for (int k = 0; k < 3; k++) {
+		struct act s = { .kind = ACT_SEND, .s = &b, .to = b.peer, .tag = 0xC01 + k,
+				 .buf = big, .len = sizeof(big), .ctx = &ctx[0], .wait_comp = true,
+				 .wait_secs = 20 };
+
+		memset(bigr, 0, sizeof(bigr));
+		REQUIRE(!fi_trecv(a.ep, bigr, sizeof(bigr), NULL, FI_ADDR_UNSPEC, 0xC01 + k, 0,
+				  &ctx[1]), "trecv");
+		act_start(&s);
+		act_join(&s); /* A computes meanwhile */
+		CHECK(!s.ret, "watchdog, A computing: B's large send %d (%d)", s.ret, k);
+		r = get_comp(&a, NULL, &e, NULL, &ee);
+		CHECK(!r && e.op_context == &ctx[1] && !memcmp(big, bigr, sizeof(big)),
+		      "the large message: %d", r);
+	}
+	for (struct side *s = &a; s; s = s == &a ? &b : NULL) {
+		fi_close(&s->ep->fid);
+		fi_close(&s->cq->fid);
+		fi_close(&s->tx_cntr->fid);
+		fi_close(&s->rx_cntr->fid);
+		fi_close(&s->av->fid);
+		fi_close(&s->dom->fid);
+		fi_close(&s->fab->fid);
+		fi_freeinfo(s->info);
+	}
+	printf("%s: watchdog: %d checks, %d failed\n", fails ? "FAIL" : "ok", checks, fails);
+	return fails ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct side a = { 0 }, b = { 0 };
@@ -479,6 +1037,12 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IONBF, 0);
 	if (argc == 4 && !strcmp(argv[1], "--peer-death"))
 		return peer_death(argv[2], argv[3]);
+	if (argc == 5 && !strcmp(argv[1], "--idle"))
+		return idle_cpu(atof(argv[2]), argv[3], argv[4]);
+	if (argc == 4 && !strcmp(argv[1], "--watchdog"))
+		return watchdog_test(argv[2], argv[3]);
+	if (argc == 4 && !strcmp(argv[1], "--wait"))
+		return wait_tests(argv[2], argv[3]);
 	if (argc != 3) {
 		fprintf(stderr, "usage: fi_unit [--peer-death] IFACE_A IFACE_B\n");
 		return 2;
@@ -603,6 +1167,34 @@ int main(int argc, char **argv)
 	CHECK(r == FI_ETRUNC && ee.op_context == &ctx[9] && ee.len == 10 && ee.olen == 2990 &&
 	      !memcmp(rbuf, sbuf, 10), "truncation: %d len %zu olen %zu", r, ee.len, ee.olen);
 	get_comp(&a, &b, &e, NULL, &ee);
+
+	/* an error completion of an operation posted with a NULL context is
+	 * reported (NULL is a valid context), and fi_cq_readerr leaves the
+	 * caller's err_data buffer alone (libfabric >= 1.5: it is the
+	 * caller's; no error data here: err_data_size 0) */
+	{
+		char mine[32];
+		struct fi_cq_err_entry ce;
+		double end = now() + 10;
+		ssize_t n = -FI_EAGAIN;
+
+		REQUIRE(!fi_trecv(b.ep, rbuf, 10, NULL, FI_ADDR_UNSPEC, 19, 0, NULL), "trecv");
+		REQUIRE(!fi_tsend(a.ep, sbuf, 3000, NULL, a.peer, 19, &ctx[5]), "tsend");
+		while (n == -FI_EAGAIN && now() < end) {
+			n = fi_cq_read(b.cq, &e, 1);
+			fi_cq_read(a.cq, NULL, 0);
+		}
+		CHECK(n == -FI_EAVAIL, "error completion with a NULL context: read %zd", n);
+		memset(&ce, 0, sizeof(ce));
+		ce.err_data = mine;
+		ce.err_data_size = sizeof(mine);
+		n = fi_cq_readerr(b.cq, &ce, 0);
+		CHECK(n == 1 && ce.err == FI_ETRUNC && ce.op_context == NULL && ce.err_data == mine &&
+		      ce.err_data_size == 0,
+		      "readerr: %zd err %d context %p err_data %s size %zu", n, ce.err, ce.op_context,
+		      ce.err_data == mine ? "the caller's" : "replaced", ce.err_data_size);
+		get_comp(&a, &b, &e, NULL, &ee);
+	}
 
 	/* selective completion: sendmsg without FI_COMPLETION, counters count */
 	{

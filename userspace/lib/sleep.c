@@ -256,3 +256,21 @@ XW_API int xw_endpoint__arm(struct xw_endpoint *ep)
 	}
 	return 0;
 }
+
+XW_API int xw_endpoint__disarm(struct xw_endpoint *ep)
+{
+	int woken;
+
+	if (!ep)
+		return -EINVAL;
+	woken = __atomic_exchange_n(&ep->shared->armed, 0, __ATOMIC_SEQ_CST) == 0;
+	ring_buffer__consume(ep->rb);
+	return woken;
+}
+
+XW_API __u64 xw_endpoint__next_deadline(const struct xw_endpoint *ep)
+{
+	if (!ep)
+		return 0;
+	return __atomic_load_n(&ep->eng_deadline, __ATOMIC_RELAXED);
+}
