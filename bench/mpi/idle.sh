@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 # Issue 23, goal 2 ("asleep while waiting"): Open MPI over xdpwake with the
-# provider's idle sleep (the default, FI_XDPWAKE_IDLE_SLEEP_USECS=1000) and
+# provider's idle sleep (the default, FI_XDPWAKE_IDLE_SLEEP_USECS=10000) and
 # without it (=0: fi_cq_read spins, as before), next to the TCP BTL (as it
 # is, and with mpi_yield_when_idle 1), on namespace hosts (tests/mpi/hosts.sh):
 #   E1  a rank blocked 10 s in MPI_Recv, then in MPI_Barrier: its CPU share
