@@ -88,7 +88,10 @@ struct wire_phase_ok {
 	X(machine_busy_us)  /* /proc/stat busy time of all CPUs */                      \
 	X(machine_total_us) /* /proc/stat busy + idle + iowait of all CPUs */           \
 	X(proc_user_us) X(proc_sys_us)                                                  \
-	X(blocks) X(lib_wakes) X(spurious_wakes) X(spins) X(yields)
+	X(blocks) X(lib_wakes) X(spurious_wakes) X(spins) X(yields)                    \
+	/* a CPU shared with other tasks (xw_wait_stats, issue 27) */                   \
+	X(spin_probes) X(shared_spins) X(shared_waits) X(sleep_timeouts) X(late_wakes)  \
+	X(block_cost_ns)    /* the endpoint's B at the end (learned, not a delta) */
 
 #define SIDE_FIELD(n) __u64 n;
 struct side {

@@ -207,6 +207,12 @@ void perf_side_delta(struct side *d, const struct snap *a, const struct snap *b,
 	d->spurious_wakes = d64(b->ws.spurious_wakes, a->ws.spurious_wakes);
 	d->spins = d64(b->ws.spins, a->ws.spins);
 	d->yields = d64(b->ws.yields, a->ws.yields);
+	d->spin_probes = d64(b->ws.spin_probes, a->ws.spin_probes);
+	d->shared_spins = d64(b->ws.shared_spins, a->ws.shared_spins);
+	d->shared_waits = d64(b->ws.shared_waits, a->ws.shared_waits);
+	d->sleep_timeouts = d64(b->ws.sleep_timeouts, a->ws.sleep_timeouts);
+	d->late_wakes = d64(b->ws.late_wakes, a->ws.late_wakes);
+	d->block_cost_ns = b->ws.block_cost_ns;
 }
 
 /* Wakes the XDP program sent to the endpoint, of every reason. */
