@@ -21,6 +21,16 @@
 
 /* ---- waiting, shared by CQs and counters ---------------------------------- */
 
+/* A sched_yield() that took longer ran another task: the CPU is shared. */
+#define XWFI_SHARED_NS 5000ULL
+
+/* FI_XDPWAKE_IDLE_SPIN_USECS in ns: how long the process's reads find
+ * nothing before a sleep when the CPU is its own. */
+static __u64 idle_spin_ns(void)
+{
+	return xwfi_params.idle_spin_usecs > 0 ? (__u64)xwfi_params.idle_spin_usecs * 1000 : 0;
+}
+
 /* A blocking wait's longest single sleep: the timeout is checked between. */
 #define XWFI_MAX_SLEEP_NS 100000000ULL
 
@@ -285,10 +295,36 @@ static ssize_t cq_idle(struct xwfi_cq *cq, int frames, void *buf, size_t count, 
 	if (frames || !cq->idle_since || act != cq->seen_activity) {
 		cq->idle_since = now;
 		cq->seen_activity = act;
+		cq->probe_at = 0;
 		return -FI_EAGAIN;
 	}
 	if (now - cq->idle_since < spin_ns())
 		return -FI_EAGAIN;
+	/*
+	 * On a core of its own a rank loses nothing by polling on: it sleeps
+	 * only after FI_XDPWAKE_IDLE_SPIN_USECS of nothing (a ping-pong's
+	 * wait never sleeps, so its latency stays the spinning one).  On a
+	 * core another task wants, each poll keeps that task - perhaps the
+	 * peer it waits for - off the CPU: probe with sched_yield() (after
+	 * the spin time, then at each doubling), and when it ran another
+	 * task, sleep at once (issue 27's probe in the library's waits).
+	 */
+	if (wait_mode() == IDLE_SLEEP && now - cq->idle_since < idle_spin_ns()) {
+		__u64 t0, t1, idle = now - cq->idle_since;
+
+		if (idle < cq->probe_at)
+			return -FI_EAGAIN;
+		cq->probe_at = 2 * idle;
+		pthread_mutex_unlock(&cq->dom->lock);
+		t0 = xwfi_now_ns();
+		sched_yield();
+		t1 = xwfi_now_ns();
+		pthread_mutex_lock(&cq->dom->lock);
+		cq->ws.st.idle_probes++;
+		if (t1 - t0 < XWFI_SHARED_NS)
+			return cq_take(cq, buf, count, src); /* the CPU is ours: poll on */
+		cq->ws.st.idle_shared++;
+	}
 	if (wait_mode() == IDLE_YIELD) {
 		pthread_mutex_unlock(&cq->dom->lock);
 		sched_yield();

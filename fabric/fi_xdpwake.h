@@ -23,6 +23,10 @@ struct fi_xdpwake_wait_stats {
 	 * fi_cq_sread / fi_cntr_wait (sleeps counts both) */
 	uint64_t idle_sleeps;
 	uint64_t sleeps;
+	/* idle reads' sched_yield() probes of the CPU, and those that found
+	 * it shared (another task ran: the read slept at once) */
+	uint64_t idle_probes;
+	uint64_t idle_shared;
 	/* how the sleeps ended */
 	uint64_t wakes_frame;	/* an endpoint's wake fd: the XDP program (or a
 				 * local sender) woke it                      */

@@ -17,7 +17,7 @@
 #include "xwfi.h"
 
 struct xwfi_params xwfi_params = { .ep_id = -1, .idle_sleep_usecs = 10000,
-				   .watchdog_usecs = 1000 };
+				   .watchdog_usecs = 1000, .idle_spin_usecs = 1000 };
 
 #define XWFI_DOMAIN_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
 #define XWFI_ORDER FI_ORDER_SAS
@@ -615,6 +615,12 @@ FI_EXT_INI
 			"is queued or a protocol timer is due; the bound lets the caller's "
 			"other progress run (default 10000; 0: never sleep in fi_cq_read, "
 			"spin as the caller does)");
+	fi_param_define(&xwfi_prov, "idle_spin_usecs", FI_PARAM_INT,
+			"How long the process's fi_cq_read calls may find nothing before one "
+			"sleeps, when the CPU is the rank's own (a sched_yield() probe ran no "
+			"other task): a short wait (a ping-pong's) keeps the spinning latency; "
+			"on a CPU another task wants, the read sleeps after the spin time "
+			"(default 1000; 0: after the spin time always)");
 	fi_param_define(&xwfi_prov, "watchdog_usecs", FI_PARAM_INT,
 			"Polling watchdog of every endpoint: frames the application leaves "
 			"unconsumed that long (it computes) are handled by a library thread, "
@@ -632,6 +638,7 @@ FI_EXT_INI
 	fi_param_get_int(&xwfi_prov, "give_up_ms", &xwfi_params.give_up_ms);
 	fi_param_get_int(&xwfi_prov, "idle_sleep_usecs", &xwfi_params.idle_sleep_usecs);
 	fi_param_get_int(&xwfi_prov, "watchdog_usecs", &xwfi_params.watchdog_usecs);
+	fi_param_get_int(&xwfi_prov, "idle_spin_usecs", &xwfi_params.idle_spin_usecs);
 	xw_set_log(log_cb, NULL, XW_LOG_INFO);
 	return &xwfi_prov;
 }

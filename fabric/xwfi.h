@@ -84,6 +84,8 @@ struct xwfi_params {
 	int idle_sleep_usecs;	/* longest sleep of an idle fi_cq_read (0:
 				 * never sleep in non-blocking reads)      */
 	int watchdog_usecs;	/* the endpoints' polling watchdog (0: off) */
+	int idle_spin_usecs;	/* idle reads on a CPU of their own poll
+				 * this long before they sleep             */
 	char *pin_root;		/* bpffs directory (NULL: library default) */
 	int give_up_ms;		/* dead-peer detection (0: library's 5 s)  */
 };
@@ -175,6 +177,7 @@ struct xwfi_cq {
 	int refs;
 	bool signaled;
 	__u64 idle_since;	/* first of the reads finding nothing (ns) */
+	__u64 probe_at;		/* idle this long: probe the CPU again (ns) */
 	unsigned long seen_activity; /* the process's, when idle_since was set */
 	struct xwfi_wset ws;
 };

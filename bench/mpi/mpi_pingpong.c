@@ -36,7 +36,7 @@ static double cpu_s(void)
 	       ru.ru_stime.tv_usec / 1e6;
 }
 
-static int think_us;
+static int think_us, think_set;
 
 /* Compute @us microseconds without MPI calls. */
 static void think(void)
@@ -108,6 +108,7 @@ int main(int argc, char **argv)
 			pairs = 1;
 		} else if (!strcmp(argv[i], "--think") && i + 1 < argc) {
 			think_us = atoi(argv[++i]);
+			think_set = 1;
 		} else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
 			for (char *t = strtok(argv[++i], ","); t && nsizes < 32; t = strtok(NULL, ","))
 				sizes[nsizes++] = atoi(t);
@@ -144,13 +145,13 @@ int main(int argc, char **argv)
 
 		if (pairs)
 			iters = iters / 4 + 1; /* every pair at once: fewer per batch */
-		if (think_us && iters > 200)
+		if (think_set && iters > 200)
 			iters = 200;
 		MPI_Barrier(MPI_COMM_WORLD);
 		tt0 = MPI_Wtime();
 		rtt = pingpong(buf, sz, iters, rank, peer, MPI_COMM_WORLD, &c1);
 		MPI_Barrier(MPI_COMM_WORLD);
-		if (think_us && !rank)
+		if (think_set && !rank)
 			printf("think,%d,%d,%.4f\n", sz, think_us, MPI_Wtime() - tt0);
 		if (!rank)
 			all = calloc(n, sizeof(double));
