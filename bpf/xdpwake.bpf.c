@@ -642,6 +642,65 @@ static __always_inline int data_type(__u8 type)
 	       type == XW_PKT_PULL_REPLY;
 }
 
+/*
+ * A PROBE for endpoint @ep that passed the checks (endpoint, session,
+ * queue): the peer asks whether the endpoint's socket is open, because the
+ * endpoint has been silent while something is owed (its process may be
+ * computing for minutes, or stopped).  Answered here when the AF_XDP socket
+ * is in the XSKMAP (the kernel removes it when the socket is closed: a
+ * process that died answers nothing), without touching the endpoint's RX
+ * ring or waking it, as the kernel answers TCP's zero-window probes for a
+ * process that does not read.  The reply is the probe turned around in
+ * place (proto.h): addresses and endpoint ids swapped, type PROBE_REPLY,
+ * csum the value the prober put in `data`, data the endpoint's consumed
+ * count (outside the CRC).
+ */
+static __always_inline int probe_answer(struct ethhdr *eth, struct iphdr *ip, struct xw_hdr *h,
+					void *data_end, __u32 ep, struct xw_shared *sh,
+					struct xw_stats *s)
+{
+	__u8 mac[ETH_ALEN];
+	__be32 a;
+	__be16 e;
+
+	if (!bpf_map_lookup_elem(&xsks, &ep)) {
+		s->drop_nosocket++;
+		return XDP_DROP;
+	}
+	if (eth->h_dest[0] & 1) { /* a probe is unicast: no reply from a multicast address */
+		s->drop_type++;
+		return XDP_DROP;
+	}
+	__builtin_memcpy(mac, eth->h_dest, ETH_ALEN);
+	__builtin_memcpy(eth->h_dest, eth->h_source, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, mac, ETH_ALEN);
+	if (ip) {
+		struct udphdr *udp = (void *)ip + ip->ihl * 4;
+
+		/* the caller checked the UDP header is in the frame; the
+		 * verifier wants to see it again */
+		if ((void *)(udp + 1) > data_end)
+			return XDP_DROP;
+		a = ip->saddr; /* the IPv4 checksum does not change */
+		ip->saddr = ip->daddr;
+		ip->daddr = a;
+		e = udp->source;
+		udp->source = udp->dest;
+		udp->dest = e;
+		udp->check = 0; /* optional in IPv4; the header has its CRC32C */
+	}
+	h->type = XW_PKT_PROBE_REPLY;
+	e = h->dst_ep;
+	h->dst_ep = h->src_ep;
+	h->src_ep = e;
+	h->csum = h->data;
+	/* whether the process polls: a peer that polls (its consumed count
+	 * moves) but ignores the prober's frames is not kept alive */
+	h->data = bpf_htonl((__u32)*(volatile __u64 *)&sh->consumed);
+	s->probes_answered++;
+	return XDP_TX;
+}
+
 SEC("xdp")
 int xw_xdp(struct xdp_md *ctx)
 {
@@ -784,14 +843,16 @@ int xw_xdp(struct xdp_md *ctx)
 	}
 
 	/* Sessions: a new incarnation introduces itself with CONNECT. */
-	if (h->type != XW_PKT_CONNECT && h->type != XW_PKT_CONNECT_REPLY) {
+	if (h->type != XW_PKT_CONNECT && h->type != XW_PKT_CONNECT_REPLY &&
+	    h->type != XW_PKT_PROBE_REPLY) {
 		conf_sess = knob(&k_session, ep, 0);
 		if (conf_sess && bpf_ntohl(h->session) != conf_sess) {
 			s->drop_session++;
 			return XDP_DROP;
 		}
 	}
-	if ((epi->flags & XW_EPF_CONNS) && h->type != XW_PKT_CONNECT_REPLY) {
+	if ((epi->flags & XW_EPF_CONNS) && h->type != XW_PKT_CONNECT_REPLY &&
+	    h->type != XW_PKT_PROBE_REPLY) {
 		struct xw_conn_key ck = {};
 		struct conn_memo *cm;
 		__u32 csess = 0, found = 0;
@@ -847,6 +908,8 @@ int xw_xdp(struct xdp_md *ctx)
 		s->drop_queue++;
 		return XDP_DROP;
 	}
+	if (h->type == XW_PKT_PROBE)
+		return probe_answer(eth, ip, h, data_end, ep, sh, s);
 	act = bpf_redirect_map(&xsks, ep, XDP_DROP);
 	if (act != XDP_REDIRECT) {
 		s->drop_nosocket++;

@@ -15,6 +15,7 @@ local p = Proto("xdpwake", "xdpwake message passing")
 local types = {
 	[1] = "SMALL", [2] = "MEDIUM", [3] = "RNDV", [4] = "PULL", [5] = "PULL_REPLY",
 	[6] = "NOTIFY", [7] = "ACK", [8] = "CONNECT", [9] = "CONNECT_REPLY", [10] = "CLOSE",
+	[11] = "PROBE", [12] = "PROBE_REPLY",
 }
 
 local f = p.fields

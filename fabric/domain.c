@@ -5,6 +5,7 @@
  * struct xw_addr, 16 bytes) and memory registration (not required, mr_mode
  * 0: fi_mr_reg() succeeds for callers that register anyway).
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,10 +34,15 @@ static int av_insert(struct fid_av *fav, const void *addr, size_t count, fi_addr
 {
 	struct xwfi_av *av = container_of(fav, struct xwfi_av, av);
 	const struct xw_addr *in = addr;
+	int *sync_err = (flags & FI_SYNC_ERR) ? context : NULL;
 	int done = 0;
 
-	(void)context;
-	if (flags || (count && !addr))
+	/* FI_MORE is a hint; FI_SYNC_ERR: context is an int per address, its
+	 * insertion's outcome (0 or a positive FI_E* code) */
+	if (flags & ~(FI_MORE | FI_SYNC_ERR))
+		return -FI_EBADFLAGS;
+	if ((count && !addr) || (count && (flags & FI_SYNC_ERR) && !sync_err) ||
+	    count > (size_t)INT_MAX)
 		return -FI_EINVAL;
 	pthread_mutex_lock(&av->dom->lock);
 	if (av->n + count > av->cap) {
@@ -57,21 +63,29 @@ static int av_insert(struct fid_av *fav, const void *addr, size_t count, fi_addr
 		av->used = u;
 		av->cap = cap;
 	}
+	/* Address i of the call gets index n + i (FI_AV_TABLE: in order, so an
+	 * application may compute it): an invalid one consumes its index too,
+	 * left unused (fi_av_lookup says -FI_EINVAL), with FI_ADDR_NOTAVAIL
+	 * in fi_addr[i]. */
 	for (size_t i = 0; i < count; i++) {
 		char text[XW_ADDR_STRLEN];
-
 		/* Only what xw_addr_format() accepts is a valid address. */
-		if (xw_addr_format(&in[i], text, sizeof(text)) < 0) {
-			if (fi_addr)
-				fi_addr[i] = FI_ADDR_NOTAVAIL;
-			continue;
-		}
-		av->tab[av->n] = in[i];
-		av->used[av->n] = true;
+		bool ok = xw_addr_format(&in[i], text, sizeof(text)) >= 0;
+
+		av->used[av->n] = ok;
+		if (ok)
+			av->tab[av->n] = in[i];
+		else
+			memset(&av->tab[av->n], 0, sizeof(av->tab[0]));
 		if (fi_addr)
-			fi_addr[i] = av->n;
+			fi_addr[i] = ok ? av->n : FI_ADDR_NOTAVAIL;
+		if (sync_err)
+			sync_err[i] = ok ? 0 : FI_EINVAL;
+		if (!ok)
+			FI_INFO(&xwfi_prov, FI_LOG_AV, "address %zu of %zu: not an xdpwake "
+				"address (index %zu left unused)\n", i, count, av->n);
 		av->n++;
-		done++;
+		done += ok;
 	}
 	pthread_mutex_unlock(&av->dom->lock);
 	return done;
@@ -92,9 +106,13 @@ static int av_insertsvc(struct fid_av *fav, const char *node, const char *servic
 {
 	struct xw_addr a;
 
-	/* node = "02:00:00:00:00:0a", service = endpoint id ("3"). */
-	if (!service || xwfi_node_addr(node, service, &a))
+	/* node = "02:00:00:00:00:0a", service = endpoint id ("3").  One that
+	 * is not an address fails as av_insert's invalid ones do (its index
+	 * consumed, FI_ADDR_NOTAVAIL, 0 inserted): encap 0 is invalid. */
+	if (!node || !service)
 		return -FI_EINVAL;
+	if (xwfi_node_addr(node, service, &a))
+		memset(&a, 0, sizeof(a));
 	return av_insert(fav, &a, 1, fi_addr, flags, context);
 }
 
@@ -111,7 +129,10 @@ static int av_remove(struct fid_av *fav, fi_addr_t *fi_addr, size_t count, uint6
 	struct xwfi_av *av = container_of(fav, struct xwfi_av, av);
 	int err = 0;
 
-	(void)flags;
+	if (flags)
+		return -FI_EBADFLAGS;
+	if (count && !fi_addr)
+		return -FI_EINVAL;
 	pthread_mutex_lock(&av->dom->lock);
 	for (size_t i = 0; i < count; i++) {
 		if (fi_addr[i] >= av->n || !av->used[fi_addr[i]])
@@ -129,6 +150,8 @@ static int av_lookup(struct fid_av *fav, fi_addr_t fa, void *addr, size_t *addrl
 	struct xw_addr a;
 	int err;
 
+	if (!addrlen || (*addrlen && !addr))
+		return -FI_EINVAL;
 	pthread_mutex_lock(&av->dom->lock);
 	err = xwfi_av_lookup_addr(av, fa, &a);
 	pthread_mutex_unlock(&av->dom->lock);
@@ -146,10 +169,12 @@ static const char *av_straddr(struct fid_av *fav, const void *addr, char *buf, s
 	int n;
 
 	(void)fav;
+	if (!len)
+		return NULL;
 	n = xw_addr_format(addr, text, sizeof(text));
 	if (n < 0)
 		n = snprintf(text, sizeof(text), "(invalid)");
-	if (*len)
+	if (*len && buf)
 		snprintf(buf, *len, "%s", text);
 	*len = (size_t)n + 1;
 	return buf;

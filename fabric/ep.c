@@ -12,8 +12,14 @@
  * progress (xwfi_ep_progress, from CQ and counter reads) runs the library
  * once and turns completed requests into completions.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_collective.h>
+#include <rdma/fi_rma.h>
 
 #include "xwfi.h"
 
@@ -26,7 +32,12 @@ struct op {
 	void *ctx;
 	uint64_t cqflags;	/* FI_SEND/FI_RECV | FI_MSG/FI_TAGGED */
 	bool comp;		/* write a completion on success */
-	bool inject;		/* no completion, not even an error one */
+	bool silent;		/* no completion, not even an error: an inject, or
+				 * the discard behind a peek's completion */
+	bool acked;		/* FI_TRANSMIT_COMPLETE: complete once the peers
+				 * acknowledged what was sent (req NULL and st set
+				 * meanwhile) */
+	struct xw_status st;
 	bool discard;		/* FI_CLAIM | FI_DISCARD: no data, no truncation */
 	void *buf;
 	size_t len;
@@ -79,7 +90,10 @@ struct xw_endpoint *xwfi_ep_xw(struct xwfi_ep *ep)
 
 struct xw_request *xwfi_ep_wait_req(struct xwfi_ep *ep)
 {
-	return ep->ops.next != &ep->ops ? ep->ops.next->req : NULL;
+	for (struct op *op = ep->ops.next; op != &ep->ops; op = op->next)
+		if (op->req)
+			return op->req;
+	return NULL;
 }
 
 static void op_link(struct xwfi_ep *ep, struct op *op)
@@ -136,34 +150,53 @@ static void op_complete(struct xwfi_ep *ep, struct op *op, const struct xw_statu
 		e.prov_errno = err;
 		if (err == -EMSGSIZE)
 			e.olen = st->msg_len - st->len;
-		if (cq && !op->inject)
+		/* an operation posted with a NULL context still reports its
+		 * error (with that context) */
+		if (cq && !op->silent)
 			xwfi_cq_push(cq, &e);
-		if (op->inject)
-			FI_WARN(&xwfi_prov, FI_LOG_EP_DATA, "inject to %s failed: %s\n", "peer",
-				xw_strerror(err));
+		if (op->silent)
+			FI_WARN(&xwfi_prov, FI_LOG_EP_DATA, "%s failed: %s\n",
+				recv ? "discard" : "inject", xw_strerror(err));
 		return;
 	}
 	if (cq && op->comp)
 		xwfi_cq_push(cq, &e);
 }
 
+/* Peers that something sent to is not acknowledged by yet. */
+static __u64 peers_unacked(struct xwfi_ep *ep)
+{
+	XW_OPTS(xw_endpoint_stats, st);
+
+	return xw_endpoint__stats(ep->xep, &st) ? 0 : st.peers_unacked;
+}
+
 int xwfi_ep_progress(struct xwfi_ep *ep)
 {
 	struct op *op, *next;
+	__u64 unacked = UINT64_MAX; /* not asked yet */
 	int frames;
 
 	if (!ep->xep)
 		return 0;
 	frames = xw_endpoint__progress(ep->xep);
 	for (op = ep->ops.next; op != &ep->ops; op = next) {
-		struct xw_status st;
-
 		next = op->next;
-		if (xw_request__done(op->req) != 1)
-			continue;
-		xw_request__test(op->req, &st);
+		if (op->req) {
+			if (xw_request__done(op->req) != 1)
+				continue;
+			xw_request__test(op->req, &op->st);
+			op->req = NULL;
+		}
+		/* FI_TRANSMIT_COMPLETE: held until acknowledged */
+		if (op->acked && !op->st.error) {
+			if (unacked == UINT64_MAX)
+				unacked = peers_unacked(ep);
+			if (unacked)
+				continue;
+		}
 		op_unlink(op);
-		op_complete(ep, op, &st);
+		op_complete(ep, op, &op->st);
 		free(op);
 	}
 	return frames > 0 ? frames : 0;
@@ -331,7 +364,8 @@ static ssize_t do_send(struct xwfi_ep *ep, const void *buf, size_t len, fi_addr_
 		ret = -FI_ENOMEM;
 		goto out;
 	}
-	op->inject = inject;
+	op->silent = inject;
+	op->acked = !inject && (flags & FI_TRANSMIT_COMPLETE);
 	if (xw_addr_equal(&dst, &ep->self)) {
 		struct xw_status st = { .len = len, .msg_len = len, .match = match };
 
@@ -461,9 +495,14 @@ static ssize_t do_peek(struct xwfi_ep *ep, fi_addr_t src, uint64_t tag, uint64_t
 	struct xw_addr a;
 	bool has_src, found = false;
 	struct smsg *sm = NULL;
+	struct claim *c = NULL;
 	__u64 id = 0;
 	ssize_t ret = 0;
 
+	/* FI_CLAIM: the record first, so that a message the library sets
+	 * aside always gets one (no allocation failure after the claim) */
+	if ((flags & FI_CLAIM) && !(flags & FI_DISCARD) && !(c = calloc(1, sizeof(*c))))
+		return -FI_ENOMEM;
 	pthread_mutex_lock(&ep->dom->lock);
 	recv_match(ep, tagged, tag, ignore, &match, &mask);
 	if (src_lookup(ep, src, &has_src, &a)) {
@@ -511,6 +550,9 @@ static ssize_t do_peek(struct xwfi_ep *ep, fi_addr_t src, uint64_t tag, uint64_t
 			int err = op ? xw_endpoint__irecv_claimed(ep->xep, id, NULL, 0, &op->req)
 				     : -ENOMEM;
 
+			if (op)
+				op->silent = true;
+
 			if (err) {
 				free(op);
 				ret = xwfi_err(err);
@@ -519,13 +561,7 @@ static ssize_t do_peek(struct xwfi_ep *ep, fi_addr_t src, uint64_t tag, uint64_t
 			op->discard = true;
 			op_link(ep, op);
 		}
-	} else if (flags & FI_CLAIM) {
-		struct claim *c = calloc(1, sizeof(*c));
-
-		if (!c) {
-			ret = -FI_ENOMEM;
-			goto out;
-		}
+	} else if (c) {
 		c->ctx = ctx;
 		c->sm = sm;
 		c->id = id;
@@ -533,11 +569,13 @@ static ssize_t do_peek(struct xwfi_ep *ep, fi_addr_t src, uint64_t tag, uint64_t
 			sm->claimed = true;
 		c->next = ep->claims;
 		ep->claims = c;
+		c = NULL;
 	}
 	if (ep->rcq)
 		xwfi_cq_push(ep->rcq, &e);
 out:
 	pthread_mutex_unlock(&ep->dom->lock);
+	free(c);
 	return ret;
 }
 
@@ -597,7 +635,7 @@ static struct xwfi_ep *ep_of(struct fid_ep *fep)
 
 static int iov_one(const struct iovec *iov, size_t count, void **buf, size_t *len)
 {
-	if (count > 1)
+	if (count > 1 || (count && !iov))
 		return -FI_EINVAL;
 	*buf = count ? iov[0].iov_base : NULL;
 	*len = count ? iov[0].iov_len : 0;
@@ -630,7 +668,7 @@ static ssize_t msg_recvmsg(struct fid_ep *fep, const struct fi_msg *msg, uint64_
 	void *buf;
 	size_t len;
 
-	if (iov_one(msg->msg_iov, msg->iov_count, &buf, &len))
+	if (!msg || iov_one(msg->msg_iov, msg->iov_count, &buf, &len))
 		return -FI_EINVAL;
 	if (flags & FI_MULTI_RECV)
 		return -FI_EBADFLAGS;
@@ -661,8 +699,10 @@ static ssize_t msg_sendmsg(struct fid_ep *fep, const struct fi_msg *msg, uint64_
 	void *buf;
 	size_t len;
 
-	if (iov_one(msg->msg_iov, msg->iov_count, &buf, &len))
+	if (!msg || iov_one(msg->msg_iov, msg->iov_count, &buf, &len))
 		return -FI_EINVAL;
+	if (flags & XWFI_NO_COMP_LEVELS)
+		return -FI_EBADFLAGS; /* completion levels not offered (xwfi.h) */
 	return do_send(ep_of(fep), buf, len, msg->addr, 0, false, msg->context, flags, false,
 		       flags & FI_REMOTE_CQ_DATA, msg->data);
 }
@@ -725,7 +765,7 @@ static ssize_t t_recvmsg(struct fid_ep *fep, const struct fi_msg_tagged *msg, ui
 	void *buf;
 	size_t len;
 
-	if (iov_one(msg->msg_iov, msg->iov_count, &buf, &len))
+	if (!msg || iov_one(msg->msg_iov, msg->iov_count, &buf, &len))
 		return -FI_EINVAL;
 	if (flags & FI_MULTI_RECV)
 		return -FI_EBADFLAGS;
@@ -762,8 +802,10 @@ static ssize_t t_sendmsg(struct fid_ep *fep, const struct fi_msg_tagged *msg, ui
 	void *buf;
 	size_t len;
 
-	if (iov_one(msg->msg_iov, msg->iov_count, &buf, &len))
+	if (!msg || iov_one(msg->msg_iov, msg->iov_count, &buf, &len))
 		return -FI_EINVAL;
+	if (flags & XWFI_NO_COMP_LEVELS)
+		return -FI_EBADFLAGS; /* completion levels not offered (xwfi.h) */
 	return do_send(ep_of(fep), buf, len, msg->addr, msg->tag, true, msg->context, flags,
 		       false, flags & FI_REMOTE_CQ_DATA, msg->data);
 }
@@ -799,6 +841,145 @@ static struct fi_ops_tagged tagged_ops = {
 	.inject = t_inject,
 	.senddata = t_senddata,
 	.injectdata = t_injectdata,
+};
+
+/* ---- RMA, atomics, collectives: not offered ------------------------------------------ */
+
+/* fi_write(), fi_atomic(), fi_barrier() ... are inline calls through these
+ * tables: a NULL table would crash a stray call; every entry says
+ * -FI_ENOSYS. */
+#define NOSYS(...)                                                                         \
+	{                                                                                  \
+		return -FI_ENOSYS;                                                         \
+	}
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+
+static ssize_t rma_read(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src,
+			uint64_t addr, uint64_t key, void *ctx) NOSYS()
+static ssize_t rma_readv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count,
+			 fi_addr_t src, uint64_t addr, uint64_t key, void *ctx) NOSYS()
+static ssize_t rma_readmsg(struct fid_ep *ep, const struct fi_msg_rma *msg,
+			   uint64_t flags) NOSYS()
+static ssize_t rma_write(struct fid_ep *ep, const void *buf, size_t len, void *desc,
+			 fi_addr_t dest, uint64_t addr, uint64_t key, void *ctx) NOSYS()
+static ssize_t rma_writev(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count,
+			  fi_addr_t dest, uint64_t addr, uint64_t key, void *ctx) NOSYS()
+static ssize_t rma_writemsg(struct fid_ep *ep, const struct fi_msg_rma *msg,
+			    uint64_t flags) NOSYS()
+static ssize_t rma_inject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest,
+			  uint64_t addr, uint64_t key) NOSYS()
+static ssize_t rma_writedata(struct fid_ep *ep, const void *buf, size_t len, void *desc,
+			     uint64_t data, fi_addr_t dest, uint64_t addr, uint64_t key,
+			     void *ctx) NOSYS()
+static ssize_t rma_injectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data,
+			      fi_addr_t dest, uint64_t addr, uint64_t key) NOSYS()
+
+static struct fi_ops_rma rma_ops = {
+	.size = sizeof(struct fi_ops_rma),
+	.read = rma_read,
+	.readv = rma_readv,
+	.readmsg = rma_readmsg,
+	.write = rma_write,
+	.writev = rma_writev,
+	.writemsg = rma_writemsg,
+	.inject = rma_inject,
+	.writedata = rma_writedata,
+	.injectdata = rma_injectdata,
+};
+
+static ssize_t at_write(struct fid_ep *ep, const void *buf, size_t count, void *desc,
+			fi_addr_t dest, uint64_t addr, uint64_t key, enum fi_datatype dt,
+			enum fi_op op, void *ctx) NOSYS()
+static ssize_t at_writev(struct fid_ep *ep, const struct fi_ioc *iov, void **desc, size_t count,
+			 fi_addr_t dest, uint64_t addr, uint64_t key, enum fi_datatype dt,
+			 enum fi_op op, void *ctx) NOSYS()
+static ssize_t at_writemsg(struct fid_ep *ep, const struct fi_msg_atomic *msg,
+			   uint64_t flags) NOSYS()
+static ssize_t at_inject(struct fid_ep *ep, const void *buf, size_t count, fi_addr_t dest,
+			 uint64_t addr, uint64_t key, enum fi_datatype dt, enum fi_op op) NOSYS()
+static ssize_t at_readwrite(struct fid_ep *ep, const void *buf, size_t count, void *desc,
+			    void *result, void *result_desc, fi_addr_t dest, uint64_t addr,
+			    uint64_t key, enum fi_datatype dt, enum fi_op op, void *ctx) NOSYS()
+static ssize_t at_readwritev(struct fid_ep *ep, const struct fi_ioc *iov, void **desc,
+			     size_t count, struct fi_ioc *resultv, void **result_desc,
+			     size_t result_count, fi_addr_t dest, uint64_t addr, uint64_t key,
+			     enum fi_datatype dt, enum fi_op op, void *ctx) NOSYS()
+static ssize_t at_readwritemsg(struct fid_ep *ep, const struct fi_msg_atomic *msg,
+			       struct fi_ioc *resultv, void **result_desc, size_t result_count,
+			       uint64_t flags) NOSYS()
+static ssize_t at_compwrite(struct fid_ep *ep, const void *buf, size_t count, void *desc,
+			    const void *compare, void *compare_desc, void *result,
+			    void *result_desc, fi_addr_t dest, uint64_t addr, uint64_t key,
+			    enum fi_datatype dt, enum fi_op op, void *ctx) NOSYS()
+static ssize_t at_compwritev(struct fid_ep *ep, const struct fi_ioc *iov, void **desc,
+			     size_t count, const struct fi_ioc *comparev, void **compare_desc,
+			     size_t compare_count, struct fi_ioc *resultv, void **result_desc,
+			     size_t result_count, fi_addr_t dest, uint64_t addr, uint64_t key,
+			     enum fi_datatype dt, enum fi_op op, void *ctx) NOSYS()
+static ssize_t at_compwritemsg(struct fid_ep *ep, const struct fi_msg_atomic *msg,
+			       const struct fi_ioc *comparev, void **compare_desc,
+			       size_t compare_count, struct fi_ioc *resultv, void **result_desc,
+			       size_t result_count, uint64_t flags) NOSYS()
+static int at_valid(struct fid_ep *ep, enum fi_datatype dt, enum fi_op op,
+		    size_t *count) NOSYS()
+
+static struct fi_ops_atomic atomic_ops = {
+	.size = sizeof(struct fi_ops_atomic),
+	.write = at_write,
+	.writev = at_writev,
+	.writemsg = at_writemsg,
+	.inject = at_inject,
+	.readwrite = at_readwrite,
+	.readwritev = at_readwritev,
+	.readwritemsg = at_readwritemsg,
+	.compwrite = at_compwrite,
+	.compwritev = at_compwritev,
+	.compwritemsg = at_compwritemsg,
+	.writevalid = at_valid,
+	.readwritevalid = at_valid,
+	.compwritevalid = at_valid,
+};
+
+static ssize_t co_barrier(struct fid_ep *ep, fi_addr_t coll, void *ctx) NOSYS()
+static ssize_t co_broadcast(struct fid_ep *ep, void *buf, size_t count, void *desc,
+			    fi_addr_t coll, fi_addr_t root, enum fi_datatype dt, uint64_t flags,
+			    void *ctx) NOSYS()
+static ssize_t co_alltoall(struct fid_ep *ep, const void *buf, size_t count, void *desc,
+			   void *result, void *result_desc, fi_addr_t coll, enum fi_datatype dt,
+			   uint64_t flags, void *ctx) NOSYS()
+static ssize_t co_allreduce(struct fid_ep *ep, const void *buf, size_t count, void *desc,
+			    void *result, void *result_desc, fi_addr_t coll, enum fi_datatype dt,
+			    enum fi_op op, uint64_t flags, void *ctx) NOSYS()
+static ssize_t co_allgather(struct fid_ep *ep, const void *buf, size_t count, void *desc,
+			    void *result, void *result_desc, fi_addr_t coll, enum fi_datatype dt,
+			    uint64_t flags, void *ctx) NOSYS()
+static ssize_t co_reduce(struct fid_ep *ep, const void *buf, size_t count, void *desc,
+			 void *result, void *result_desc, fi_addr_t coll, fi_addr_t root,
+			 enum fi_datatype dt, enum fi_op op, uint64_t flags, void *ctx) NOSYS()
+static ssize_t co_scatter(struct fid_ep *ep, const void *buf, size_t count, void *desc,
+			  void *result, void *result_desc, fi_addr_t coll, fi_addr_t root,
+			  enum fi_datatype dt, uint64_t flags, void *ctx) NOSYS()
+static ssize_t co_msg(struct fid_ep *ep, const struct fi_msg_collective *msg,
+		      struct fi_ioc *resultv, void **result_desc, size_t result_count,
+		      uint64_t flags) NOSYS()
+static ssize_t co_barrier2(struct fid_ep *ep, fi_addr_t coll, uint64_t flags, void *ctx) NOSYS()
+#pragma GCC diagnostic pop
+#undef NOSYS
+
+static struct fi_ops_collective collective_ops = {
+	.size = sizeof(struct fi_ops_collective),
+	.barrier = co_barrier,
+	.broadcast = co_broadcast,
+	.alltoall = co_alltoall,
+	.allreduce = co_allreduce,
+	.allgather = co_allgather,
+	.reduce_scatter = co_allreduce,
+	.reduce = co_reduce,
+	.scatter = co_scatter,
+	.gather = co_scatter,
+	.msg = co_msg,
+	.barrier2 = co_barrier2,
 };
 
 /* ---- endpoint ops: cancel, options --------------------------------------------------- */
@@ -884,6 +1065,10 @@ static int cm_getname(fid_t fid, void *addr, size_t *addrlen)
 	struct xwfi_ep *ep = container_of(fid, struct xwfi_ep, ep.fid);
 	size_t n = sizeof(ep->self);
 
+	if (!addrlen)
+		return -FI_EINVAL;
+	if (*addrlen >= n && !addr)
+		return -FI_EINVAL;
 	if (*addrlen < n) {
 		*addrlen = n;
 		return -FI_ETOOSMALL;
@@ -962,6 +1147,8 @@ static int ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	struct xwfi_ep *ep = container_of(fid, struct xwfi_ep, ep.fid);
 	int err = 0;
 
+	if (!bfid)
+		return -FI_EINVAL;
 	pthread_mutex_lock(&ep->dom->lock);
 	switch (bfid->fclass) {
 	case FI_CLASS_AV:
@@ -1003,6 +1190,12 @@ static int ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 			err = -FI_EBADFLAGS;
 			break;
 		}
+		/* a second counter would replace the first one, left attached */
+		if (((flags & (FI_SEND | FI_TRANSMIT)) && ep->tcntr) ||
+		    ((flags & FI_RECV) && ep->rcntr)) {
+			err = -FI_EINVAL;
+			break;
+		}
 		err = xwfi_cntr_attach(c, ep);
 		if (err)
 			break;
@@ -1039,16 +1232,30 @@ static int ep_control(struct fid *fid, int command, void *arg)
 	case FI_GETOPSFLAG: {
 		uint64_t *f = arg;
 
+		if (!f || !(*f & (FI_TRANSMIT | FI_RECV))) {
+			err = -FI_EINVAL;
+			break;
+		}
 		*f = (*f & FI_TRANSMIT) ? ep->tx_flags : ep->rx_flags;
 		break;
 	}
 	case FI_SETOPSFLAG: {
-		uint64_t *f = arg;
+		uint64_t *f = arg, v;
 
+		if (!f || !(*f & (FI_TRANSMIT | FI_RECV))) {
+			err = -FI_EINVAL;
+			break;
+		}
+		/* only what the provider honours (xwfi.h) */
+		v = *f & ~(FI_TRANSMIT | FI_RECV);
+		if (v & ~((*f & FI_TRANSMIT) ? XWFI_TX_OP_FLAGS : XWFI_RX_OP_FLAGS)) {
+			err = -FI_EBADFLAGS;
+			break;
+		}
 		if (*f & FI_TRANSMIT)
-			ep->tx_flags = *f & ~(FI_TRANSMIT | FI_RECV);
+			ep->tx_flags = v;
 		else
-			ep->rx_flags = *f & ~(FI_TRANSMIT | FI_RECV);
+			ep->rx_flags = v;
 		break;
 	}
 	default:
@@ -1071,12 +1278,71 @@ static void log_stats(struct xwfi_ep *ep)
 	FI_INFO(&xwfi_prov, FI_LOG_EP_CTRL,
 		"endpoint %s closed: tx_frames %llu rx_frames %llu retransmits %llu "
 		"rx_out_of_order %llu rx_dup_frames %llu crc_failures %llu sessions %llu "
-		"conn_timeouts %llu peer_resets %llu\n",
+		"conn_timeouts %llu peer_resets %llu live_probes %llu live_replies %llu "
+		"live_local %llu\n",
 		a, (unsigned long long)s.tx_frames, (unsigned long long)s.rx_frames,
 		(unsigned long long)s.retransmits, (unsigned long long)s.rx_out_of_order,
 		(unsigned long long)s.rx_dup_frames, (unsigned long long)s.crc_failures,
 		(unsigned long long)s.sessions, (unsigned long long)s.conn_timeouts,
-		(unsigned long long)s.peer_resets);
+		(unsigned long long)s.peer_resets, (unsigned long long)s.live_probes,
+		(unsigned long long)s.live_replies, (unsigned long long)s.live_local);
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * fi_close lingers, as a TCP close with SO_LINGER: a send completes once
+ * its buffer may be reused (FI_INJECT_COMPLETE), before its peer
+ * acknowledged it, and the library drops what is unacknowledged when the
+ * endpoint closes - an application that closes right after its last send
+ * (MPI_Finalize) would lose it.  So progress runs until every peer has
+ * acknowledged what was sent to it (peers_unacked 0) or was given up: the
+ * library gives a silent peer up after its give-up time (5 s), and the wait
+ * is bounded a little above that.  Then the acks we owe go out: the library
+ * delays an ack up to 200 us after a frame and drops it with the endpoint,
+ * which would leave a peer lingering on its own close (MPI_Finalize on both
+ * sides) until it gives us up.
+ */
+#define XWFI_LINGER_MS 6000
+#define XWFI_ACK_FLUSH_MS 2
+
+static void ep_linger(struct xwfi_ep *ep)
+{
+	struct xw_waitable it = { .ep = ep->xep };
+	XW_OPTS(xw_wait_opts, wo, .timeout_ms = 1, .eps_no_unexpected = true);
+	XW_OPTS(xw_wait_opts, fo, .timeout_ms = XWFI_ACK_FLUSH_MS, .eps_no_unexpected = true);
+	uint64_t start = mono_ms();
+
+	for (int i = 0; i < 4 * XWFI_LINGER_MS; i++) {
+		XW_OPTS(xw_endpoint_stats, st);
+
+		if (xw_endpoint__stats(ep->xep, &st) || !st.peers_unacked)
+			break;
+		if (mono_ms() - start >= XWFI_LINGER_MS) {
+			FI_WARN(&xwfi_prov, FI_LOG_EP_CTRL,
+				"closing with data to %llu peer(s) unacknowledged after %d ms\n",
+				(unsigned long long)st.peers_unacked, XWFI_LINGER_MS);
+			break;
+		}
+		/* a pass, then asleep until a frame or 1 ms (timers run) */
+		int r = xw_wait_any(&it, 1, &wo);
+
+		if (r < 0 && r != -ETIMEDOUT) {
+			struct timespec ts = { .tv_nsec = 250000 };
+
+			xw_endpoint__progress(ep->xep);
+			nanosleep(&ts, NULL);
+		}
+	}
+	/* past every delayed ack's deadline, then a pass that sends them */
+	xw_wait_any(&it, 1, &fo);
+	xw_endpoint__progress(ep->xep);
 }
 
 static int ep_close(struct fid *fid)
@@ -1084,6 +1350,13 @@ static int ep_close(struct fid *fid)
 	struct xwfi_ep *ep = container_of(fid, struct xwfi_ep, ep.fid);
 	struct xwfi_domain *dom = ep->dom;
 
+	/* No new operation; then linger without the domain lock (the other
+	 * endpoints of the domain go on meanwhile). */
+	pthread_mutex_lock(&dom->lock);
+	ep->enabled = false;
+	pthread_mutex_unlock(&dom->lock);
+	if (ep->xep)
+		ep_linger(ep);
 	pthread_mutex_lock(&dom->lock);
 	/* The library drops pending requests with the endpoint. */
 	while (ep->ops.next != &ep->ops) {
@@ -1174,6 +1447,8 @@ static int xep_open(struct xwfi_ep *ep, const struct fi_info *info)
 	}
 	if (xwfi_params.spin_usecs > 0)
 		o.spin_ns = (__u64)xwfi_params.spin_usecs * 1000; /* the parameter is in usecs */
+	if (xwfi_params.give_up_ms > 0)
+		o.give_up_ms = (__u32)xwfi_params.give_up_ms;
 	/* The id of the info's source address (FI_SOURCE node/service, the
 	 * hints' src_addr, FI_XDPWAKE_EP_ID) is the one opened, except the
 	 * default 1, from which the first free id is taken. */
@@ -1203,7 +1478,12 @@ static int xep_open(struct xwfi_ep *ep, const struct fi_info *info)
 				"FI_XDPWAKE_WATCHDOG_USECS=%d: no watchdog: %s\n",
 				xwfi_params.watchdog_usecs, xw_strerror(err));
 	}
-	return xwfi_err(xw_endpoint__addr(ep->xep, &ep->self));
+	err = xw_endpoint__addr(ep->xep, &ep->self);
+	if (err) {
+		xw_endpoint__close(ep->xep);
+		ep->xep = NULL;
+	}
+	return xwfi_err(err);
 }
 
 int xwfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **epp,
@@ -1213,8 +1493,14 @@ int xwfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep 
 	struct xwfi_ep *ep;
 	int err;
 
-	if (!info || !info->ep_attr || info->ep_attr->type != FI_EP_RDM)
+	if (!info || !info->ep_attr || info->ep_attr->type != FI_EP_RDM || !epp)
 		return -FI_EINVAL;
+	/* an info changed after fi_getinfo: nothing it does not grant */
+	if (info->caps & ~(XWFI_CAPS | FI_REMOTE_CQ_DATA))
+		return -FI_EINVAL;
+	if ((info->tx_attr && (info->tx_attr->op_flags & ~XWFI_TX_OP_FLAGS)) ||
+	    (info->rx_attr && (info->rx_attr->op_flags & ~XWFI_RX_OP_FLAGS)))
+		return -FI_EBADFLAGS;
 	if (info->domain_attr && info->domain_attr->name &&
 	    strcmp(info->domain_attr->name, dom->ifname))
 		return -FI_EINVAL;
@@ -1233,6 +1519,9 @@ int xwfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep 
 	ep->ep.cm = &cm_ops;
 	ep->ep.msg = &msg_ops;
 	ep->ep.tagged = &tagged_ops;
+	ep->ep.rma = &rma_ops;
+	ep->ep.atomic = &atomic_ops;
+	ep->ep.collective = &collective_ops;
 	err = xep_open(ep, info);
 	if (err) {
 		free(ep);

@@ -19,9 +19,6 @@
 struct xwfi_params xwfi_params = { .ep_id = -1, .idle_sleep_usecs = 10000,
 				   .watchdog_usecs = 1000 };
 
-#define XWFI_CAPS                                                                          \
-	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE |           \
-	 FI_LOCAL_COMM | FI_REMOTE_COMM)
 #define XWFI_DOMAIN_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
 #define XWFI_ORDER FI_ORDER_SAS
 
@@ -101,6 +98,68 @@ static bool iface_owns(const char *ifname, const struct xw_addr *a)
 		return false;                                                              \
 	} while (0)
 
+/* What fi_getinfo grants it honours: the transmit and receive attributes
+ * (completion levels, completion order, sizes) and the endpoint's. */
+static bool tx_rx_hints_ok(const struct fi_info *h)
+{
+	const struct fi_tx_attr *tx = h->tx_attr;
+	const struct fi_rx_attr *rx = h->rx_attr;
+
+	if (tx && (tx->caps & ~(XWFI_CAPS | FI_REMOTE_CQ_DATA)))
+		REJECT("tx caps %#llx", (unsigned long long)(tx->caps & ~XWFI_CAPS));
+	/* sends complete when their buffer may be reused (FI_INJECT_COMPLETE),
+	 * or acknowledged (FI_TRANSMIT_COMPLETE); never after the peer's match */
+	if (tx && (tx->op_flags & ~XWFI_TX_OP_FLAGS))
+		REJECT("tx op_flags %#llx (FI_DELIVERY_COMPLETE and beyond, FI_FENCE: not "
+		       "offered)",
+		       (unsigned long long)(tx->op_flags & ~XWFI_TX_OP_FLAGS));
+	if (tx && tx->comp_order != FI_ORDER_NONE)
+		REJECT("tx comp_order %#llx (none)", (unsigned long long)tx->comp_order);
+	if (tx && tx->inject_size > XWFI_INJECT_SIZE)
+		REJECT("inject_size %zu (at most %d)", tx->inject_size, XWFI_INJECT_SIZE);
+	if (tx && (tx->iov_limit > 1 || tx->rma_iov_limit))
+		REJECT("tx iov_limit %zu rma_iov_limit %zu (1, 0)", tx->iov_limit,
+		       tx->rma_iov_limit);
+	if (rx && (rx->caps & ~(XWFI_CAPS | FI_REMOTE_CQ_DATA)))
+		REJECT("rx caps %#llx", (unsigned long long)(rx->caps & ~XWFI_CAPS));
+	if (rx && (rx->op_flags & ~XWFI_RX_OP_FLAGS))
+		REJECT("rx op_flags %#llx", (unsigned long long)(rx->op_flags & ~XWFI_RX_OP_FLAGS));
+	if (rx && rx->comp_order != FI_ORDER_NONE)
+		REJECT("rx comp_order %#llx (none)", (unsigned long long)rx->comp_order);
+	if (rx && rx->iov_limit > 1)
+		REJECT("rx iov_limit %zu (1)", rx->iov_limit);
+	return true;
+}
+
+static bool ep_hints_ok(const struct fi_info *h)
+{
+	const struct fi_ep_attr *e = h->ep_attr;
+	const struct fi_domain_attr *d = h->domain_attr;
+
+	if (e && e->protocol != FI_PROTO_UNSPEC)
+		REJECT("protocol %u", e->protocol);
+	if (e && e->max_msg_size > XWFI_MAX_MSG)
+		REJECT("max_msg_size %zu", e->max_msg_size);
+	if (e && (e->msg_prefix_size || e->max_order_raw_size || e->max_order_war_size ||
+		  e->max_order_waw_size))
+		REJECT("message prefix or RMA ordering sizes");
+	/* FI_SHARED_CONTEXT is SIZE_MAX: refused as well (no shared contexts) */
+	if (e && (e->tx_ctx_cnt > 1 || e->rx_ctx_cnt > 1))
+		REJECT("tx_ctx_cnt %zu rx_ctx_cnt %zu (one each, not shared)", e->tx_ctx_cnt,
+		       e->rx_ctx_cnt);
+	if (d && d->av_type != FI_AV_UNSPEC && d->av_type != FI_AV_MAP && d->av_type != FI_AV_TABLE)
+		REJECT("av_type %d", (int)d->av_type);
+	return true;
+}
+
+/* A struct xw_addr that names an endpoint (what xw_addr_format takes). */
+static bool addr_ok(const void *a)
+{
+	char text[XW_ADDR_STRLEN];
+
+	return xw_addr_format(a, text, sizeof(text)) >= 0;
+}
+
 static bool hints_ok(const struct fi_info *h)
 {
 	if (!h)
@@ -125,12 +184,14 @@ static bool hints_ok(const struct fi_info *h)
 		REJECT("tx msg_order %#llx", (unsigned long long)h->tx_attr->msg_order);
 	if (h->rx_attr && (h->rx_attr->msg_order & ~XWFI_ORDER))
 		REJECT("rx msg_order %#llx", (unsigned long long)h->rx_attr->msg_order);
+	if (!tx_rx_hints_ok(h) || !ep_hints_ok(h))
+		return false;
 	if (h->addr_format != FI_FORMAT_UNSPEC)
 		REJECT("addr_format %u", h->addr_format);
-	if (h->dest_addr && h->dest_addrlen != sizeof(struct xw_addr))
-		REJECT("dest_addrlen %zu", h->dest_addrlen);
-	if (h->src_addr && h->src_addrlen != sizeof(struct xw_addr))
-		REJECT("src_addrlen %zu", h->src_addrlen);
+	if (h->dest_addr && (h->dest_addrlen != sizeof(struct xw_addr) || !addr_ok(h->dest_addr)))
+		REJECT("dest_addr (length %zu) not an xdpwake address", h->dest_addrlen);
+	if (h->src_addr && (h->src_addrlen != sizeof(struct xw_addr) || !addr_ok(h->src_addr)))
+		REJECT("src_addr (length %zu) not an xdpwake address", h->src_addrlen);
 	/* FI_PROGRESS_AUTO: a thread per domain (fabric/wait.c) */
 	return true;
 }
@@ -553,6 +614,11 @@ FI_EXT_INI
 			"Polling watchdog of every endpoint: frames the application leaves "
 			"unconsumed that long (it computes) are handled by a library thread, "
 			"woken by the XDP program only then (default 1000; 0: off)");
+	fi_param_define(&xwfi_prov, "give_up_ms", FI_PARAM_INT,
+			"A peer whose endpoint neither answers nor acknowledges for this long "
+			"while something is owed is given up: its operations fail (default "
+			"5000). A peer that computes or is stopped is not given up: its XDP "
+			"program answers the liveness probes while its endpoint is open");
 	fi_param_define(&xwfi_prov, "pin_root", FI_PARAM_STRING,
 			"bpffs directory of the pinned maps (default: /sys/fs/bpf/xdpwake)");
 	fi_param_get_str(&xwfi_prov, "iface", &xwfi_params.iface);
@@ -565,6 +631,7 @@ FI_EXT_INI
 	fi_param_get_str(&xwfi_prov, "pin_root", &xwfi_params.pin_root);
 	fi_param_get_int(&xwfi_prov, "idle_sleep_usecs", &xwfi_params.idle_sleep_usecs);
 	fi_param_get_int(&xwfi_prov, "watchdog_usecs", &xwfi_params.watchdog_usecs);
+	fi_param_get_int(&xwfi_prov, "give_up_ms", &xwfi_params.give_up_ms);
 	xw_set_log(log_cb, NULL, XW_LOG_INFO);
 	return &xwfi_prov;
 }

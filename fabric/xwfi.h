@@ -49,6 +49,24 @@
  * bits, so the two never match each other. */
 #define XWFI_MSG_BIT (1ULL << 63)
 #define XWFI_INJECT_SIZE 4096
+#define XWFI_CAPS                                                                          \
+	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE |           \
+	 FI_LOCAL_COMM | FI_REMOTE_COMM)
+/* The operation flags the provider honours (tx_attr/rx_attr op_flags, the
+ * flags of fi_sendmsg/fi_recvmsg, FI_SETOPSFLAG).  A send completes when
+ * its buffer may be reused (FI_INJECT_COMPLETE, the default): an eager
+ * message once copied, before the peer acknowledged it (fi_close lingers
+ * until what was sent is acknowledged: ep.c).  With FI_TRANSMIT_COMPLETE
+ * its completion waits until every peer of the endpoint has acknowledged
+ * what was sent to it (the library counts peers, not messages, so a stream
+ * of other sends can hold it back: coarse, never early).
+ * FI_DELIVERY_COMPLETE, FI_MATCH_COMPLETE, FI_COMMIT_COMPLETE and FI_FENCE
+ * are not offered. */
+#define XWFI_TX_OP_FLAGS                                                                   \
+	(FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE | FI_MORE)
+#define XWFI_RX_OP_FLAGS FI_COMPLETION
+#define XWFI_NO_COMP_LEVELS                                                                \
+	(FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE | FI_COMMIT_COMPLETE | FI_FENCE)
 #define XWFI_MAX_MSG ((size_t)UINT32_MAX)
 #define XWFI_CQ_EPS 8
 
@@ -67,6 +85,7 @@ struct xwfi_params {
 				 * never sleep in non-blocking reads)      */
 	int watchdog_usecs;	/* the endpoints' polling watchdog (0: off) */
 	char *pin_root;		/* bpffs directory (NULL: library default) */
+	int give_up_ms;		/* dead-peer detection (0: library's 5 s)  */
 };
 extern struct xwfi_params xwfi_params;
 /* While an endpoint tries ids in turn the library's messages of one attempt

@@ -526,6 +526,18 @@ struct xw_endpoint_stats {
 	__u64 local_rx_bad;	/* inbox records dropped as corrupt               */
 	__u64 local_wake_runs;	/* wake decisions run for a sleeping local peer
 				 * (one BPF_PROG_TEST_RUN each)                   */
+	/* Liveness of silent peers (a peer that computes or is stopped is
+	 * waited for; one that died is given up after give_up_ms) */
+	__u64 live_probes;	/* PROBEs sent to peers silent while owing us     */
+	__u64 live_replies;	/* PROBE_REPLYs taken: the peer endpoint is open  */
+	__u64 live_local;	/* peers on this host found alive without a probe */
+	__u64 peers_unacked;	/* peers that something sent to is not yet
+				 * acknowledged by, or still queued for (0: every
+				 * message sent has been acknowledged, or its peer
+				 * given up): what closing now would lose; a
+				 * caller that lingers before xw_endpoint__close
+				 * runs progress until it is 0 (bounded by
+				 * give_up_ms)                                    */
 };
 /** Fill @st (st->sz set by the caller) with the endpoint's counters (and
  *  its socket's, shared with the process's other endpoints on the same

@@ -22,3 +22,24 @@ bench-mpi-ranks:
 	$(Q)scripts/deps.sh python3
 	$(Q)$(MAKE) all
 	$(Q)OUTPUT=$(OUTPUT) bench/mpi/ranks.sh $(BENCH_MPI_ARGS)
+
+# Issue 23: ranks that compute COMPUTE s (60) or are stopped STOP s (30)
+# between MPI calls, at the default give-up time, over xdpwake and the TCP
+# BTL (bench/mpi/alive.sh -> bench/results/alive.md).
+#   make bench-mpi-alive      1 run into bench/results
+.PHONY: bench-mpi-alive
+
+bench-mpi-alive:
+	$(Q)$(MAKE) all
+	$(Q)OUTPUT=$(OUTPUT) bench/mpi/alive.sh --runs 1 $(BENCH_MPI_ARGS)
+
+# Issue 23, goal 2: ranks asleep while waiting (the provider's idle sleep)
+# against spinning and the TCP BTL (bench/mpi/idle.sh -> bench/results/
+# idle.csv, idle.md, idle.svg/png).
+#   make bench-mpi-idle       1 run into bench/results
+.PHONY: bench-mpi-idle
+
+bench-mpi-idle:
+	$(Q)scripts/deps.sh python3 python3-matplotlib
+	$(Q)$(MAKE) all
+	$(Q)OUTPUT=$(OUTPUT) bench/mpi/idle.sh --runs 1 $(BENCH_MPI_ARGS)

@@ -231,7 +231,8 @@ static void test_names(void)
 					       "frames", "timeout", "watchdog" };
 	static const char *const types[] = { "invalid", "small",  "medium",	   "rndv",
 					     "pull",	"pull_reply", "notify",	   "ack",
-					     "connect", "connect_reply", "close" };
+					     "connect", "connect_reply", "close", "probe",
+					     "probe_reply" };
 	char up[32];
 
 	CHECK(sizeof(policies) / sizeof(policies[0]) == XW_POLICY_MAX, "policy table");
@@ -313,7 +314,7 @@ static void test_stats(void)
 		      "xw_stat_value(%s)", name);
 	}
 	CHECK(xw_stat_value(&s, 0) == s.frames_passed, "xw_stat_value(0) is frames_passed");
-	CHECK(xw_stat_value(&s, n - 1) == s.pass_other_host, "last counter is pass_other_host");
+	CHECK(xw_stat_value(&s, n - 1) == s.probes_answered, "last counter is probes_answered");
 	CHECK(xw_stat_name(-1) == NULL && xw_stat_help(-1) == NULL, "stat -1");
 	CHECK(xw_stat_name(n) == NULL && xw_stat_help(n) == NULL, "stat count");
 	CHECK(xw_stat_name(INT_MAX) == NULL, "stat INT_MAX");

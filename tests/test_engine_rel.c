@@ -36,6 +36,10 @@ static struct impair {
 	__u32 drop_nth[2][XW_PKT_TYPE_MAX];
 	__u32 sent_of[2][XW_PKT_TYPE_MAX];
 	bool mute[2];	/* every frame node s sends is lost (one-way outage) */
+	/* node d does not poll (it computes, or is stopped): frames wait in
+	 * its queue (beyond XWT_BUSY_Q they are dropped, as by a full RX
+	 * ring) and its "XDP program" answers PROBEs at once */
+	bool busy[XWT_MAXN];
 	unsigned long dropped, duplicated, reordered, corrupted, blackholed;
 } imp;
 
@@ -83,6 +87,21 @@ static void rq_push(int d, const struct xw_hdr *h, const void *pl, size_t len, i
 	}
 }
 
+#define XWT_BUSY_Q 256
+
+/* A PROBE to node @d answered as its XDP program does: turned around. */
+static void xdp_answer(int s, int d, const struct xw_hdr *h)
+{
+	struct xw_hdr r = *h;
+
+	r.type = XW_PKT_PROBE_REPLY;
+	r.dst_ep = h->src_ep;
+	r.src_ep = h->dst_ep;
+	r.csum = h->data;
+	r.data = 0;
+	rq_push(s, &r, NULL, 0, d);
+}
+
 static bool sink_unknown;		      /* frames to unknown addresses: counted */
 static __u64 sink_frames[XW_PKT_TYPE_MAX]; /* ... per type                         */
 
@@ -121,6 +140,14 @@ static int r_send(void *ctx, const struct xw_addr *dst, const struct xw_hdr *h,
 	}
 	if (imp.blackhole) {
 		imp.blackholed++;
+		return 0;
+	}
+	if (imp.busy[d] && h->type == XW_PKT_PROBE) {
+		xdp_answer(s, d, h);
+		return 0;
+	}
+	if (imp.busy[d] && xwt_nodes[d].q.n >= XWT_BUSY_Q) {
+		imp.dropped++;
 		return 0;
 	}
 	if (chance(imp.drop_ppm)) {
@@ -232,7 +259,7 @@ static bool rpass(void)
 	bool moved = false;
 
 	for (int i = 0; i < xwt_nnodes; i++) {
-		if (!xwt_nodes[i].e)
+		if (!xwt_nodes[i].e || imp.busy[i])
 			continue;
 		if (rdeliver(i))
 			moved = true;
@@ -253,14 +280,17 @@ static bool rpump(bool (*done)(void *), void *arg, __u64 limit)
 		bool busy = rpass();
 
 		for (int i = 0; i < xwt_nnodes; i++)
-			busy |= xwt_nodes[i].e && (xwt_nodes[i].q.n || xwi_engine_tx_pending(xwt_nodes[i].e));
+			busy |= xwt_nodes[i].e && !imp.busy[i] &&
+				(xwt_nodes[i].q.n || xwi_engine_tx_pending(xwt_nodes[i].e));
 		if (done && done(arg))
 			return true;
 		if (!busy) {
 			__u64 d = UINT64_MAX;
 
 			for (int i = 0; i < xwt_nnodes; i++) {
-				__u64 x = xwt_nodes[i].e ? xwi_engine_next_deadline(xwt_nodes[i].e) : UINT64_MAX;
+				__u64 x = xwt_nodes[i].e && !imp.busy[i]
+						  ? xwi_engine_next_deadline(xwt_nodes[i].e)
+						  : UINT64_MAX;
 
 				d = x < d ? x : d;
 			}
@@ -1314,6 +1344,163 @@ static void test_rel_probe(void)
 }
 
 /*
+ * A peer that computes (or is stopped) for 20x the give-up time between
+ * posting and waiting is never given up: its endpoint answers the liveness
+ * PROBEs without the process (the link answers for it, as its XDP program
+ * does).  Both directions, eager and rendezvous sizes, in flight while it
+ * computes; every byte checked when it polls again.  Then it dies: the
+ * survivor gives it up within give-up (+ one probe interval) of its last
+ * answer, and its requests fail with -ETIMEDOUT.
+ */
+static void test_rel_busy_peer(void)
+{
+	struct xwi_engine_cfg c[2] = { rel_cfg(1), rel_cfg(2) };
+	struct rmsgt m[4] = { { .a = 0, .b = 1, .len = 20000, .seed = 31 },
+			      { .a = 1, .b = 0, .len = 9000, .seed = 32 },
+			      { .a = 0, .b = 1, .len = 200, .seed = 33 },
+			      { .a = 1, .b = 0, .len = 100, .seed = 34 } };
+	struct rmsgt *v[2] = { m, m + 4 };
+	const __u64 G = 1000000000ULL; /* give_up_ns */
+	struct xwi_engine_stats s0;
+	unsigned long long answered;
+	unsigned char *sb = malloc(20000);
+	struct xw_request *sr;
+	__u64 t0;
+
+	REQUIRE(sb, "malloc");
+	c[0].give_up_ns = c[1].give_up_ns = G;
+	rnet_init(2, c, 1700);
+	rx_rc_bad = 0;
+	/* a first exchange: the connection is up */
+	{
+		struct rmsgt w[1] = { { .a = 0, .b = 1, .len = 100, .seed = 30 } };
+		struct rmsgt *wv[2] = { w, w + 1 };
+
+		rbatch_post(w, 1, false);
+		CHECK(rpump(all_done, wv, 10 * G), "busy peer: warm-up");
+		rbatch_free(w, 1);
+	}
+	rbatch_post(m, 4, false);
+	for (int i = 0; i < 3; i++)
+		rpass();
+	imp.busy[1] = true; /* node 1 computes for 20 give-up times */
+	rpump(NULL, NULL, 20 * G);
+	s0 = rst(0);
+	CHECK(s0.timeouts == 0, "busy peer: given up (%llu) while its endpoint answered probes",
+	      (unsigned long long)s0.timeouts);
+	CHECK(s0.live_probes >= 20 && s0.live_replies >= 20,
+	      "busy peer: %llu probes, %llu answers in 20 give-up times",
+	      (unsigned long long)s0.live_probes, (unsigned long long)s0.live_replies);
+	for (int i = 0; i < 4; i++)
+		CHECK(!(m[i].sr->state == XWI_REQ_DONE && m[i].sr->status.error) &&
+			      !(m[i].rr->state == XWI_REQ_DONE && m[i].rr->status.error),
+		      "busy peer: message %d failed while the peer computed (%d/%d)", i,
+		      m[i].sr->status.error, m[i].rr->status.error);
+	answered = s0.live_replies;
+	imp.busy[1] = false; /* it polls again */
+	CHECK(rpump(all_done, v, 30 * G), "busy peer: the messages did not complete after it "
+	      "polled again");
+	rbatch_check(m, 4, "busy peer");
+	rbatch_free(m, 4);
+	CHECK(rst(0).timeouts == 0 && rst(1).timeouts == 0 && rx_rc_bad == 0,
+	      "busy peer: timeouts %llu/%llu, bad rx %d", (unsigned long long)rst(0).timeouts,
+	      (unsigned long long)rst(1).timeouts, rx_rc_bad);
+	/* both compute for 10 give-up times right after a message went 0 ->
+	 * 1 (its ACK still delayed: node 0 comes back to a frame unacked for
+	 * 10 give-up times): nobody runs a timer meanwhile, and neither gives
+	 * the other up for its own absence when it comes back */
+	{
+		struct rmsgt w[1] = { { .a = 0, .b = 1, .len = 100, .seed = 36 } };
+		struct rmsgt *wv[2] = { w, w + 1 };
+
+		rbatch_post(w, 1, false);
+		rpass();
+		imp.busy[0] = imp.busy[1] = true;
+		rclock += 10 * G;
+		imp.busy[0] = imp.busy[1] = false;
+		CHECK(rpump(all_done, wv, 30 * G), "both away: the messages did not complete");
+		rbatch_check(w, 1, "both away");
+		rbatch_free(w, 1);
+		CHECK(rst(0).timeouts == 0 && rst(1).timeouts == 0,
+		      "both away 10 give-up times: timeouts %llu/%llu (its own absence counted)",
+		      (unsigned long long)rst(0).timeouts, (unsigned long long)rst(1).timeouts);
+	}
+	/* it computes again, then dies with a large send to it in flight */
+	xwt_epat_fill(sb, 20000, 35);
+	REQUIRE(xwi_engine_isend(xwt_nodes[0].e, &xwt_nodes[1].addr, sb, 20000, 9, &sr) == 0,
+		"isend");
+	imp.busy[1] = true;
+	rpump(NULL, NULL, 3 * G);
+	CHECK(sr->state != XWI_REQ_DONE, "send to a busy peer done (%d) without a receive",
+	      sr->status.error);
+	imp.busy[1] = false;
+	xwi_engine_free(xwt_nodes[1].e);
+	xwt_nodes[1].e = NULL;
+	xwt_drop_queue(1);
+	t0 = rclock;
+	while (sr->state != XWI_REQ_DONE && rclock - t0 < 10 * G)
+		if (!rpass())
+			rpump(NULL, NULL, G / 100);
+	CHECK(sr->state == XWI_REQ_DONE && sr->status.error == -ETIMEDOUT &&
+		      rclock - t0 <= G + G / 4 + G / 100,
+	      "dead peer: send state %d error %d after %llu ms (give_up %llu ms)", sr->state,
+	      sr->status.error, (unsigned long long)((rclock - t0) / 1000000),
+	      (unsigned long long)(G / 1000000));
+	xwi_request_free(sr);
+	rnet_free();
+
+	/* A peer that computes from the start: the handshake waits for it
+	 * (its endpoint answers the probes), the message arrives once it
+	 * polls; the same with a peer that never existed fails. */
+	rnet_init(2, c, 1701);
+	REQUIRE(xwi_engine_isend(xwt_nodes[0].e, &xwt_nodes[1].addr, sb, 200, 10, &sr) == 0, "isend");
+	imp.busy[1] = true;
+	rpump(NULL, NULL, 10 * G);
+	s0 = rst(0);
+	/* (an eager send completes once copied: the connection is what waits) */
+	CHECK(!sr->status.error && s0.timeouts == 0 && s0.sends_lost == 0 && s0.live_replies >= 10,
+	      "busy from the start: send error %d, timeouts %llu, lost %llu, %llu answers",
+	      sr->status.error, (unsigned long long)s0.timeouts,
+	      (unsigned long long)s0.sends_lost, (unsigned long long)s0.live_replies);
+	imp.busy[1] = false;
+	{
+		unsigned char rb[200];
+		struct xw_request *rr;
+
+		REQUIRE(xwi_engine_irecv(xwt_nodes[1].e, rb, sizeof(rb), 10, ALL, &rr) == 0, "irecv");
+		rpump(NULL, NULL, 5 * G);
+		CHECK(sr->state == XWI_REQ_DONE && !sr->status.error && rr->state == XWI_REQ_DONE &&
+			      !rr->status.error && !memcmp(rb, sb, 200),
+		      "busy from the start: send %d/%d receive %d/%d", sr->state, sr->status.error,
+		      rr->state, rr->status.error);
+		xwi_request_free(rr);
+	}
+	xwi_request_free(sr);
+	rnet_free();
+	rnet_init(2, c, 1702);
+	xwi_engine_free(xwt_nodes[1].e);
+	xwt_nodes[1].e = NULL;
+	REQUIRE(xwi_engine_isend(xwt_nodes[0].e, &xwt_nodes[1].addr, sb, 200, 11, &sr) == 0, "isend");
+	t0 = rclock;
+	rpump(NULL, NULL, 5 * G);
+	s0 = rst(0);
+	CHECK(s0.timeouts == 1 && s0.sends_lost == 1 && s0.live_replies == 0 && s0.live_probes > 0,
+	      "a peer that never was: timeouts %llu, lost %llu, %llu probes, %llu answers",
+	      (unsigned long long)s0.timeouts, (unsigned long long)s0.sends_lost,
+	      (unsigned long long)s0.live_probes, (unsigned long long)s0.live_replies);
+	xwi_request_free(sr);
+	rnet_free();
+	free(sb);
+	printf("reliability: a peer that computes from the start is waited for through the "
+	       "handshake; one that never existed is given up\n");
+	printf("reliability: a peer that computes for 20x give-up with messages in flight both "
+	       "ways is kept (%llu probes answered by its endpoint), every byte arrives when it "
+	       "polls again; when both were away for 10x give-up neither gives the other up; "
+	       "once dead it is given up within give-up of its last answer\n",
+	       answered);
+}
+
+/*
  * A peer given up takes its directed receives with it: node 0 waits for a
  * message from node 1 (directed), one from node 2 (directed) and one from
  * anyone; node 1 dies while node 0 sends to it.  When node 0 gives node 1
@@ -1837,6 +2024,7 @@ int main(void)
 	test_rel_partial_dead();
 	test_rel_close();
 	test_rel_killed();
+	test_rel_busy_peer();
 	xwt_log_free();
 	return xwt_done();
 }

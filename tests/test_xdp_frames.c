@@ -113,7 +113,7 @@ static const struct fx table[] = {
 	{ "version 1 (56-byte header)", { .version = 1, .type = XW_PKT_SMALL, .frag_count = 1,
 	  .payload_len = 8, .present = -1 }, .verdict = XDP_DROP, .delta = { D(drop_version, 1) } },
 	{ "type 0", { .type = 0, .payload_len = 0 }, .verdict = XDP_DROP, .delta = { D(drop_type, 1) } },
-	{ "type 11", { .type = XW_PKT_TYPE_MAX }, .verdict = XDP_DROP, .delta = { D(drop_type, 1) } },
+	{ "type 13", { .type = XW_PKT_TYPE_MAX }, .verdict = XDP_DROP, .delta = { D(drop_type, 1) } },
 	{ "type 255", { .type = 255 }, .verdict = XDP_DROP, .delta = { D(drop_type, 1) } },
 	{ "payload_len beyond the frame", { .type = XW_PKT_SMALL, .frag_count = 1, .payload_len = 200,
 	  .present = 100 }, .verdict = XDP_DROP, .delta = { D(drop_length, 1) } },
@@ -148,6 +148,22 @@ static const struct fx table[] = {
 	  .delta = { D(drop_queue, 1) } },
 	{ "no AF_XDP socket", { .type = XW_PKT_SMALL, .dst_ep = EP_NOSOCK, .frag_count = 1,
 	  .payload_len = 8, .present = -1 }, .verdict = XDP_DROP, .delta = { D(drop_nosocket, 1) } },
+	/* liveness probes: answered (XDP_TX) when the socket is open, never
+	 * redirected or woken for */
+	{ "PROBE, no AF_XDP socket (the process died): no answer", { .type = XW_PKT_PROBE,
+	  .dst_ep = EP_NOSOCK, .session = 0x1234 }, .verdict = XDP_DROP, .delta = { D(drop_nosocket, 1) } },
+	{ "PROBE with a wrong session: no answer", { .type = XW_PKT_PROBE, .session = 0x9999 },
+	  .knobs = { K(session, 0x1234) }, .verdict = XDP_DROP, .delta = { D(drop_session, 1) } },
+	{ "PROBE on the wrong queue: no answer", { .type = XW_PKT_PROBE, .session = 0x1234 }, .queue = 1,
+	  .verdict = XDP_DROP, .delta = { D(drop_queue, 1) } },
+	{ "PROBE to an open socket, receiver asleep: answered, no wake", { .type = XW_PKT_PROBE,
+	  .session = 0x1234 }, .knobs = { K(session, 0x1234) }, .policy = XW_POLICY_EVERY,
+	  .verdict = XDP_TX, .delta = { D(probes_answered, 1) } },
+	{ "PROBE in UDP mode: answered", { .encap = XWT_ENC_UDP, .type = XW_PKT_PROBE, .session = 7 },
+	  .knobs = { K(encap, 2) }, .verdict = XDP_TX, .delta = { D(probes_answered, 1) } },
+	{ "PROBE_REPLY carries the prober's session: not checked", { .type = XW_PKT_PROBE_REPLY,
+	  .session = 0x9999 }, .knobs = { K(session, 0x1234) }, .policy = XW_POLICY_EVERY,
+	  .verdict = XDP_REDIRECT, .wake = W_NOW, .reason = XW_WAKE_EVERY, .delta = { D(wake_every, 1) } },
 	{ "UDP length beyond IP length", { .encap = XWT_ENC_UDP, .udp_len_delta = 4, .type = XW_PKT_SMALL,
 	  .frag_count = 1, .payload_len = 8, .present = -1 }, .knobs = { K(encap, 3) }, .verdict = XDP_DROP,
 	  .delta = { D(drop_length, 1) } },
@@ -360,7 +376,7 @@ static int run_row(struct xwt_xdp *x, const struct fx *r)
 
 	CHECK(v == r->verdict, "[%s] verdict %s, want %s", r->name, xwt_verdict(v),
 	      xwt_verdict(r->verdict));
-	if (r->verdict != XDP_REDIRECT)
+	if (r->verdict != XDP_REDIRECT && r->verdict != XDP_TX)
 		CHECK(out_len == len && !memcmp(in, out, len), "[%s] frame modified", r->name);
 
 	/* Wake records present right after the frame. */
@@ -421,6 +437,8 @@ static void lat_per_type(struct xwt_xdp *x)
 	struct xw_wake_state ws = {};
 
 	for (int t = XW_PKT_SMALL; t < XW_PKT_TYPE_MAX; t++) {
+		if (t == XW_PKT_PROBE) /* answered, not redirected: probe_reply() */
+			continue;
 		for (int masked = 0; masked < 2; masked++) {
 			struct xwt_frame f = { .type = t, .flags = LAT, .msg_len = 4000, .frag_count = 4,
 					       .frag_idx = 3, .frag_off = 3000, .payload_len = 100,
@@ -866,6 +884,61 @@ static void other_host(struct xwt_xdp *x)
 	       "broadcast, multicast handled; unchecked when the address is unset\n");
 }
 
+/* The PROBE turned into its PROBE_REPLY in place: addresses and endpoint
+ * ids swapped, type, csum from data, data the endpoint's consumed count
+ * (low 32 bits), nothing else changed (both encapsulations). */
+static void probe_reply(struct xwt_xdp *x)
+{
+	static __u8 in[XWT_MAX_FRAME], out[XWT_MAX_FRAME];
+
+	for (int udp = 0; udp < 2; udp++) {
+		struct xwt_frame f = { .encap = udp ? XWT_ENC_UDP : XWT_ENC_ETH, .type = XW_PKT_PROBE,
+				       .dst_ep = EP, .src_ep = 7, .session = 0xabcd };
+		int len = xwt_build(&f, in), out_len = 0, off = udp ? 14 + 20 + 8 : 14, v;
+		struct xw_shared sh;
+		struct xw_hdr hi, ho;
+
+		memcpy(&hi, in + off, sizeof(hi));
+		hi.seq = htonl(0x5eed);
+		hi.data = htonl(0xc0ffee);
+		memcpy(in + off, &hi, sizeof(hi));
+		if (udp) /* a nonzero UDP checksum: the reply's is 0 */
+			in[14 + 20 + 6] = 0x12;
+		restore_knobs(x);
+		xwt_set_knob(x, "encap", 0, udp ? 2 : 1);
+		sh = xwt_get_shared(x, EP);
+		sh.consumed = 0x1234567890ULL + udp;
+		xwt_set_shared(x, EP, &sh);
+		v = xwt_run(x, in, len, 0, &out_len, out);
+		CHECK(v == XDP_TX && out_len == len, "probe (%s): verdict %s, length %d of %d",
+		      udp ? "udp" : "eth", xwt_verdict(v), out_len, len);
+		if (v != XDP_TX || out_len != len)
+			continue;
+		memcpy(&ho, out + off, sizeof(ho));
+		CHECK(!memcmp(out, in + 6, 6) && !memcmp(out + 6, in, 6),
+		      "probe (%s): MAC addresses not swapped", udp ? "udp" : "eth");
+		if (udp) {
+			CHECK(!memcmp(out + 26, in + 30, 4) && !memcmp(out + 30, in + 26, 4),
+			      "probe: IPv4 addresses not swapped");
+			CHECK(!memcmp(out + 34, in + 36, 2) && !memcmp(out + 36, in + 34, 2),
+			      "probe: UDP ports not swapped");
+			CHECK(out[40] == 0 && out[41] == 0, "probe: UDP checksum %02x%02x, want 0",
+			      out[40], out[41]);
+			CHECK(!memcmp(out + 14, in + 14, 10) && out[24] == in[24] && out[25] == in[25],
+			      "probe: IPv4 header changed beyond the addresses");
+		}
+		CHECK(ho.type == XW_PKT_PROBE_REPLY && ho.dst_ep == hi.src_ep &&
+		      ho.src_ep == hi.dst_ep && ho.session == hi.session && ho.seq == hi.seq &&
+		      ho.csum == hi.data && ho.data == htonl(0x34567890 + udp) &&
+		      ho.version == hi.version &&
+		      ho.ack == hi.ack && ho.payload_len == hi.payload_len && ho.match == hi.match,
+		      "probe (%s): reply header (type %u, eps %u/%u, csum %08x)", udp ? "udp" : "eth",
+		      ho.type, ntohs(ho.dst_ep), ntohs(ho.src_ep), ntohl(ho.csum));
+	}
+	restore_knobs(x);
+	printf("PROBE: turned into its PROBE_REPLY in place (Ethernet and UDP)\n");
+}
+
 int main(void)
 {
 	struct xwt_xdp x;
@@ -877,6 +950,7 @@ int main(void)
 		passed += run_row(&x, &table[i]);
 	printf("fixture table: %d/%d rows as expected\n", passed, n);
 	lat_per_type(&x);
+	probe_reply(&x);
 	one_wake_per_sleep(&x);
 	attribution(&x);
 	other_host(&x);

@@ -16,10 +16,11 @@
  *  3. Fuzz (encap eth+udp): random frames (lengths 14..1514, often with our
  *     EtherType / VLAN tags / IPv4+UDP to our port planted) and mutations of
  *     valid SMALL / MEDIUM / PULL frames (bit flips, byte changes, cuts).
- *     The verdict is always PASS, DROP or REDIRECT; a PASS leaves the frame
- *     unmodified; the counters add up: frames run = frames_passed +
- *     frames_ours, frames_ours = frames_redirected + all drop_*; the
- *     verdicts seen match those counters one to one.
+ *     The verdict is always PASS, DROP or REDIRECT, or TX for a PROBE the
+ *     program answers; a PASS leaves the frame unmodified; the counters add
+ *     up: frames run = frames_passed + frames_ours, frames_ours =
+ *     frames_redirected + probes_answered + all drop_*; the verdicts seen
+ *     match those counters one to one.
  *
  * XW_SWEEP_SEED=<n> replays a fuzz run; XW_SWEEP_SCALE=<percent> scales
  * the fuzz counts (default 100: 200,000 + 200,000 frames).
@@ -124,6 +125,7 @@ static void check_accounting(const char *phase, const struct xw_stats *a, const 
 {
 	long long passed = delta(a, b, C(frames_passed)), ours = delta(a, b, C(frames_ours)),
 		  redir = delta(a, b, C(frames_redirected)), dropped = drops(a, b),
+		  answered = delta(a, b, C(probes_answered)),
 		  bytes = delta(a, b, C(bytes_passed)) + delta(a, b, C(bytes_ours));
 
 	/* Frames seen = passed + ours. */
@@ -131,18 +133,20 @@ static void check_accounting(const char *phase, const struct xw_stats *a, const 
 	      phase, passed, ours, t->frames);
 	CHECK(bytes == t->bytes, "%s: bytes_passed + bytes_ours = %lld, bytes run %lld", phase,
 	      bytes, t->bytes);
-	CHECK(ours == redir + dropped,
-	      "%s: frames_ours %lld != frames_redirected %lld + drop_* %lld", phase, ours, redir,
-	      dropped);
+	CHECK(ours == redir + answered + dropped,
+	      "%s: frames_ours %lld != frames_redirected %lld + probes_answered %lld + drop_* %lld",
+	      phase, ours, redir, answered, dropped);
+	CHECK(answered == t->v[XDP_TX], "%s: probes_answered +%lld, TX verdicts %lld", phase,
+	      answered, t->v[XDP_TX]);
 	CHECK(passed == t->v[XDP_PASS], "%s: frames_passed +%lld, PASS verdicts %lld", phase, passed,
 	      t->v[XDP_PASS]);
 	CHECK(redir == t->v[XDP_REDIRECT], "%s: frames_redirected +%lld, REDIRECT verdicts %lld",
 	      phase, redir, t->v[XDP_REDIRECT]);
 	CHECK(dropped == t->v[XDP_DROP], "%s: drop_* +%lld, DROP verdicts %lld", phase, dropped,
 	      t->v[XDP_DROP]);
-	CHECK(t->v[XDP_ABORTED] == 0 && t->v[XDP_TX] == 0 && t->v[XDP_REDIRECT + 1] == 0,
-	      "%s: %lld ABORTED, %lld TX, %lld unknown verdicts", phase, t->v[XDP_ABORTED],
-	      t->v[XDP_TX], t->v[XDP_REDIRECT + 1]);
+	CHECK(t->v[XDP_ABORTED] == 0 && t->v[XDP_REDIRECT + 1] == 0,
+	      "%s: %lld ABORTED, %lld unknown verdicts", phase, t->v[XDP_ABORTED],
+	      t->v[XDP_REDIRECT + 1]);
 }
 
 /* Nothing but frames_passed and bytes_passed moved. */
@@ -312,7 +316,7 @@ static void udp_sweep(struct xwt_xdp *x)
 
 static void fuzz_check(int v, int mod, const char *kind, long long i, int len)
 {
-	FCHECK(v == XDP_PASS || v == XDP_DROP || v == XDP_REDIRECT,
+	FCHECK(v == XDP_PASS || v == XDP_DROP || v == XDP_REDIRECT || v == XDP_TX,
 	       "%s frame %lld (len %d, seed %#llx): verdict %d (%s)", kind, i, len, seed, v,
 	       xwt_verdict(v));
 	FCHECK(v != XDP_PASS || !mod, "%s frame %lld (len %d, seed %#llx): passed frame modified",
@@ -579,10 +583,11 @@ int main(void)
 	t3 = xwt_now_ns();
 
 	total = xwt_stats(&x);
-	CHECK(total.frames_ours == total.frames_redirected + drops(&(struct xw_stats){ 0 }, &total),
-	      "whole run: frames_ours %llu != redirected %llu + drops %lld",
+	CHECK(total.frames_ours == total.frames_redirected + total.probes_answered +
+					   drops(&(struct xw_stats){ 0 }, &total),
+	      "whole run: frames_ours %llu != redirected %llu + answered %llu + drops %lld",
 	      (unsigned long long)total.frames_ours, (unsigned long long)total.frames_redirected,
-	      drops(&(struct xw_stats){ 0 }, &total));
+	      (unsigned long long)total.probes_answered, drops(&(struct xw_stats){ 0 }, &total));
 	printf("%llu frames in %.1f s (EtherType sweep %.1f s, UDP sweep %.1f s, fuzz %.1f s; "
 	       "%.2f us per frame)\n",
 	       (unsigned long long)(total.frames_passed + total.frames_ours), (t3 - t0) / 1e9,

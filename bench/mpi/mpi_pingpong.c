@@ -13,6 +13,11 @@
  * (RTT_US the median over the pairs of each pair's median round trip,
  * RTT_MAX_US the slowest pair's, MB_PER_S the sum over the pairs, CPU over
  * all ranks per round trip of one pair).  --sizes A,B,... limits the sizes.
+ * --think US: after every round trip each side computes US microseconds
+ * (a busy loop, no MPI calls: the SHRIMP paper's multiprogramming
+ * experiment with MPI), and rank 0 also prints, per size,
+ *   think,SIZE,US,TOTAL_S
+ * (TOTAL_S the wall time of the 5 batches, barrier to barrier).
  * The round trip is the median of 5 batches.  bench/mpi/run.sh and
  * bench/mpi/ranks.sh build it with mpicc and run it.
  */
@@ -29,6 +34,19 @@ static double cpu_s(void)
 	getrusage(RUSAGE_SELF, &ru);
 	return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
 	       ru.ru_stime.tv_usec / 1e6;
+}
+
+static int think_us;
+
+/* Compute @us microseconds without MPI calls. */
+static void think(void)
+{
+	double end = MPI_Wtime() + think_us * 1e-6;
+	volatile unsigned long x = 1;
+
+	while (MPI_Wtime() < end)
+		for (int i = 0; i < 100; i++)
+			x = x * 6364136223846793005UL + 1;
 }
 
 static int cmp(const void *a, const void *b)
@@ -61,6 +79,8 @@ static double pingpong(char *buf, int sz, int iters, int rank, int peer, MPI_Com
 				MPI_Recv(buf, sz, MPI_BYTE, peer, 1, comm, MPI_STATUS_IGNORE);
 				MPI_Send(buf, sz, MPI_BYTE, peer, 1, comm);
 			}
+			if (think_us)
+				think();
 		}
 		if (b >= 0)
 			rtt[b] = (MPI_Wtime() - t0) / iters * 1e6;
@@ -86,12 +106,15 @@ int main(int argc, char **argv)
 			allreduce_only = 1;
 		} else if (!strcmp(argv[i], "--pairs")) {
 			pairs = 1;
+		} else if (!strcmp(argv[i], "--think") && i + 1 < argc) {
+			think_us = atoi(argv[++i]);
 		} else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
 			for (char *t = strtok(argv[++i], ","); t && nsizes < 32; t = strtok(NULL, ","))
 				sizes[nsizes++] = atoi(t);
 		} else {
 			if (!rank)
-				fprintf(stderr, "usage: %s [--allreduce-only | --pairs] [--sizes A,B,..]\n",
+				fprintf(stderr, "usage: %s [--allreduce-only | --pairs] [--sizes A,B,..] "
+					"[--think US]\n",
 					argv[0]);
 			MPI_Abort(MPI_COMM_WORLD, 2);
 		}
@@ -117,9 +140,18 @@ int main(int argc, char **argv)
 				 : rank == 0 ? 1 : rank == 1 ? 0 : -1;
 		double rtt, c1, cpu_sum = 0, *all = NULL;
 
+		double tt0;
+
 		if (pairs)
 			iters = iters / 4 + 1; /* every pair at once: fewer per batch */
+		if (think_us && iters > 200)
+			iters = 200;
+		MPI_Barrier(MPI_COMM_WORLD);
+		tt0 = MPI_Wtime();
 		rtt = pingpong(buf, sz, iters, rank, peer, MPI_COMM_WORLD, &c1);
+		MPI_Barrier(MPI_COMM_WORLD);
+		if (think_us && !rank)
+			printf("think,%d,%d,%.4f\n", sz, think_us, MPI_Wtime() - tt0);
 		if (!rank)
 			all = calloc(n, sizeof(double));
 		MPI_Gather(&rtt, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);

@@ -76,7 +76,9 @@ enum xw_pkt_type {
 	XW_PKT_CONNECT = 8,	  /* connection request (new session id + ISN)     */
 	XW_PKT_CONNECT_REPLY = 9, /* connection accept                             */
 	XW_PKT_CLOSE = 10,	  /* connection teardown                           */
-	XW_PKT_TYPE_MAX = 11,
+	XW_PKT_PROBE = 11,	  /* is the peer endpoint's socket open? (liveness) */
+	XW_PKT_PROBE_REPLY = 12,  /* yes: answered by the peer's XDP program      */
+	XW_PKT_TYPE_MAX = 13,
 };
 
 /* Header flags. */
@@ -107,6 +109,26 @@ enum xw_pkt_type {
  *               incarnation id << 32 | the msg_id its message stream to
  *               the receiver resumes at; msg_len = bitmap of the final ids
  *               resume+1 .. resume+32 (library-level; not checked here).
+ *   PROBE, PROBE_REPLY: liveness of a peer endpoint that is silent while
+ *               something is owed (it may be computing, or stopped).
+ *               PROBE: session = the prober's session id (the one the
+ *               peer's `conns` entry expects from it, if it has one), seq
+ *               = the prober's nonce, data = the CRC32C the reply must
+ *               carry, payload 0.  The receiver's XDP program answers it
+ *               without waking anyone when the destination endpoint's
+ *               AF_XDP socket is open (and the session, if known, is
+ *               right): PROBE_REPLY = the same header with type
+ *               PROBE_REPLY, dst_ep and src_ep swapped, csum = the
+ *               probe's data, data = the low 32 bits of the endpoint's
+ *               count of frames consumed (not covered by the CRC32C: csum
+ *               is computed with data 0), sent back (XDP_TX) with the
+ *               Ethernet (and IPv4, UDP) addresses swapped.  A PROBE_REPLY
+ *               is not checked against `conns` (it carries the prober's
+ *               own session): the prober's library takes it only when
+ *               session and nonce are its own.  A library that receives a
+ *               PROBE itself (no program answered it) answers it when it
+ *               knows the prober's session, with data = a count of the
+ *               PROBEs it took (it polls).
  *
  * For every type payload_len must fit in the frame after the header
  * (trailing Ethernet padding beyond it is accepted) [X].
@@ -283,7 +305,8 @@ enum xw_wake_reason {
 	X(timer_starts, "coalescing timer (re)starts")                       \
 	X(timer_fires, "coalescing timer expiries")                          \
 	X(adapt_switches, "adaptive policy mode switches")                   \
-	X(pass_other_host, "passed: ours, but addressed to another host's MAC")
+	X(pass_other_host, "passed: ours, but addressed to another host's MAC") \
+	X(probes_answered, "PROBEs answered (XDP_TX): the endpoint's socket is open")
 
 #define XW__STATS_FIELD(name, desc) __u64 name;
 struct xw_stats {

@@ -165,7 +165,7 @@ static int e_send(void *ctx, const struct xw_addr *dst, const struct xw_hdr *h,
 	FZ_ASSERT(d >= 0 && d != s, "frame to an unknown address");
 	FZ_ASSERT(len == ntohs(h->payload_len) && (!len || payload), "len %zu payload_len %u",
 		  len, ntohs(h->payload_len));
-	FZ_ASSERT(h->version == XW_VERSION && h->type >= XW_PKT_SMALL && h->type <= XW_PKT_CLOSE &&
+	FZ_ASSERT(h->version == XW_VERSION && h->type >= XW_PKT_SMALL && h->type < XW_PKT_TYPE_MAX &&
 			  !(h->flags & ~XW_F_KNOWN),
 		  "emitted type %u flags %#x", h->type, h->flags);
 	FZ_ASSERT(len <= FZ_P, "payload %zu over the fragment size", len);

@@ -34,7 +34,8 @@ SAN_MPI_X=()
 MPI_COMMON+=(${SAN_MPI_X[@]+"${SAN_MPI_X[@]}"})
 fail=0
 
-# mpirun_hosts LOG [OPTION...]: the MPI program on RANKS_PER_HOST ranks
+# mpirun_hosts LOG [OPTION...]: the MPI program ($BIN, its arguments
+# MPI_ARGS) on RANKS_PER_HOST ranks
 # (default 1) per host of HOSTS, ranks numbered host by host (set-up (a):
 # namespaces reached through ns_agent.sh, Open MPI's own traffic on the
 # management bridge, xdpwake on xwd0); its exit code.
@@ -45,7 +46,7 @@ mpirun_hosts() {
 	timeout --kill-after=10 "${XW_MPI_TIMEOUT:-300}" mpirun "${MPI_COMMON[@]}" --host "${hl%,}" \
 		-np $((${#HOSTS[@]} * k)) --mca plm rsh --mca plm_rsh_agent "$AGENT" \
 		--mca plm_rsh_no_tree_spawn 1 --mca oob_tcp_if_include 10.212.0.0/24 \
-		-x FI_XDPWAKE_IFACE=xwd0 "$@" "$BIN" >"$log" 2>&1
+		-x FI_XDPWAKE_IFACE=xwd0 "$@" "$BIN" ${MPI_ARGS[@]+"${MPI_ARGS[@]}"} >"$log" 2>&1
 }
 
 # expect NAME LOG RC RANKS: the program passed every part on RANKS ranks.

@@ -53,6 +53,16 @@ mgmt_host() {
 	ip -n "$2" link set xwm0 up
 }
 
+# xdp_pass_on DEV: a pass-only XDP program on DEV (bench/bpf/bench_pass.bpf.c,
+# built once into $TMP); a warning if it cannot be attached.
+xdp_pass_on() {
+	local o=$TMP/xdp_pass.o src=${XW_SRC:-$here/..}/bench/bpf/bench_pass.bpf.c
+	[ -f "$o" ] || clang -O2 -target bpf -I"/usr/include/$(gcc -dumpmachine)" -c "$src" -o "$o" ||
+		{ echo "warning: cannot build $src: liveness probes through the bridge go unanswered"; return 0; }
+	ip link set dev "$1" xdp obj "$o" sec xdp 2>/dev/null ||
+		echo "warning: no XDP program on $1: liveness probes through the bridge go unanswered"
+}
+
 # hosts N DATA: namespaces xwh<i>-$T on the management bridge, data
 # interface xwd0 in each: a veth pair between the two (DATA=veth) or ports
 # of bridge xbd$T (bridge).  With QUEUES=Q > 1 (bridge only) the veths have
@@ -85,6 +95,12 @@ hosts() {
 			LINKS+=("xd$i$T")
 			ports+=("xd$i$T")
 			ip link set "xd$i$T" master "xbd$T" up
+			# the XDP program on xwd0 answers liveness probes with
+			# XDP_TX, which a veth delivers to its peer only when
+			# the peer runs an XDP program (GRO alone did not do
+			# here): a pass-only one on the bridge's end, as a
+			# switch port would just forward
+			xdp_pass_on "xd$i$T"
 		fi
 	done
 	if [ "$q" -gt 1 ]; then

@@ -17,39 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rank, nranks;
-
-#define FAIL(...)                                                                          \
-	do {                                                                               \
-		fprintf(stderr, "FAIL: rank %d: ", rank);                                  \
-		fprintf(stderr, __VA_ARGS__);                                              \
-		fprintf(stderr, "\n");                                                     \
-		fflush(stderr);                                                            \
-		MPI_Abort(MPI_COMM_WORLD, 1);                                              \
-	} while (0)
-
-#define OK(...)                                                                            \
-	do {                                                                               \
-		if (rank == 0) {                                                           \
-			printf("ok:   ");                                                  \
-			printf(__VA_ARGS__);                                               \
-			printf("\n");                                                      \
-			fflush(stdout);                                                    \
-		}                                                                          \
-	} while (0)
-
-static unsigned char pat(uint32_t seed, size_t i)
-{
-	uint32_t x = seed * 2654435761u + (uint32_t)i * 40503u + (uint32_t)(i >> 12);
-
-	return (unsigned char)(x ^ (x >> 13));
-}
-
-static void fill(unsigned char *b, size_t n, uint32_t seed)
-{
-	for (size_t i = 0; i < n; i++)
-		b[i] = pat(seed, i);
-}
+#include "xw_mpi.h"
 
 static void check(const unsigned char *b, size_t n, uint32_t seed, const char *what)
 {

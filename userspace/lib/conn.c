@@ -89,6 +89,91 @@ static int emit_ctl(struct xwi_engine *e, struct peer *p, __u8 type, __u32 seq, 
 	return 0;
 }
 
+/*
+ * Liveness of a peer that is silent while something is owed (docs/
+ * PROTOCOL.md "Liveness"): a rank that computes for minutes, or is stopped,
+ * must not be given up; a process that died must.  A PROBE asks the peer's
+ * XDP program whether the peer endpoint's socket is open; it answers
+ * without waking anyone (proto.h).  We put the CRC32C its reply must carry
+ * in the probe's data, so the program need not compute one.  1 if a probe
+ * went out.
+ */
+static int emit_probe(struct xwi_engine *e, struct peer *p)
+{
+	struct xw_hdr h, r;
+	__u32 nonce = 0;
+
+	while (!nonce)
+		xwi_rand_bytes(e, &nonce, sizeof(nonce));
+	hdr_init(e, &h, p, XW_PKT_PROBE);
+	h.session = htonl(p->cn.my_sid);
+	h.seq = htonl(nonce);
+	r = h;
+	r.type = XW_PKT_PROBE_REPLY;
+	r.dst_ep = h.src_ep;
+	r.src_ep = h.dst_ep;
+	hdr_seal(e, &r, NULL, 0);
+	h.data = r.csum;
+	hdr_seal(e, &h, NULL, 0);
+	if (e->ops.send(e->ctx, &p->addr, &h, NULL, 0))
+		return 0;
+	p->cn.probe_nonce = nonce;
+	e->st.tx_frames[XW_PKT_PROBE]++;
+	e->st.live_probes++;
+	return 1;
+}
+
+/* The peer has been silent since @since while something is owed: after a
+ * quarter of give_up_ns of it, ask whether it is alive, every eighth (the
+ * endpoint layer answers for a peer on this host, a PROBE the others). */
+static __u64 live_due(const struct xwi_engine *e, const struct peer *p, __u64 since)
+{
+	__u64 d = since + e->cfg.give_up_ns / 4, r = p->cn.last_liveprobe + e->cfg.give_up_ns / 8;
+
+	return d > r ? d : r;
+}
+
+/*
+ * When @p, silent since @since while something is owed, is given up:
+ * give_up_ns after its last sign of life, and not before our probes have
+ * gone unanswered for half of it - we may have been away ourselves (a
+ * process that computed for a minute, or was stopped, ran no timers and
+ * sent no probes: its own absence is no evidence against its peers).
+ * UINT64_MAX while no probe has gone out since @since.
+ */
+static __u64 giveup_at(const struct xwi_engine *e, const struct peer *p, __u64 since)
+{
+	__u64 g = since + e->cfg.give_up_ns, q = p->cn.probing_since + e->cfg.give_up_ns / 2;
+
+	if (p->cn.probing_since <= since)
+		return UINT64_MAX;
+	return g > q ? g : q;
+}
+
+static int live_check(struct xwi_engine *e, struct peer *p, __u64 t, __u64 since)
+{
+	int a = -1;
+
+	if (t < live_due(e, p, since))
+		return 0;
+	p->cn.last_liveprobe = t ? t : 1;
+	if (p->cn.probing_since <= since) /* the first probe since its last sign of life */
+		p->cn.probing_since = t > since ? t : since + 1;
+	if (e->ops.alive)
+		a = e->ops.alive(e->ctx, &p->addr);
+	if (a > 0) {
+		p->cn.last_alive = t;
+		e->st.live_local++;
+		return 0;
+	}
+	return a == 0 ? 0 : emit_probe(e, p);
+}
+
+static __u64 max64(__u64 a, __u64 b)
+{
+	return a > b ? a : b;
+}
+
 /* The application's one-frame message is in the transmit path: on the
  * wire before the bookkeeping (see xwi_engine_ops.kick). */
 static void kick_early(struct xwi_engine *e)
@@ -239,6 +324,10 @@ void xwi_conn_reset(struct xwi_engine *e, struct peer *p, int err, enum xwi_rese
 	p->cn.ack_now = p->cn.reply_owed = p->cn.rtx_now = p->cn.in_recovery = p->cn.holes = false;
 	p->cn.ack_due = p->cn.rtx_due = p->cn.conn_due = 0;
 	p->cn.backoff = p->cn.dupacks = 0;
+	p->cn.last_alive = 0;
+	p->cn.probe_nonce = 0;
+	p->cn.alive_seen = false;
+	p->cn.probing_since = 0;
 }
 
 /* The peer's incarnation (@sid, @isn) is the one we talk to now. */
@@ -695,6 +784,66 @@ static void ooo_hold(struct xwi_engine *e, struct peer *p, __u32 seq, const stru
 	e->st.rx_ooo++;
 }
 
+/* A PROBE reached the library (the peer's program did not answer it: a
+ * peer on this host, or a program without the answer): answer it as the
+ * program would, when its session is the one we know for the peer. */
+static int rx_probe(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h)
+{
+	struct peer *p = xwi_peer_find(e, src);
+	struct xw_hdr r = *h;
+
+	e->st.rx_frames[XW_PKT_PROBE]++;
+	/* only a peer whose session we know (the program answers also one
+	 * whose handshake we have not taken yet: we do not poll then) */
+	if (!p || !p->cn.rx_known || ntohl(h->session) != p->cn.peer_sid) {
+		e->st.session_rejects++;
+		return 0;
+	}
+	r.type = XW_PKT_PROBE_REPLY;
+	r.flags = 0;
+	r.dst_ep = h->src_ep;
+	r.src_ep = h->dst_ep;
+	r.csum = h->data;
+	/* we poll (this very probe says so): a count that moves */
+	r.data = htonl((__u32)e->st.rx_frames[XW_PKT_PROBE]);
+	if (!e->ops.send(e->ctx, src, &r, NULL, 0)) {
+		e->st.tx_frames[XW_PKT_PROBE_REPLY]++;
+		e->st.probes_answered++;
+	}
+	return 0;
+}
+
+/* The answer to our last PROBE (its session ours, its nonce the last one):
+ * the peer endpoint is alive. */
+static int rx_probe_reply(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h)
+{
+	struct peer *p = xwi_peer_find(e, src);
+	__u32 c;
+
+	if (!p || p->cn.cstate == C_NONE || !p->cn.probe_nonce ||
+	    ntohl(h->session) != p->cn.my_sid || ntohl(h->seq) != p->cn.probe_nonce) {
+		e->st.session_rejects++;
+		return 0;
+	}
+	e->st.rx_frames[XW_PKT_PROBE_REPLY]++;
+	p->cn.probe_nonce = 0; /* one answer per probe */
+	/* Its endpoint is open.  Alive, unless the process polls (its
+	 * consumed count moved since the last answer) and still neither
+	 * acknowledges nor answers us: a peer that takes our frames and
+	 * ignores them (it refuses our handshake, a session mix-up) is given
+	 * up as before; one that computes or is stopped does not poll. */
+	c = ntohl(h->data);
+	if (p->cn.alive_seen && c != p->cn.alive_consumed) {
+		e->st.live_polling++;
+	} else {
+		e->st.live_replies++;
+		p->cn.last_alive = now(e);
+	}
+	p->cn.alive_seen = true;
+	p->cn.alive_consumed = c;
+	return 0;
+}
+
 static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
 		  const void *payload)
 {
@@ -708,6 +857,10 @@ static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 		return rx_connect(e, src, h);
 	if (h->type == XW_PKT_CONNECT_REPLY)
 		return rx_connect_reply(e, src, h);
+	if (h->type == XW_PKT_PROBE)
+		return rx_probe(e, src, h);
+	if (h->type == XW_PKT_PROBE_REPLY)
+		return rx_probe_reply(e, src, h);
 	p = xwi_peer_find(e, src);
 	if (!p || !p->cn.rx_known) {
 		__u64 t = now(e);
@@ -843,13 +996,17 @@ int xwi_conn_timers(struct xwi_engine *e)
 				p->cn.conn_due = life;
 				continue;
 			}
-			if (t - p->cn.conn_start >= e->cfg.give_up_ns) {
+			/* a peer endpoint that is alive but does not
+			 * poll (it computes, or is stopped) is waited for */
+			if (t >= giveup_at(e, p, max64(p->cn.conn_start, p->cn.last_alive))) {
 				give_up(e, p);
 				continue;
 			}
 			conn_send(e, p, t);
 			n++;
 		}
+		if (p->cn.cstate == C_SYN && !(p->cn.probe && !p->cn.rx_known))
+			n += live_check(e, p, t, max64(p->cn.conn_start, p->cn.last_alive));
 		if (p->cn.reply_owed && p->cn.cstate != C_NONE && p->cn.rx_known) {
 			if (!emit_ctl(e, p, XW_PKT_CONNECT_REPLY, p->cn.isn, p->cn.peer_sid)) {
 				if (p->cn.last_reply)
@@ -867,12 +1024,13 @@ int xwi_conn_timers(struct xwi_engine *e)
 				 * silent peer is probed with a duplicate CONNECT,
 				 * which an alive peer answers; one that stays
 				 * silent for give_up_ns is given up. */
-				__u64 quiet = t - p->cn.last_heard;
+				__u64 quiet = t - xwi_conn_heard(p);
 
-				if (quiet >= e->cfg.give_up_ns) {
+				if (t >= giveup_at(e, p, xwi_conn_heard(p))) {
 					give_up(e, p);
 					continue;
 				}
+				n += live_check(e, p, t, xwi_conn_heard(p));
 				if (quiet >= e->cfg.give_up_ns / 4 &&
 				    t - p->cn.last_probe >= e->cfg.give_up_ns / 8 &&
 				    !emit_ctl(e, p, XW_PKT_CONNECT, p->cn.isn, 0)) {
@@ -881,9 +1039,12 @@ int xwi_conn_timers(struct xwi_engine *e)
 					n++;
 				}
 			}
-			if (p->cn.rx_known && t - p->cn.last_heard >= e->cfg.give_up_ns &&
-			    xwi_msg_awaits_data(p))
-				give_up(e, p);
+			if (p->cn.rx_known && xwi_msg_awaits_data(p)) {
+				if (t >= giveup_at(e, p, xwi_conn_heard(p)))
+					give_up(e, p);
+				else
+					n += live_check(e, p, t, xwi_conn_heard(p));
+			}
 			continue;
 		}
 		/* Nothing acknowledged for give_up_ns: give up unless the
@@ -892,10 +1053,15 @@ int xwi_conn_timers(struct xwi_engine *e)
 		 * what it had, as TCP probes a zero window).  Other frames of
 		 * the peer do not count: a peer that talks but ignores our
 		 * frames (a session mix-up) must be given up and reset. */
-		if (t - p->cn.last_progress >= e->cfg.give_up_ns &&
-		    t - p->cn.last_dupack >= e->cfg.give_up_ns) {
-			give_up(e, p);
-			continue;
+		{
+			__u64 since = max64(max64(p->cn.last_progress, p->cn.last_dupack),
+					    p->cn.last_alive);
+
+			if (t >= giveup_at(e, p, since)) {
+				give_up(e, p);
+				continue;
+			}
+			n += live_check(e, p, t, since);
 		}
 		if (p->cn.rtx_due && t >= p->cn.rtx_due) {
 			/* a new round: holes may be resent again */
@@ -966,32 +1132,49 @@ __u64 xwi_conn_deadline(const struct xwi_engine *e)
 			return 0;
 		if (p->cn.cstate == C_SYN && p->cn.conn_due)
 			c = p->cn.conn_due;
+		if (p->cn.cstate == C_SYN && !(p->cn.probe && !p->cn.rx_known)) {
+			__u64 lv = live_due(e, p, max64(p->cn.conn_start, p->cn.last_alive));
+
+			if (lv < c)
+				c = lv;
+		}
 		if (p->cn.unsol_due && p->cn.unsol_due < c)
 			c = p->cn.unsol_due;
 		if (p->cn.ack_due && p->cn.ack_due < c)
 			c = p->cn.ack_due;
 		if (p->cn.inflight) {
-			__u64 last = p->cn.last_progress > p->cn.last_dupack ? p->cn.last_progress
-								       : p->cn.last_dupack;
+			__u64 last = max64(max64(p->cn.last_progress, p->cn.last_dupack),
+					   p->cn.last_alive);
 
 			if (p->cn.rtx_due && p->cn.rtx_due < c)
 				c = p->cn.rtx_due;
-			if (last + e->cfg.give_up_ns < c)
-				c = last + e->cfg.give_up_ns;
+			if (giveup_at(e, p, last) < c)
+				c = giveup_at(e, p, last);
+			if (live_due(e, p, last) < c)
+				c = live_due(e, p, last);
 		} else {
-			if (p->cn.rx_known && p->cn.last_heard + e->cfg.give_up_ns < c &&
-			    xwi_msg_awaits_data(p))
-				c = p->cn.last_heard + e->cfg.give_up_ns;
+			if (p->cn.rx_known && xwi_msg_awaits_data(p)) {
+				__u64 h = xwi_conn_heard(p);
+
+				if (giveup_at(e, p, h) < c)
+					c = giveup_at(e, p, h);
+				if (live_due(e, p, h) < c)
+					c = live_due(e, p, h);
+			}
 			if (p->cn.rx_known && p->cn.cstate == C_EST && xwi_msg_awaits_pulls(p)) {
 				/* the probe of a silent peer, then the give-up */
-				__u64 probe = p->cn.last_heard + e->cfg.give_up_ns / 4;
+				__u64 h = xwi_conn_heard(p), probe = h + e->cfg.give_up_ns / 4;
 
 				if (probe < p->cn.last_probe + e->cfg.give_up_ns / 8)
 					probe = p->cn.last_probe + e->cfg.give_up_ns / 8;
-				if (probe > p->cn.last_heard + e->cfg.give_up_ns)
-					probe = p->cn.last_heard + e->cfg.give_up_ns;
+				if (probe > h + e->cfg.give_up_ns)
+					probe = h + e->cfg.give_up_ns;
 				if (probe < c)
 					c = probe;
+				if (live_due(e, p, h) < c)
+					c = live_due(e, p, h);
+				if (giveup_at(e, p, h) < c)
+					c = giveup_at(e, p, h);
 			}
 		}
 		if (c < d)
@@ -1030,10 +1213,14 @@ int xwi_engine_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 	 * field the corruption hit (but payload_len must fit to check it). */
 	if (e->cfg.crc && ntohs(hc.payload_len) <= len) {
 		__u32 want = ntohl(hc.csum), got;
+		__be32 d = hc.data;
 
 		hc.csum = 0;
+		if (hc.type == XW_PKT_PROBE_REPLY) /* the answerer's, outside the CRC */
+			hc.data = 0;
 		got = xwi_crc32c(xwi_crc32c(0, &hc, sizeof(hc)), payload, ntohs(hc.payload_len));
 		hc.csum = htonl(want);
+		hc.data = d;
 		if (got != want) {
 			e->st.crc_failures++;
 			return -EBADMSG;

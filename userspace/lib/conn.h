@@ -56,10 +56,12 @@ static inline bool xwi_conn_up(const struct peer *p)
 	return p->cn.rx_known;
 }
 
-/* When a frame of the peer's session last arrived. */
+/* The peer's last sign of life: a frame of its session arrived, or its
+ * endpoint answered a liveness probe (it is computing, or stopped, but its
+ * process and endpoint are there). */
 static inline __u64 xwi_conn_heard(const struct peer *p)
 {
-	return p->cn.last_heard;
+	return p->cn.last_heard > p->cn.last_alive ? p->cn.last_heard : p->cn.last_alive;
 }
 
 /* Our frames to @p not acknowledged yet (struct xwi_frame, by seq). */

@@ -38,6 +38,18 @@ static int ep_send(void *ctx, const struct xw_addr *dst, const struct xw_hdr *h,
 	return xwi_port_tx(ep->port, &ep->enc, dst, h, payload, len);
 }
 
+/* Is the peer endpoint alive?  Known here for a peer on this host (its
+ * inbox open, its process there; a stopped process is alive); a peer on
+ * another host is asked with a PROBE, which its XDP program answers. */
+static int ep_alive(void *ctx, const struct xw_addr *peer)
+{
+	struct xw_endpoint *ep = ctx;
+
+	if (xwi_local_is_local(ep->local, peer))
+		return xwi_local_alive(ep->local, peer->ep);
+	return -EOPNOTSUPP;
+}
+
 /* The engine's early kick of an application's one-frame message (under
  * the port lock, as every engine call). */
 static void ep_kick(void *ctx)
@@ -86,6 +98,7 @@ static void ep_conn_event(void *ctx, const struct xw_addr *peer, __u32 session)
 
 static const struct xwi_engine_ops engine_ops = {
 	.send = ep_send,
+	.alive = ep_alive,
 	.now_ns = ep_now,
 	.conn_event = ep_conn_event,
 	.kick = ep_kick,
@@ -502,10 +515,14 @@ XW_API int xw_endpoint__stats(const struct xw_endpoint *ep, struct xw_endpoint_s
 	st->rx_out_of_order = es.rx_ooo;
 	st->rx_dup_frames = es.rx_dup_frames;
 	st->conn_timeouts = es.timeouts;
+	st->live_probes = es.live_probes;
+	st->live_replies = es.live_replies;
+	st->live_local = es.live_local;
 	st->peer_resets = es.peer_restarts + es.peer_closes;
 	st->sessions = es.sessions;
 	st->rx_ctrl_frames = es.rx_frames[XW_PKT_ACK] + es.rx_frames[XW_PKT_CONNECT] +
-			     es.rx_frames[XW_PKT_CONNECT_REPLY] + es.rx_frames[XW_PKT_CLOSE];
+			     es.rx_frames[XW_PKT_CONNECT_REPLY] + es.rx_frames[XW_PKT_CLOSE] +
+			     es.rx_frames[XW_PKT_PROBE] + es.rx_frames[XW_PKT_PROBE_REPLY];
 	for (int i = 0; i < XW_PKT_TYPE_MAX; i++)
 		st->tx_by_type[i] = es.tx_frames[i], st->rtx_by_type[i] = es.rtx_frames[i];
 	st->rx_refused = es.rx_nobufs;
@@ -523,5 +540,8 @@ XW_API int xw_endpoint__stats(const struct xw_endpoint *ep, struct xw_endpoint_s
 	st->local_lost = ls.lost;
 	st->local_rx_bad = ls.rx_bad;
 	st->local_wake_runs = ls.wake_runs;
+	xwi_port_lock(p);
+	st->peers_unacked = xwi_engine_peers_unacked(ep->eng);
+	xwi_port_unlock(p);
 	return XWI_OUT_COPY(out, st, xw_endpoint_stats);
 }

@@ -110,6 +110,18 @@ void xwi_engine_stats(const struct xwi_engine *e, struct xwi_engine_stats *out)
 	}
 }
 
+__u64 xwi_engine_peers_unacked(const struct xwi_engine *e)
+{
+	__u64 n = 0;
+
+	for (const struct xl *l = e ? e->peers.next : NULL; l && l != &e->peers; l = l->next) {
+		const struct peer *p = xl_entry(l, struct peer, link);
+
+		n += !xl_empty(xwi_conn_unacked(p)) || xwi_msg_has_work(p);
+	}
+	return n;
+}
+
 /* ---- peers ------------------------------------------------------------- */
 
 /*

@@ -104,6 +104,11 @@ struct xwi_engine_ops {
 	 * of it, so the peer gets it sooner; other frames wait for the
 	 * caller's flush. */
 	void (*kick)(void *ctx);
+	/* Optional: is the peer endpoint @peer alive (its process there, its
+	 * endpoint open)?  1 yes, 0 no (dead or closed), negative: not known
+	 * here (the engine sends a PROBE frame, which the peer's XDP program
+	 * answers).  The endpoint layer knows for peers on this host. */
+	int (*alive)(void *ctx, const struct xw_addr *peer);
 };
 
 /* Request states. */
@@ -292,6 +297,12 @@ struct xwi_engine_stats {
 	__u64 peers_evicted;	   /* idle peers forgotten (table full)      */
 	__u64 peers;		   /* peers known now (at most peers_max)    */
 	__u64 probes;		   /* keepalive CONNECTs to silent peers     */
+	__u64 live_probes;	   /* PROBEs sent to silent peers            */
+	__u64 live_replies;	   /* PROBE_REPLYs taken (the peer is alive) */
+	__u64 live_polling;	   /* ... from a peer that polls, yet ignores
+				    * us (not counted as alive)             */
+	__u64 live_local;	   /* liveness answered by ops.alive          */
+	__u64 probes_answered;	   /* PROBEs answered by the library itself  */
 	__u64 hook_drops;	   /* frames dropped by drop_first_type      */
 	__u64 rx_nobufs;	   /* frames refused over the bounds (resent) */
 	__u64 replayed;		   /* messages sent again to a new incarnation */
@@ -314,5 +325,8 @@ void xwi_engine_stats(const struct xwi_engine *e, struct xwi_engine_stats *out);
 /* True when a message waits in the unexpected queue (a receive would match
  * it at once, given the right match and mask). */
 bool xwi_engine_has_unexpected(const struct xwi_engine *e);
+/* Peers that something sent to is not acknowledged by yet (frames kept for
+ * retransmission) or still queued for (xw_endpoint_stats.peers_unacked). */
+__u64 xwi_engine_peers_unacked(const struct xwi_engine *e);
 
 #endif

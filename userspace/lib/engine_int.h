@@ -133,6 +133,12 @@ struct xwi_conn {
 	bool reply_owed;       /* a CONNECT_REPLY is owed                      */
 	bool probe;	       /* our CONNECT introduces us (not retried idle)  */
 	__u64 last_probe;      /* keepalive CONNECT to a silent peer            */
+	__u64 last_alive;      /* the peer's endpoint answered a liveness probe */
+	__u64 last_liveprobe;  /* liveness probe sent (or asked ops.alive)      */
+	__u64 probing_since;   /* the first of them since the last sign of life */
+	__u32 probe_nonce;     /* the last PROBE's nonce (seq)                  */
+	__u32 alive_consumed;  /* the consumed count of the last answer         */
+	bool alive_seen;       /* ... known                                     */
 	__u64 last_dupack;     /* a pure ACK of snd_una while frames were out   */
 	__u64 unsol_due;       /* introduce ourselves (no session) then        */
 	bool rtx_now;	       /* resend the oldest unacked frame at once      */

@@ -344,6 +344,16 @@ static bool owner_dead(const struct xwi_local_hdr *h)
 	return pid > 0 && kill(pid, 0) && errno == ESRCH;
 }
 
+int xwi_local_alive(struct xwi_local *l, __u16 id)
+{
+	struct local_dst *d;
+
+	if (!l || id >= XW_MAX_ENDPOINTS)
+		return 0;
+	d = dst_get(l, id);
+	return d && !owner_dead(d->hdr) ? 1 : 0;
+}
+
 /* The wake decision for the frame, if the receiver sleeps (see top). */
 static void wake_check(struct xwi_local *l, __u16 dst, const struct xw_hdr *h, __u64 produced,
 		       struct xw_shared *sh)

@@ -94,6 +94,9 @@ void xwi_local_close(struct xwi_local *l);
 
 /* Whether @dst is an endpoint on this host and interface. */
 bool xwi_local_is_local(const struct xwi_local *l, const struct xw_addr *dst);
+/* Is the local endpoint @id alive (its inbox open, its owner process
+ * there - running or stopped)?  1 or 0. */
+int xwi_local_alive(struct xwi_local *l, __u16 id);
 
 /*
  * Write one frame (header @h as the engine hands it, payload) into @dst's

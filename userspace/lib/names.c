@@ -27,6 +27,8 @@ static const char *const type_names[XW_PKT_TYPE_MAX] = {
 	[XW_PKT_NOTIFY] = "notify",	     [XW_PKT_ACK] = "ack",
 	[XW_PKT_CONNECT] = "connect",	     [XW_PKT_CONNECT_REPLY] = "connect_reply",
 	[XW_PKT_CLOSE] = "close",
+	[XW_PKT_PROBE] = "probe",
+	[XW_PKT_PROBE_REPLY] = "probe_reply",
 };
 
 XW_API const char *xw_policy_name(unsigned int policy)
