@@ -499,7 +499,8 @@ struct xw_endpoint_stats {
 	__u64 conn_timeouts;	/* connections given up: requests -ETIMEDOUT     */
 	__u64 peer_resets;	/* peer restarted or closed: requests -ECONNRESET */
 	__u64 sessions;		/* sessions established with peers               */
-	__u64 rx_ctrl_frames;	/* ACK, CONNECT, CONNECT_REPLY, CLOSE received    */
+	__u64 rx_ctrl_frames;	/* ACK, CONNECT, CONNECT_REPLY, CLOSE, PROBE,
+				 * PROBE_REPLY received                          */
 	__u64 tx_by_type[16];	/* frames sent per packet type (XW_PKT_*),
 				 * retransmissions included                      */
 	__u64 rtx_by_type[16];	/* retransmissions per packet type               */

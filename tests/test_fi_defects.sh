@@ -21,17 +21,7 @@ BIN=$OUTPUT/tests/fi_defects.bin
 mkdir -p "$OUTPUT/tests"
 gcc -std=gnu11 -O2 -Wall -Wextra -Werror -o "$BIN" "$here/fabric/fi_defects.c" -lfabric ||
 	{ echo "FAIL: build fi_defects"; exit 1; }
-NS_A=xwfi-d-$$
-NS_B=
-trap fi_cleanup EXIT
-trap 'exit 1' INT TERM
-ip netns add "$NS_A" || skip "cannot create namespaces"
-ip -n "$NS_A" link add xwa type veth peer name xwb || skip "cannot create veth"
-ip -n "$NS_A" link set xwa address 02:00:00:00:da:01
-ip -n "$NS_A" link set xwb address 02:00:00:00:db:01
-ip -n "$NS_A" link set lo up
-ip -n "$NS_A" link set xwa up
-ip -n "$NS_A" link set xwb up
+fi_ns1 d 02:00:00:00:da:01 02:00:00:00:db:01
 
 # the peer gone: the library gives it up after 5 s; every wait of the
 # program is bounded (the whole run takes about 15 s)

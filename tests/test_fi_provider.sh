@@ -20,17 +20,7 @@ mkdir -p "$OUTPUT/tests"
 gcc -std=gnu11 -O2 -Wall -Wextra -Werror -pthread -I"$XW_SRC/fabric" -o "$BIN" \
 	"$here/fabric/fi_unit.c" -lfabric ||
 	{ echo "FAIL: build fi_unit"; exit 1; }
-NS_A=xwfi-u-$$
-NS_B=
-trap fi_cleanup EXIT
-trap 'exit 1' INT TERM
-ip netns add "$NS_A" || skip "cannot create namespaces"
-ip -n "$NS_A" link add xwa type veth peer name xwb || skip "cannot create veth"
-ip -n "$NS_A" link set xwa address 02:00:00:00:ea:01
-ip -n "$NS_A" link set xwb address 02:00:00:00:eb:01
-ip -n "$NS_A" link set lo up
-ip -n "$NS_A" link set xwa up
-ip -n "$NS_A" link set xwb up
+fi_ns1 u 02:00:00:00:ea:01 02:00:00:00:eb:01
 fail=0
 
 out=$(ip netns exec "$NS_A" fi_info -p xdpwake 2>&1)

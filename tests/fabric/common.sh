@@ -41,6 +41,22 @@ fi_pair() {
 	ip -n "$NS_B" link set "$IF_B" up
 }
 
+# fi_ns1 TAG MAC_A MAC_B: one namespace xwfi-TAG-$$ (NS_A) holding both
+# ends xwa / xwb of a veth pair, with these MACs, removed on exit.
+fi_ns1() {
+	NS_A=xwfi-$1-$$
+	NS_B=
+	trap fi_cleanup EXIT
+	trap 'exit 1' INT TERM
+	ip netns add "$NS_A" || skip "cannot create namespaces"
+	ip -n "$NS_A" link add xwa type veth peer name xwb || skip "cannot create veth"
+	ip -n "$NS_A" link set xwa address "$2"
+	ip -n "$NS_A" link set xwb address "$3"
+	ip -n "$NS_A" link set lo up
+	ip -n "$NS_A" link set xwa up
+	ip -n "$NS_A" link set xwb up
+}
+
 FI_PIDS=()
 fi_cleanup() {
 	for p in "${FI_PIDS[@]}"; do kill "$p" 2>/dev/null; done
