@@ -48,45 +48,7 @@ ip link set lo up || skip "ip link set lo up failed (iproute2 missing?)"
 ip link add "$A" type veth peer name "$B" || skip "cannot create a veth pair"
 ip link set "$A" up && ip link set "$B" up
 
-checks=0
-failures=0
-out=
-err=
-rc=0
-
-# run CMD...: stdout in $out, stderr in $err, exit status in $rc
-run() {
-	out=$("$@" 2>"$TMP/err")
-	rc=$?
-	err=$(cat "$TMP/err")
-}
-
-ok() {
-	checks=$((checks + 1))
-	echo "ok   $checks - $1"
-}
-
-fail() {
-	checks=$((checks + 1))
-	failures=$((failures + 1))
-	echo "FAIL $checks - $1"
-	echo "     exit $rc"
-	[ -n "$out" ] && sed 's/^/     stdout: /' <<<"$out" | head -20
-	[ -n "$err" ] && sed 's/^/     stderr: /' <<<"$err" | head -20
-	return 0
-}
-
-# check DESCRIPTION CONDITION...: CONDITION is a command run by the shell
-check() {
-	local desc=$1
-	shift
-	if "$@"; then ok "$desc"; else fail "$desc"; fi
-}
-
-has() { grep -q -- "$2" <<<"$1"; }
-json_ok() { python3 -m json.tool >/dev/null 2>&1 <<<"$1"; }
-# jq_py JSON EXPR: print EXPR evaluated with d = the parsed document
-jq_py() { python3 -c 'import json, sys; d = json.loads(sys.argv[1]); print(eval(sys.argv[2]))' "$1" "$2" 2>/dev/null; }
+. "$(dirname "$0")/lib/check.sh"
 xdp_on() { ip link show "$1" | grep -q 'prog/xdp'; }
 
 P=(--pin-root "$ROOT")
@@ -357,10 +319,4 @@ check "steer --queues 0 exits 2" test "$rc" -eq 2
 run "$X" detach "$A" "${P[@]}"
 check "detach of the generic-mode program exits 0" test "$rc" -eq 0 -a -n "$(! xdp_on "$A" && echo y)"
 
-echo "----"
-if [ "$failures" -ne 0 ]; then
-	echo "$failures of $checks checks failed"
-	exit 1
-fi
-echo "ok: $checks checks"
-exit 0
+check_summary

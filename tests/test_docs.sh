@@ -7,36 +7,34 @@ set -u
 OUTPUT=${OUTPUT:-$(dirname "$0")/../.output}
 SRC=${XW_SRC:-$(cd "$(dirname "$0")/.." && pwd)}
 tool=$OUTPUT/xdpwake
-fail=0
-ok() { echo "ok:   $*"; }
-bad() { echo "FAIL: $*"; fail=1; }
+. "$SRC/tests/lib/check.sh"
 
 [ -x "$tool" ] || { echo "FAIL: $tool not built"; exit 1; }
 if "$SRC/scripts/readme-cli.sh" "$tool" "$SRC/README.md" --check; then
 	ok "README command reference matches 'xdpwake help --markdown'"
 else
-	bad "README command reference is stale (run make readme)"
+	fail "README command reference is stale (run make readme)"
 fi
 page=$(mktemp)
 trap 'rm -f "$page" "$page.txt" "$page.err"' EXIT
-"$tool" help --man > "$page" || bad "xdpwake help --man failed"
+"$tool" help --man > "$page" || fail "xdpwake help --man failed"
 if command -v groff >/dev/null; then
 	groff -man -Tutf8 -ww -z "$page" 2> "$page.err"
-	if [ -s "$page.err" ]; then bad "groff warnings: $(head -3 "$page.err")"; else ok "man page renders without warnings"; fi
+	if [ -s "$page.err" ]; then fail "groff warnings: $(head -3 "$page.err")"; else ok "man page renders without warnings"; fi
 	MANWIDTH=100 groff -man -Tutf8 "$page" 2>/dev/null | col -b > "$page.txt"
 	# The commands as the tool's own help lists them.
 	cmds=$("$tool" --help | sed -n '/^Commands:/,/^$/p' | awk 'NR > 1 && NF { print $1 }')
-	[ -n "$cmds" ] || bad "no command list in xdpwake --help"
+	[ -n "$cmds" ] || fail "no command list in xdpwake --help"
 	nc=0 no=0
 	for c in $cmds; do
 		nc=$((nc + 1))
-		grep -q "^   $c" "$page.txt" || { bad "man page lacks command $c"; continue; }
+		grep -q "^   $c" "$page.txt" || { fail "man page lacks command $c"; continue; }
 		for o in $("$tool" "$c" --help 2>/dev/null | grep -oE '^\s+(-[a-zA-Z], )?--[a-z][a-z-]*' | grep -oE -- '--[a-z][a-z-]*'); do
 			no=$((no + 1))
-			grep -q -- "$o" "$page.txt" || bad "man page: $c lacks $o"
+			grep -q -- "$o" "$page.txt" || fail "man page: $c lacks $o"
 		done
 	done
-	[ "$nc" -ge 10 ] && [ "$no" -ge 50 ] || bad "only $nc commands / $no options found in --help"
+	[ "$nc" -ge 10 ] && [ "$no" -ge 50 ] || fail "only $nc commands / $no options found in --help"
 	ok "man page documents all $nc commands and the $no options their --help shows"
 else
 	echo "note: groff missing, rendering not checked (make deps installs man-db)"
@@ -61,10 +59,10 @@ if [ -f "$arch" ]; then
 	if [ ${#missing[@]} -eq 0 ] && [ ${#gone[@]} -eq 0 ]; then
 		ok "docs/ARCHITECTURE.md maps every source file, and only existing ones"
 	else
-		[ ${#missing[@]} -eq 0 ] || bad "docs/ARCHITECTURE.md does not mention: ${missing[*]}"
-		[ ${#gone[@]} -eq 0 ] || bad "docs/ARCHITECTURE.md names files that do not exist: ${gone[*]}"
+		[ ${#missing[@]} -eq 0 ] || fail "docs/ARCHITECTURE.md does not mention: ${missing[*]}"
+		[ ${#gone[@]} -eq 0 ] || fail "docs/ARCHITECTURE.md names files that do not exist: ${gone[*]}"
 	fi
 else
-	bad "docs/ARCHITECTURE.md is missing"
+	fail "docs/ARCHITECTURE.md is missing"
 fi
-exit $fail
+check_summary

@@ -55,15 +55,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-failures=0
-ok() { echo "ok:   $*"; }
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-# check DESCRIPTION COMMAND...: run COMMAND, ok/FAIL by its status.
-check() {
-	local what=$1
-	shift
-	if "$@"; then ok "$what"; else fail "$what"; fi
-}
+. "$XW_SRC/tests/lib/check.sh"
 show_log() { sed 's/^/    | /' "$1" | tail -30; }
 
 version=$(sed -n 's/^VERSION_\(MAJOR\|MINOR\|PATCH\) := //p' "$XW_SRC/Makefile" | paste -sd.)
@@ -292,10 +284,4 @@ for tool in "$pfx/bin/xdpwake" "$dest/usr/bin/xdpwake"; do
 	fi
 done
 
-echo "----"
-if [ $failures -ne 0 ]; then
-	echo "test_install: $failures check(s) failed"
-	exit 1
-fi
-echo "test_install: all checks passed"
-exit 0
+check_summary

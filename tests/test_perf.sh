@@ -71,47 +71,7 @@ fi
 # tests kill what they started by its PID.
 in_b=(nsenter --net="/run/netns/$NS_B")
 
-checks=0
-failures=0
-out=
-err=
-rc=0
-ms=0
-
-# run CMD...: stdout in $out, stderr in $err, exit status in $rc, time in $ms
-run() {
-	local start
-	start=$(date +%s%N)
-	out=$("$@" 2>"$TMP/err")
-	rc=$?
-	ms=$((($(date +%s%N) - start) / 1000000))
-	err=$(cat "$TMP/err")
-}
-
-ok() {
-	checks=$((checks + 1))
-	echo "ok   $checks - $1"
-}
-
-fail() {
-	checks=$((checks + 1))
-	failures=$((failures + 1))
-	echo "FAIL $checks - $1"
-	echo "     exit $rc, ${ms} ms"
-	[ -n "$out" ] && sed 's/^/     stdout: /' <<<"$out" | head -20
-	[ -n "$err" ] && sed 's/^/     stderr: /' <<<"$err" | head -20
-	return 0
-}
-
-check() {
-	local desc=$1
-	shift
-	if "$@"; then ok "$desc"; else fail "$desc"; fi
-}
-
-has() { grep -q -- "$2" <<<"$1"; }
-json_ok() { python3 -m json.tool >/dev/null 2>&1 <<<"$1"; }
-jq_py() { python3 -c 'import json, sys; d = json.loads(sys.argv[1]); print(eval(sys.argv[2]))' "$1" "$2" 2>/dev/null; }
+. "$SRC/tests/lib/check.sh"
 
 # check_result JSON MODE ITERS NSIZES POLICY WAIT: prints "ok" or what is wrong
 check_result() {
@@ -389,10 +349,4 @@ sleep 0.2
 check "interrupted demo.sh left no namespace, pin directory, temporary directory or process" \
 	test -z "$(leftovers "$dpid")"
 
-echo "----"
-if [ "$failures" -ne 0 ]; then
-	echo "$failures of $checks checks failed"
-	exit 1
-fi
-echo "ok: $checks checks"
-exit 0
+check_summary
