@@ -87,12 +87,13 @@ CLI_SRCS := $(wildcard userspace/cli/*.c)
 UTIL_SRCS := $(wildcard userspace/util/*.c)
 UTIL_OBJS := $(patsubst userspace/util/%.c,$(OUTPUT)/util/%.o,$(UTIL_SRCS))
 UTIL_A := $(OUTPUT)/libxwutil.a
+UTIL_HDRS := $(wildcard userspace/util/*.h)
 
 TEST_SRCS := $(wildcard tests/test_*.c)
 # The tests' compiled helpers (tests/lib/), one archive linked into each.
 XWT_SRCS := $(wildcard tests/lib/*.c)
 XWT_OBJS := $(patsubst tests/lib/%.c,$(OUTPUT)/tests/lib/%.o,$(XWT_SRCS))
-XWT_HDRS := $(wildcard tests/lib/*.h)
+XWT_HDRS := $(wildcard tests/lib/*.h) $(UTIL_HDRS) # and the util headers they include
 XWT_A := $(OUTPUT)/tests/libxwt.a
 TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
 BENCH_SRCS := $(wildcard bench/*.c)
@@ -209,7 +210,7 @@ $(LIB_SO): $(LIB_OBJS) userspace/libxdpwake.map
 	$(Q)ln -sf $(notdir $@) $(OUTPUT)/$(SONAME)
 	$(Q)ln -sf $(SONAME) $(OUTPUT)/libxdpwake.so
 
-$(CLI): $(CLI_SRCS) $(wildcard userspace/cli/*.h) $(LIB_A) $(UTIL_A) $(PUB_HDRS) | $(OUTPUT)/cli
+$(CLI): $(CLI_SRCS) $(wildcard userspace/cli/*.h) $(LIB_A) $(UTIL_A) $(UTIL_HDRS) $(PUB_HDRS) | $(OUTPUT)/cli
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/util \
 		-DXW_VERSION_STR='"$(VERSION)"' -o $@ $(CLI_SRCS) $(LIB_A) $(UTIL_A) $(LDLIBS)
@@ -229,21 +230,23 @@ $(OUTPUT)/tests/%: tests/%.c $(XWT_HDRS) $(XWT_A) $(LIB_A) $(UTIL_A) $(PUB_HDRS)
 	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Iuserspace/util -Itests/lib \
 		-o $@ $< $(XWT_A) $(LIB_A) $(UTIL_A) $(LDLIBS)
 
-$(OUTPUT)/bench/%: bench/%.c $(LIB_A) $(UTIL_A) $(PUB_HDRS) $(INT_HDRS) $(SKELS) $(BENCH_SKELS) \
+$(OUTPUT)/bench/%: bench/%.c $(wildcard bench/*.h) $(LIB_A) $(UTIL_A) $(UTIL_HDRS) $(PUB_HDRS) $(INT_HDRS) $(SKELS) $(BENCH_SKELS) \
 		| $(OUTPUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Iuserspace/util \
 		-o $@ $< $(LIB_A) $(UTIL_A) $(LDLIBS)
 
-# policy_demo runs on the tests' end-to-end harness: its header
-# (tests/lib/xwt_e2e.h) and the compiled helpers (libxwt.a).
-$(OUTPUT)/bench/policy_demo: bench/policy_demo.c $(XWT_HDRS) $(XWT_A) $(LIB_A) $(UTIL_A) $(PUB_HDRS) \
-		$(INT_HDRS) $(SKELS) | $(OUTPUT)/bench
+# policy_demo runs on the tests' end-to-end harness (tests/lib/xwt_e2e.h),
+# xdp_cost on their BPF_PROG_TEST_RUN harness (tests/lib/xwt_xdp.h): the
+# headers and the compiled helpers (libxwt.a).
+BENCH_ON_XWT := $(OUTPUT)/bench/policy_demo $(OUTPUT)/bench/xdp_cost
+$(BENCH_ON_XWT): $(OUTPUT)/bench/%: bench/%.c $(XWT_HDRS) $(XWT_A) $(LIB_A) $(UTIL_A) $(PUB_HDRS) \
+		$(INT_HDRS) $(SKELS) $(BENCH_SKELS) | $(OUTPUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Iuserspace/util -Itests/lib \
 		-o $@ $< $(XWT_A) $(LIB_A) $(UTIL_A) $(LDLIBS)
 
-$(OUTPUT)/bench/xwbench: $(wildcard bench/xwbench/*.c bench/xwbench/*.h) $(LIB_A) $(UTIL_A) \
+$(OUTPUT)/bench/xwbench: $(wildcard bench/xwbench/*.c bench/xwbench/*.h) $(LIB_A) $(UTIL_A) $(UTIL_HDRS) \
 		$(PUB_HDRS) | $(OUTPUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/util -Ibench/xwbench \

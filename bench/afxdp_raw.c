@@ -618,12 +618,25 @@ static long long st_batch(struct xs *x, const unsigned char *sbuf, unsigned long
 	}
 }
 
+static unsigned char sbuf[FRAME_SIZE];
+
+/* pc_measure()'s round: a ping-pong or a stream batch (the sequence
+ * numbers are 32 bits on the wire). */
+static long long client_round(void *ctx, unsigned long size, unsigned long long seq,
+			      unsigned long long *retx)
+{
+	return o.mode == MODE_PINGPONG ? pp_round(ctx, sbuf, size, (uint32_t)seq, retx)
+				       : st_batch(ctx, sbuf, size, (uint32_t)seq, retx);
+}
+
 static int run_client(struct xs *x)
 {
-	static unsigned char sbuf[FRAME_SIZE];
+	struct pc_run run = { "afxdp_raw", client_round, x, o.mode == MODE_PINGPONG,
+			      o.mode == MODE_STREAM ? o.batch : 1, o.warmup, o.iters, o.duration,
+			      o.duration_set };
 	struct pc_result res[PC_MAX_SIZES];
 	unsigned long max = x->mtu > HDR_LEN ? x->mtu - HDR_LEN : 0;
-	uint32_t seq = 1;
+	unsigned long long seq = 1;
 	int done = 0, rc = 1, err;
 
 	memset(res, 0, sizeof(res));
@@ -643,52 +656,8 @@ static int run_client(struct xs *x)
 		return 1;
 	}
 	for (int i = 0; i < o.nsizes; i++) {
-		struct pc_result *r = &res[i];
-		struct xwu_samples lat = { 0 };
-		unsigned long size = o.sizes[i], k = o.mode == MODE_STREAM ? o.batch : 1;
-		unsigned long long n = 0, retx = 0, t0, b0, dur = (unsigned long long)(o.duration * 1e9);
-		long long t;
-
-		for (unsigned long w = 0; w < o.warmup; w += k) {
-			t = o.mode == MODE_PINGPONG ? pp_round(x, sbuf, size, seq, &retx)
-						    : st_batch(x, sbuf, size, seq, &retx);
-			seq += (uint32_t)k;
-			if (t < 0) {
-				fprintf(stderr, "afxdp_raw: size %lu, warm-up: %s\n", size,
-					strerror((int)-t));
-				goto out;
-			}
-		}
-		retx = 0;
-		b0 = xwu_machine_busy_us();
-		t0 = xwu_now_ns();
-		for (;;) {
-			if (o.duration_set ? xwu_now_ns() - t0 >= dur : n >= o.iters)
-				break;
-			t = o.mode == MODE_PINGPONG ? pp_round(x, sbuf, size, seq, &retx)
-						    : st_batch(x, sbuf, size, seq, &retx);
-			seq += (uint32_t)k;
-			if (t < 0) {
-				fprintf(stderr, "afxdp_raw: size %lu, message %llu: %s\n", size, n,
-					strerror((int)-t));
-				xwu_samples_free(&lat);
-				goto out;
-			}
-			if (xwu_samples_add(&lat, o.mode == MODE_PINGPONG ? (double)t / 2e3 : (double)t / 1e3)) {
-				xwu_samples_free(&lat);
-				goto out;
-			}
-			n += k;
-		}
-		r->elapsed_s = (double)(xwu_now_ns() - t0) / 1e9;
-		r->busy_us = (double)(xwu_machine_busy_us() - b0);
-		r->size = size;
-		r->batch = o.mode == MODE_STREAM ? o.batch : 0;
-		r->iters = n;
-		r->msgs = o.mode == MODE_PINGPONG ? 2 * n : n;
-		r->retransmits = retx;
-		xwu_summarize(lat.v, lat.n, &r->lat);
-		xwu_samples_free(&lat);
+		if (pc_measure(&run, o.sizes[i], &seq, &res[i]))
+			goto out;
 		done++;
 	}
 	rc = 0;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * peers_common.h - what bench/udp_pingpong.c and bench/afxdp_raw.c share:
- * signals, option values, message-size lists, and the JSON result they print
+ * signals, option values, message-size lists, the measurement of one message
+ * size (pc_measure), and the JSON result they print (libxwutil's writer)
  * (the same fields as `xdpwake pingpong -j`, so bench/peers.sh reads all
  * three alike).  The clock, whole-machine CPU from /proc/stat, latency
  * samples and nearest-rank percentiles are libxwutil's (measure.h, stats.h),
@@ -19,6 +20,7 @@
 #define XW_BENCH_PEERS_COMMON_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "measure.h"
 #include "stats.h"
 
@@ -114,44 +117,113 @@ struct pc_result {
 	struct xwu_summary lat;
 };
 
-static inline void pc_json_num(const char *key, double v, int comma)
-{
-	if (isnan(v) || isinf(v))
-		printf("\"%s\": null%s", key, comma ? ", " : "");
-	else
-		printf("\"%s\": %.6g%s", key, v, comma ? ", " : "");
-}
-
-/* The whole JSON document of a client run. */
+/* The whole JSON document of a client run (json.h). */
 static inline void pc_json_print(const char *tool, const char *test, const char *variant,
 				 const char *transport, const struct pc_result *r, int n)
 {
-	printf("{\"tool\": \"%s\", \"command\": \"%s\", \"variant\": \"%s\", "
-	       "\"transport\": \"%s\", \"ncpus\": %ld, \"results\": [",
-	       tool, test, variant, transport, sysconf(_SC_NPROCESSORS_ONLN));
+	json_obj_begin();
+	json_kv_str("tool", tool);
+	json_kv_str("command", test);
+	json_kv_str("variant", variant);
+	json_kv_str("transport", transport);
+	json_kv_i64("ncpus", sysconf(_SC_NPROCESSORS_ONLN));
+	json_key("results");
+	json_arr_begin();
 	for (int i = 0; i < n; i++) {
 		const struct pc_result *x = &r[i];
 
-		printf("%s\n  {\"size\": %lu, \"iters\": %llu, \"msgs\": %llu, ", i ? "," : "",
-		       x->size, x->iters, x->msgs);
+		json_obj_begin();
+		json_kv_u64("size", x->size);
+		json_kv_u64("iters", x->iters);
+		json_kv_u64("msgs", x->msgs);
 		if (x->batch)
-			printf("\"batch\": %lu, ", x->batch);
-		printf("\"retransmits\": %llu, ", x->retransmits);
-		pc_json_num("elapsed_s", x->elapsed_s, 1);
-		printf("\"latency_us\": {");
-		pc_json_num("min", x->lat.min, 1);
-		pc_json_num("mean", x->lat.mean, 1);
-		pc_json_num("p50", x->lat.p50, 1);
-		pc_json_num("p90", x->lat.p90, 1);
-		pc_json_num("p99", x->lat.p99, 1);
-		pc_json_num("max", x->lat.max, 0);
-		printf("}, ");
-		pc_json_num("msg_rate", xwu_ratio((double)x->msgs, x->elapsed_s), 1);
-		pc_json_num("machine_busy_us", x->busy_us, 1);
-		pc_json_num("machine_cpu_us_per_msg", xwu_ratio(x->busy_us, (double)x->msgs), 0);
-		printf("}");
+			json_kv_u64("batch", x->batch);
+		json_kv_u64("retransmits", x->retransmits);
+		json_kv_double("elapsed_s", x->elapsed_s);
+		json_key("latency_us");
+		json_obj_begin();
+		json_kv_double("min", x->lat.min);
+		json_kv_double("mean", x->lat.mean);
+		json_kv_double("p50", x->lat.p50);
+		json_kv_double("p90", x->lat.p90);
+		json_kv_double("p99", x->lat.p99);
+		json_kv_double("max", x->lat.max);
+		json_obj_end();
+		json_kv_double("msg_rate", xwu_ratio((double)x->msgs, x->elapsed_s));
+		json_kv_double("machine_busy_us", x->busy_us);
+		json_kv_double("machine_cpu_us_per_msg", xwu_ratio(x->busy_us, (double)x->msgs));
+		json_obj_end();
 	}
-	printf("\n]}\n");
+	json_arr_end();
+	json_obj_end();
+}
+
+/* One ping-pong round or stream batch of @size bytes from sequence number
+ * @seq: its duration in ns, or -errno; retransmissions added to *@retx. */
+typedef long long (*pc_round_fn)(void *ctx, unsigned long size, unsigned long long seq,
+				 unsigned long long *retx);
+
+/* How a client measures (the options both tools share). */
+struct pc_run {
+	const char *tool;	/* in error messages */
+	pc_round_fn round;
+	void *ctx;
+	bool pingpong;		/* else stream */
+	unsigned long k;	/* messages per round: 1, or the stream's batch */
+	unsigned long warmup, iters;
+	double duration;	/* s, when duration_set (else iters rounds) */
+	bool duration_set;
+};
+
+/* One size: the warm-up, then the measured rounds (latency: half a round
+ * trip, or one batch); @r filled.  *@seq advances by the messages sent.
+ * Returns 0, or -1 with the reason on stderr. */
+static inline int pc_measure(const struct pc_run *run, unsigned long size, unsigned long long *seq,
+			     struct pc_result *r)
+{
+	struct xwu_samples lat = { 0 };
+	unsigned long long n = 0, retx = 0, t0, b0, dur = (unsigned long long)(run->duration * 1e9);
+	long long t;
+
+	for (unsigned long w = 0; w < run->warmup; w += run->k) {
+		t = run->round(run->ctx, size, *seq, &retx);
+		*seq += run->k;
+		if (t < 0) {
+			fprintf(stderr, "%s: size %lu, warm-up: %s\n", run->tool, size,
+				strerror((int)-t));
+			return -1;
+		}
+	}
+	retx = 0;
+	b0 = xwu_machine_busy_us();
+	t0 = xwu_now_ns();
+	for (;;) {
+		if (run->duration_set ? xwu_now_ns() - t0 >= dur : n >= run->iters)
+			break;
+		t = run->round(run->ctx, size, *seq, &retx);
+		*seq += run->k;
+		if (t < 0) {
+			fprintf(stderr, "%s: size %lu, message %llu: %s\n", run->tool, size, n,
+				strerror((int)-t));
+			xwu_samples_free(&lat);
+			return -1;
+		}
+		if (xwu_samples_add(&lat, run->pingpong ? (double)t / 2e3 : (double)t / 1e3)) {
+			xwu_samples_free(&lat);
+			return -1;
+		}
+		n += run->k;
+	}
+	r->elapsed_s = (double)(xwu_now_ns() - t0) / 1e9;
+	r->busy_us = (double)(xwu_machine_busy_us() - b0);
+	r->size = size;
+	r->batch = run->pingpong ? 0 : run->k;
+	r->iters = n;
+	r->msgs = run->pingpong ? 2 * n : n;
+	r->retransmits = retx;
+	xwu_summarize(lat.v, lat.n, &r->lat);
+	xwu_samples_free(&lat);
+	return 0;
 }
 
 static inline void pc_text_print(const char *test, const char *variant, const struct pc_result *r,

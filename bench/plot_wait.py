@@ -11,16 +11,13 @@ wait_b.csv, wait_latency.{svg,png}, wait_cpu.{svg,png}, wait_pairs.{svg,png}.
 With --md the section between the wait-strategies markers of RESULTS.md is
 replaced (appended when absent).
 """
-import argparse
 import csv
-import json
-import math
 import os
-import re
-import statistics
 import sys
 
 import matplotlib
+
+from report_lib import fmt, load_json, med, read_meta, update_section, wait_args
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -29,23 +26,6 @@ BEGIN = "<!-- wait-strategies-begin -->"
 END = "<!-- wait-strategies-end -->"
 HZ = os.sysconf("SC_CLK_TCK")
 SB_LIMIT, AD_LIMIT, LAT_LIMIT = 2.0, 1.5, 1.15
-
-
-def med(xs):
-    xs = [x for x in xs if x is not None and not (isinstance(x, float) and math.isnan(x))]
-    return statistics.median(xs) if xs else None
-
-
-def fmt(v, f="%.1f"):
-    return "-" if v is None else f % v
-
-
-def load_json(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except Exception:
-        return None
 
 
 def read_time(path):
@@ -59,17 +39,8 @@ def read_time(path):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--raw", required=True)
-    ap.add_argument("--results", required=True)
-    ap.add_argument("--md")
-    ap.add_argument("--partial", action="store_true")
-    o = ap.parse_args()
-
-    meta = {}
-    for ln in open(os.path.join(o.raw, "meta")):
-        k, _, v = ln.rstrip("\n").partition("=")
-        meta[k] = v
+    o = wait_args()
+    meta = read_meta(o.raw)
     os.makedirs(o.results, exist_ok=True)
     A, B, BG = [], [], []
     for ln in open(os.path.join(o.raw, "index")):
@@ -588,18 +559,7 @@ def main():
     text = "\n".join(out)
     print(text)
     if o.md and not o.partial:
-        section = BEGIN + "\n" + text.rstrip("\n") + "\n" + END + "\n"
-        try:
-            cur = open(o.md).read()
-        except FileNotFoundError:
-            cur = ""
-        if BEGIN in cur and END in cur:
-            new = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END) + "\n?", lambda _: section, cur, flags=re.S)
-        else:
-            new = cur.rstrip("\n") + "\n\n" + section
-        with open(o.md, "w") as f:
-            f.write(new)
-        print("\n%s: section between %s and %s updated" % (o.md, BEGIN, END), file=sys.stderr)
+        update_section(o.md, BEGIN, END, text)
     print("results: %s (CSV, SVG, PNG)" % o.results, file=sys.stderr)
 
 

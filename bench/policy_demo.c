@@ -43,6 +43,7 @@
 #include <getopt.h>
 
 #include "xwt_e2e.h"
+#include "json.h"
 #include "measure.h"
 #include "stats.h"
 
@@ -164,7 +165,7 @@ static void cpu_snapshot(struct cpu_snap *s)
 			s->idle_ok = false;
 			break;
 		}
-		s->wall_ns[c] = xwt_now_ns();
+		s->wall_ns[c] = xwu_now_ns();
 		s->idle_us[c] = cpu_idle_us(c);
 		if (s->idle_us[c] < 0)
 			s->idle_ok = false;
@@ -269,7 +270,7 @@ static void on_frame(struct xwe *e, const xwe_hdr_u *h, __u32 len, void *ctx)
 static void receive(__u64 target, int idle_ms, struct result *r, struct iface_ctx *ic,
 		    __u32 run_id)
 {
-	unsigned long long last_progress = xwt_now_ns();
+	unsigned long long last_progress = xwu_now_ns();
 	__u64 last_consumed = E.consumed;
 
 	for (long i = 0; i < 100000000L && E.consumed < target && !xwe_stop; i++) {
@@ -280,31 +281,31 @@ static void receive(__u64 target, int idle_ms, struct result *r, struct iface_ct
 			break; /* the peer moved on */
 		if (E.consumed != last_consumed) {
 			last_consumed = E.consumed;
-			last_progress = xwt_now_ns();
-		} else if (xwt_now_ns() > last_progress + (unsigned long long)idle_ms * MS) {
+			last_progress = xwu_now_ns();
+		} else if (xwu_now_ns() > last_progress + (unsigned long long)idle_ms * MS) {
 			break;
 		}
 		if (xwe_drain(&E))
 			continue;
 		if (!xwe_arm(&E)) {
-			xwe_drain_until(&E, xwe_produced(&E), xwt_now_ns() + 100 * MS);
+			xwe_drain_until(&E, xwe_produced(&E), xwu_now_ns() + 100 * MS);
 			continue;
 		}
 		r->sleeps++;
 		at = E.consumed;
 		before = E.nrecs;
-		got = xwe_wait(&E, xwt_now_ns() + 500 * MS);
+		got = xwe_wait(&E, xwu_now_ns() + 500 * MS);
 		if (got <= 0) {
 			xwe_disarm(&E);
 			continue;
 		}
 		for (int j = before; j < E.nrecs; j++) {
-			rec_woke[j] = xwt_now_ns();
+			rec_woke[j] = xwu_now_ns();
 			rec_at[j] = at;
 			if (E.recs[j].produced > maxp)
 				maxp = E.recs[j].produced;
 		}
-		xwe_drain_until(&E, maxp, xwt_now_ns() + 100 * MS);
+		xwe_drain_until(&E, maxp, xwu_now_ns() + 100 * MS);
 	}
 }
 
@@ -383,16 +384,16 @@ static int run_one(int pat, int pol, struct result *r, struct iface_ctx *ic, __u
 	quiesce();
 	if (ic) {
 		/* wait for the peer's CONNECT announcing this run */
-		unsigned long long deadline = xwt_now_ns() + (run_id == 1 ? 3600000ULL : 60000ULL) * MS;
+		unsigned long long deadline = xwu_now_ns() + (run_id == 1 ? 3600000ULL : 60000ULL) * MS;
 
-		while (!xwe_stop && !(ic->seen && ic->hello == run_id) && xwt_now_ns() < deadline) {
+		while (!xwe_stop && !(ic->seen && ic->hello == run_id) && xwu_now_ns() < deadline) {
 			if (xwe_drain(&E))
 				continue;
 			if (xwe_arm(&E)) {
-				xwe_wait(&E, xwt_now_ns() + 200 * MS);
+				xwe_wait(&E, xwu_now_ns() + 200 * MS);
 				xwe_disarm(&E);
 			}
-			xwe_drain_until(&E, xwe_produced(&E), xwt_now_ns() + 100 * MS);
+			xwe_drain_until(&E, xwe_produced(&E), xwu_now_ns() + 100 * MS);
 		}
 		if (!(ic->seen && ic->hello == run_id)) {
 			fprintf(stderr, "policy_demo: no CONNECT for run %u from the peer\n", run_id);
@@ -408,7 +409,7 @@ static int run_one(int pat, int pol, struct result *r, struct iface_ctx *ic, __u
 	s0 = xwe_stats(&E, (int)E.ep);
 	cpu_snapshot(&c0);
 	ru0 = (double)xwu_proc_cpu_us();
-	t0 = xwt_now_ns();
+	t0 = xwu_now_ns();
 	if (!ic) {
 		err = xwe_send(&E, &c, true);
 		if (err) {
@@ -419,7 +420,7 @@ static int run_one(int pat, int pol, struct result *r, struct iface_ctx *ic, __u
 	}
 	E.nrecs = 0;
 	receive(base + c.n, ic ? 3000 : 2000, r, ic, run_id);
-	t1 = xwt_now_ns();
+	t1 = xwu_now_ns();
 	ru1 = (double)xwu_proc_cpu_us();
 	cpu_snapshot(&c1);
 	if (!ic) {
@@ -685,42 +686,56 @@ static int summary(char lines[4][512])
 
 static void print_json(char lines[4][512], int nl)
 {
-	printf("{\"interface\":\"%s\",\"veth\":%s,\"endpoint\":%u,\"quick\":%s,"
-	       "\"coalesce_usecs\":%u,\"cpu_source\":\"%s\",\"runs\":[",
-	       E.rx_if, E.veth ? "true" : "false", E.ep, opt_quick ? "true" : "false",
-	       XW_DEF_COALESCE_USECS, cpu_source);
-	for (int pat = 0, first = 1; pat < PAT_NR; pat++) {
+	json_obj_begin();
+	json_kv_str("interface", E.rx_if);
+	json_kv_bool("veth", E.veth);
+	json_kv_u64("endpoint", E.ep);
+	json_kv_bool("quick", opt_quick);
+	json_kv_u64("coalesce_usecs", XW_DEF_COALESCE_USECS);
+	json_kv_str("cpu_source", cpu_source);
+	json_key("runs");
+	json_arr_begin();
+	for (int pat = 0; pat < PAT_NR; pat++) {
 		for (int pol = 0; pol < XW_POLICY_MAX; pol++) {
 			const struct result *r = &results[pat][pol];
 
 			if (!r->done)
 				continue;
-			printf("%s\n {\"pattern\":\"%s\",\"policy\":\"%s\",\"msgs\":%u,\"frames\":%u,"
-			       "\"frames_received\":%llu,\"lost\":%llu,\"bad\":%llu,\"wakes\":%llu,"
-			       "\"wakes_per_msg\":%.4f,\"sleeps\":%llu,\"stale_wakes\":%llu,"
-			       "\"xdp_wakes\":%llu,\"timer_wakes\":%llu,\"wake_unarmed\":%llu,"
-			       "\"deferrals\":%llu,"
-			       "\"delay_samples\":%u,\"delay_p50_us\":%.2f,\"delay_p99_us\":%.2f,"
-			       "\"wakeup_p50_us\":%.2f,\"wakeup_p99_us\":%.2f,"
-			       "\"rx_cpu_us_per_msg\":%.3f,\"machine_cpu_us_per_msg\":%.3f,"
-			       "\"proc_stat_cpu_us_per_msg\":%.3f,\"seconds\":%.3f}",
-			       first ? "" : ",", patterns[pat].name, xw_policy_name((unsigned int)pol),
-			       r->msgs, r->frames, (unsigned long long)r->frames_rx,
-			       (unsigned long long)r->lost, (unsigned long long)r->bad,
-			       (unsigned long long)r->wakes, (double)r->wakes / r->msgs,
-			       (unsigned long long)r->sleeps, (unsigned long long)r->stale,
-			       (unsigned long long)r->xdp_wakes, (unsigned long long)r->timer_wakes,
-			       (unsigned long long)r->unarmed,
-			       (unsigned long long)r->deferrals, r->delay_n, r->p50_us, r->p99_us,
-			       r->up50_us, r->up99_us,
-			       r->rx_cpu_us, r->sys_cpu_us, r->stat_cpu_us, r->secs);
-			first = 0;
+			json_obj_begin();
+			json_kv_str("pattern", patterns[pat].name);
+			json_kv_str("policy", xw_policy_name((unsigned int)pol));
+			json_kv_u64("msgs", r->msgs);
+			json_kv_u64("frames", r->frames);
+			json_kv_u64("frames_received", r->frames_rx);
+			json_kv_u64("lost", r->lost);
+			json_kv_u64("bad", r->bad);
+			json_kv_u64("wakes", r->wakes);
+			json_kv_double("wakes_per_msg", (double)r->wakes / r->msgs);
+			json_kv_u64("sleeps", r->sleeps);
+			json_kv_u64("stale_wakes", r->stale);
+			json_kv_u64("xdp_wakes", r->xdp_wakes);
+			json_kv_u64("timer_wakes", r->timer_wakes);
+			json_kv_u64("wake_unarmed", r->unarmed);
+			json_kv_u64("deferrals", r->deferrals);
+			json_kv_u64("delay_samples", r->delay_n);
+			json_kv_double("delay_p50_us", r->p50_us);
+			json_kv_double("delay_p99_us", r->p99_us);
+			json_kv_double("wakeup_p50_us", r->up50_us);
+			json_kv_double("wakeup_p99_us", r->up99_us);
+			json_kv_double("rx_cpu_us_per_msg", r->rx_cpu_us);
+			json_kv_double("machine_cpu_us_per_msg", r->sys_cpu_us);
+			json_kv_double("proc_stat_cpu_us_per_msg", r->stat_cpu_us);
+			json_kv_double("seconds", r->secs);
+			json_obj_end();
 		}
 	}
-	printf("\n],\"summary\":[");
+	json_arr_end();
+	json_key("summary");
+	json_arr_begin();
 	for (int i = 0; i < nl; i++)
-		printf("%s\"%s\"", i ? "," : "", lines[i]);
-	printf("]}\n");
+		json_str(lines[i]);
+	json_arr_end();
+	json_obj_end();
 }
 
 /* ---- the peer (--peer): sends the schedule to a --iface receiver -------- */
@@ -809,7 +824,7 @@ int main(int argc, char **argv)
 	char lines[4][512], mac[18];
 	int opt, err, nl, k = 0, total = PAT_NR * XW_POLICY_MAX, failed = 0, reps;
 	__u32 run_id = 0;
-	unsigned long long t0 = xwt_now_ns();
+	unsigned long long t0 = xwu_now_ns();
 	__u8 dst[6];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -939,7 +954,7 @@ int main(int argc, char **argv)
 		for (int i = 0; i < nl; i++)
 			printf("%s\n", lines[i]);
 	}
-	fprintf(stderr, "policy_demo: %.1f s\n", (double)(xwt_now_ns() - t0) / 1e9);
+	fprintf(stderr, "policy_demo: %.1f s\n", (double)(xwu_now_ns() - t0) / 1e9);
 	err = xwe_teardown(&E, E.attached);
 	if (err)
 		fprintf(stderr, "policy_demo: detach: %s\n", xw_strerror(err));

@@ -23,6 +23,8 @@ import sys
 
 import matplotlib
 
+from report_lib import load_json
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
@@ -67,14 +69,6 @@ def parse_size(s):
     elif s[-1] in "Mm":
         mult, s = 1 << 20, s[:-1]
     return int(s) * mult
-
-
-def load_json(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except Exception:
-        return None
 
 
 def load_index(raw, exp):

@@ -382,13 +382,32 @@ static long long busy_poll_rx(void)
 	return v;
 }
 
+/* The client's socket and buffers, for pc_measure()'s round. */
+struct client {
+	int fd;
+	char *sbuf, *rbuf;
+};
+
+static long long client_round(void *ctx, unsigned long size, unsigned long long seq,
+			      unsigned long long *retx)
+{
+	struct client *c = ctx;
+
+	return o.mode == MODE_PINGPONG ? pp_round(c->fd, c->sbuf, c->rbuf, size, seq, retx)
+				       : st_batch(c->fd, c->sbuf, c->rbuf, size, seq, retx);
+}
+
 static int run_client(void)
 {
 	struct sockaddr_in peer = { .sin_family = AF_INET };
 	struct pc_result res[PC_MAX_SIZES];
 	char *sbuf = calloc(1, MAX_DGRAM), *rbuf = malloc(MAX_DGRAM);
-	uint64_t seq = 0;
 	int fd = sock_open(), done = 0, rc = 1;
+	struct client c = { fd, sbuf, rbuf };
+	struct pc_run run = { "udp_pingpong", client_round, &c, o.mode == MODE_PINGPONG,
+			      o.mode == MODE_STREAM ? o.batch : 1, o.warmup, o.iters, o.duration,
+			      o.duration_set };
+	unsigned long long seq = 0;
 	long long bp0 = -1, bp;
 
 	memset(res, 0, sizeof(res));
@@ -407,52 +426,8 @@ static int run_client(void)
 	}
 	bp0 = busy_poll_rx();
 	for (int i = 0; i < o.nsizes; i++) {
-		struct pc_result *r = &res[i];
-		struct xwu_samples lat = { 0 };
-		unsigned long size = o.sizes[i], k = o.mode == MODE_STREAM ? o.batch : 1;
-		unsigned long long n = 0, retx = 0, t0, b0, dur = (unsigned long long)(o.duration * 1e9);
-		long long t;
-
-		for (unsigned long w = 0; w < o.warmup; w += k) {
-			t = o.mode == MODE_PINGPONG ? pp_round(fd, sbuf, rbuf, size, seq, &retx)
-						    : st_batch(fd, sbuf, rbuf, size, seq, &retx);
-			seq += k;
-			if (t < 0) {
-				fprintf(stderr, "udp_pingpong: size %lu, warm-up: %s\n", size,
-					strerror((int)-t));
-				goto out;
-			}
-		}
-		retx = 0;
-		b0 = xwu_machine_busy_us();
-		t0 = xwu_now_ns();
-		for (;;) {
-			if (o.duration_set ? xwu_now_ns() - t0 >= dur : n >= o.iters)
-				break;
-			t = o.mode == MODE_PINGPONG ? pp_round(fd, sbuf, rbuf, size, seq, &retx)
-						    : st_batch(fd, sbuf, rbuf, size, seq, &retx);
-			seq += k;
-			if (t < 0) {
-				fprintf(stderr, "udp_pingpong: size %lu, message %llu: %s\n", size, n,
-					strerror((int)-t));
-				xwu_samples_free(&lat);
-				goto out;
-			}
-			if (xwu_samples_add(&lat, o.mode == MODE_PINGPONG ? (double)t / 2e3 : (double)t / 1e3)) {
-				xwu_samples_free(&lat);
-				goto out;
-			}
-			n += k;
-		}
-		r->elapsed_s = (double)(xwu_now_ns() - t0) / 1e9;
-		r->busy_us = (double)(xwu_machine_busy_us() - b0);
-		r->size = size;
-		r->batch = o.mode == MODE_STREAM ? o.batch : 0;
-		r->iters = n;
-		r->msgs = o.mode == MODE_PINGPONG ? 2 * n : n;
-		r->retransmits = retx;
-		xwu_summarize(lat.v, lat.n, &r->lat);
-		xwu_samples_free(&lat);
+		if (pc_measure(&run, o.sizes[i], &seq, &res[i]))
+			goto out;
 		done++;
 	}
 	rc = 0;

@@ -14,13 +14,13 @@ median pair's p50 and the worst pair's p99.  The median over repetitions is
 reported; ratios are taken within each repetition (the configurations of a
 repetition ran back to back), then their median and range.
 """
-import argparse
 import csv
 import json
 import os
-import re
 import statistics
 import sys
+
+from report_lib import fmt, med, read_meta, update_section, wait_args
 
 BEGIN = "<!-- wait-shared-begin -->"
 END = "<!-- wait-shared-end -->"
@@ -34,15 +34,6 @@ PLACE_TEXT = {
 }
 
 
-def med(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
-
-
-def fmt(v, f="%.1f"):
-    return "-" if v is None else f % v
-
-
 def load(path):
     try:
         with open(path) as f:
@@ -53,17 +44,8 @@ def load(path):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--raw", required=True)
-    ap.add_argument("--results", required=True)
-    ap.add_argument("--md")
-    ap.add_argument("--partial", action="store_true")
-    o = ap.parse_args()
-
-    meta = {}
-    for ln in open(os.path.join(o.raw, "meta")):
-        k, _, v = ln.rstrip("\n").partition("=")
-        meta[k] = v
+    o = wait_args()
+    meta = read_meta(o.raw)
     runs = []
     for ln in open(os.path.join(o.raw, "index")):
         f = ln.split()
@@ -237,20 +219,7 @@ def main():
     text = "\n".join(out)
     print(text)
     if o.md and not o.partial:
-        section = BEGIN + "\n" + text.rstrip("\n") + "\n" + END + "\n"
-        try:
-            cur = open(o.md).read()
-        except FileNotFoundError:
-            cur = ""
-        if BEGIN in cur and END in cur:
-            new = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END) + "\n?", lambda _: section, cur, flags=re.S)
-        elif "<!-- wait-strategies-end -->" in cur:
-            new = cur.replace("<!-- wait-strategies-end -->\n", "<!-- wait-strategies-end -->\n\n" + section, 1)
-        else:
-            new = cur.rstrip("\n") + "\n\n" + section
-        with open(o.md, "w") as f:
-            f.write(new)
-        print("\n%s: section between %s and %s updated" % (o.md, BEGIN, END), file=sys.stderr)
+        update_section(o.md, BEGIN, END, text, after="<!-- wait-strategies-end -->")
     return 0
 
 

@@ -70,8 +70,10 @@
 #include "xdpwake/maps.h"
 #include "xdpwake.skel.h"
 #include "internal.h"
+#include "xwt_xdp.h" /* the BPF_PROG_TEST_RUN harness, knob defaults, stats */
 #include "bench_pass.skel.h"
 #include "afxdp_raw.skel.h"
+#include "json.h"
 #include "shell.h"
 #include "stats.h"
 
@@ -256,32 +258,9 @@ static int ring_cb(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-static int fill_knob(int fd, __u32 entries, __u32 val)
-{
-	for (__u32 k = 0; k < entries; k++)
-		if (bpf_map_update_elem(fd, &k, &val, BPF_ANY))
-			return -errno;
-	return 0;
-}
-
 static int set_knob(int fd, __u32 key, __u32 val)
 {
 	return bpf_map_update_elem(fd, &key, &val, BPF_ANY) ? -errno : 0;
-}
-
-static int write_knob_defaults(struct bench *b)
-{
-	struct xw_knob_info ki;
-	char name[64];
-	int err = 0;
-
-	for (int i = 0; i < xw_knob_count() && !err; i++) {
-		xw_knob_info(i, &ki);
-		xwi_skel_map_name(i, name, sizeof(name));
-		err = fill_knob(bpf_map__fd(bpf_object__find_map_by_name(b->xw->obj, name)),
-				ki.per_endpoint ? XW_MAX_ENDPOINTS : 1, ki.def);
-	}
-	return err;
 }
 
 /* Private netns, veth pair, AF_XDP socket bound to xa queue 0 (copy mode). */
@@ -361,7 +340,7 @@ static void setup_bpf(struct bench *b)
 	if (b->ncpus <= 0)
 		die("libbpf_num_possible_cpus", b->ncpus);
 
-	err = write_knob_defaults(b);
+	err = xwt_write_defaults(b->xw->obj);
 	if (err)
 		die("writing knob defaults", err);
 	if (bpf_map_update_elem(b->ep_fd, &key, &epv, BPF_ANY))
@@ -494,23 +473,11 @@ static void build_xw(struct frame *f, const struct xw_frame_spec *s)
 /* Sum of the per-CPU values of one stats key, as an array of counters. */
 static int read_stats(struct bench *b, __u32 key, __u64 out[NSTAT])
 {
-	struct xw_stats *pc = calloc((size_t)b->ncpus, sizeof(*pc));
+	struct xw_stats sum = {};
+	int err = xwt_read_stats(b->stats_fd, key, &sum);
 
-	if (!pc)
-		return -ENOMEM;
-	if (bpf_map_lookup_elem(b->stats_fd, &key, pc)) {
-		free(pc);
-		return -errno;
-	}
-	memset(out, 0, sizeof(__u64) * NSTAT);
-	for (int c = 0; c < b->ncpus; c++) {
-		const __u64 *v = (const __u64 *)&pc[c];
-
-		for (int i = 0; i < NSTAT; i++)
-			out[i] += v[i];
-	}
-	free(pc);
-	return 0;
+	memcpy(out, &sum, sizeof(__u64) * NSTAT);
+	return err;
 }
 
 enum {
@@ -652,29 +619,19 @@ static void define_paths(void)
 					 &fr_medium };
 }
 
+/* BPF_PROG_TEST_RUN through the tests' harness (tests/lib/xwt_xdp.c). */
 static int test_run(struct bench *b, int prog_fd, const struct frame *f, int repeat,
 		    __u32 *retval, __u32 *duration)
 {
-	struct xdp_md md = {
-		.data = 0,
-		.data_meta = 0,
-		.data_end = f->len,
-		.ingress_ifindex = (__u32)b->ifindex,
-		.rx_queue_index = 0,
-	};
-	LIBBPF_OPTS(bpf_test_run_opts, o,
-		.data_in = f->data,
-		.data_size_in = f->len,
-		.ctx_in = &md,
-		.ctx_size_in = sizeof(md),
-		.repeat = repeat,
-	);
-	int err = bpf_prog_test_run_opts(prog_fd, &o);
+	struct xwt_run_args a = { .prog_fd = prog_fd, .ifindex = b->ifindex, .queue = 0,
+				  .buf = f->data, .len = f->len, .repeat = repeat };
+	struct xwt_run_res r;
+	int err = xwt_test_run(&a, &r);
 
 	if (err)
-		return -errno;
-	*retval = o.retval;
-	*duration = o.duration;
+		return err;
+	*retval = r.retval;
+	*duration = r.duration;
 	return 0;
 }
 
@@ -1084,22 +1041,6 @@ static void machine_info(struct machine *m)
 	m->nproc = sysconf(_SC_NPROCESSORS_ONLN);
 }
 
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
 static void target_line(char *buf, size_t len, double ratio)
 {
 	if (ratio <= TARGET_RATIO)
@@ -1182,41 +1123,60 @@ static void print_json(const struct machine *m)
 {
 	double rb = ratio_of(&paths[P_FOREIGN]);
 
-	printf("{\"bench\":\"xdp_cost\",\"machine\":{\"kernel\":");
-	json_str(m->kernel);
-	printf(",\"cpu\":");
-	json_str(m->cpu);
-	printf(",\"nproc\":%ld},\"command\":", m->nproc);
-	json_str(command_line);
-	printf(",\"repeat\":%ld,\"calls\":%ld,\"reps\":%ld,\"paths\":[", opt.repeat, opt.calls,
-	       opt.reps);
+	json_obj_begin();
+	json_kv_str("bench", "xdp_cost");
+	json_key("machine");
+	json_obj_begin();
+	json_kv_str("kernel", m->kernel);
+	json_kv_str("cpu", m->cpu);
+	json_kv_i64("nproc", m->nproc);
+	json_obj_end();
+	json_kv_str("command", command_line);
+	json_kv_i64("repeat", opt.repeat);
+	json_kv_i64("calls", opt.calls);
+	json_kv_i64("reps", opt.reps);
+	json_key("paths");
+	json_arr_begin();
 	for (int i = 0; i < P__N; i++) {
 		const struct path *p = &paths[i];
 
-		printf("%s{\"id\":", i ? "," : "");
-		json_str(p->id);
-		printf(",\"name\":");
-		json_str(p->name);
-		printf(",\"repeat\":%ld,\"median_ns\":%.2f,\"min_ns\":%.2f,\"max_ns\":%.2f,"
-		       "\"baseline\":\"%s\",\"ratio\":%.4f,\"frames\":%llu,\"samples_ns\":[",
-		       p->loop ? 1L : opt.repeat, p->med, p->min, p->max, paths[p->base].id,
-		       ratio_of(p), p->frames);
+		json_obj_begin();
+		json_kv_str("id", p->id);
+		json_kv_str("name", p->name);
+		json_kv_i64("repeat", p->loop ? 1L : opt.repeat);
+		json_kv_double("median_ns", p->med);
+		json_kv_double("min_ns", p->min);
+		json_kv_double("max_ns", p->max);
+		json_kv_str("baseline", paths[p->base].id);
+		json_kv_double("ratio", ratio_of(p));
+		json_kv_u64("frames", p->frames);
+		json_key("samples_ns");
+		json_arr_begin();
 		for (int r = 0; r < p->nrep; r++)
-			printf("%s%.2f", r ? "," : "", p->ns[r]);
-		printf("],\"stats_ep\":{");
+			json_double(p->ns[r]);
+		json_arr_end();
+		json_key("stats_ep");
+		json_obj_begin();
 		for (int s = 0; s < NSTAT; s++)
-			printf("%s\"%s\":%llu", s ? "," : "", stat_names[s],
-			       (unsigned long long)p->d_ep[s]);
-		printf("},\"stats_iface\":{");
+			json_kv_u64(stat_names[s], p->d_ep[s]);
+		json_obj_end();
+		json_key("stats_iface");
+		json_obj_begin();
 		for (int s = 0; s < NSTAT; s++)
-			printf("%s\"%s\":%llu", s ? "," : "", stat_names[s],
-			       (unsigned long long)p->d_if[s]);
-		printf("}}");
+			json_kv_u64(stat_names[s], p->d_if[s]);
+		json_obj_end();
+		json_obj_end();
 	}
-	printf("],\"foreign_target\":{\"ratio\":%.4f,\"paired_ratio\":%.4f,\"target\":%.2f,"
-	       "\"met\":%s},\"checks_ok\":%s}\n",
-	       rb, paired_ratio(&paths[P_FOREIGN], &paths[P_PASS]), TARGET_RATIO,
-	       rb <= TARGET_RATIO ? "true" : "false", failures ? "false" : "true");
+	json_arr_end();
+	json_key("foreign_target");
+	json_obj_begin();
+	json_kv_double("ratio", rb);
+	json_kv_double("paired_ratio", paired_ratio(&paths[P_FOREIGN], &paths[P_PASS]));
+	json_kv_double("target", TARGET_RATIO);
+	json_kv_bool("met", rb <= TARGET_RATIO);
+	json_obj_end();
+	json_kv_bool("checks_ok", !failures);
+	json_obj_end();
 }
 
 int main(int argc, char **argv)

@@ -37,6 +37,8 @@
 #include <unistd.h>
 
 #include "xdpwake.h"
+#include "measure.h"
+#include "rand.h"
 
 #define MAXP 16
 #define NSIZES 4
@@ -48,10 +50,7 @@ static const char *dir;
 
 static __u64 now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000 + (__u64)ts.tv_nsec / 1000000;
+	return xwu_now_ns() / 1000000;
 }
 
 static int parse_list(const char *s, int *out)
@@ -127,12 +126,8 @@ static void fill(__u8 *b, size_t len, __u64 t, int dst)
 {
 	__u64 x = t * 0x9E3779B97F4A7C15ULL + (__u64)dst * 0xBF58476D1CE4E5B9ULL + 1;
 
-	for (size_t i = 0; i < len; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		b[i] = (__u8)x;
-	}
+	for (size_t i = 0; i < len; i++)
+		b[i] = (__u8)xwu_xorshift64(&x);
 }
 
 struct op {

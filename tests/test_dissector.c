@@ -22,12 +22,6 @@ static const size_t lens[3] = { 100, 5000, 100000 };
 
 static int encap_now;
 
-/* Barriers keep the endpoint progressing (see xwf_chan_wait). */
-static void ep_idle(void *ep)
-{
-	xw_endpoint__progress(ep);
-}
-
 static int host(struct xwf_topo *t, void *arg)
 {
 	static unsigned char buf[100000];
@@ -43,7 +37,7 @@ static int host(struct xwf_topo *t, void *arg)
 	err = xw_endpoint__open(t->ifname[t->self], t->self == XWF_HOST_A ? EP_A : EP_B, &o, &ep);
 	REQUIRE(err == 0, "open: %s", xw_strerror(err));
 	xw_endpoint__addr(ep, &me);
-	xwf_xchg(t, &me, &peer, sizeof(me));
+	xwt_xchg(t->chan, NULL, &me, &peer, sizeof(me));
 	for (int i = 0; i < 3; i++) {
 		if (t->self == XWF_HOST_A) {
 			memset(buf, 'a' + i, lens[i]);
@@ -53,7 +47,7 @@ static int host(struct xwf_topo *t, void *arg)
 			CHECK(!err && st.len == lens[i], "message %d: %zu bytes", i, st.len);
 		}
 		REQUIRE(err == 0, "message %d: %s", i, xw_strerror(err));
-		xwf_bar_idle(t, "msg", ep_idle, ep);
+		xwt_bar(t->chan, ep, "msg");
 	}
 	xw_endpoint__close(ep);
 	return xwt_failures ? 1 : 0;

@@ -112,11 +112,11 @@ static struct xw_wake_rec one_wake(const char *what, struct xwe_cmd *c, int reas
 	E.nrecs = 0;
 	REQUIRE(xwe_arm(&E) == 1, "%s: arm with nothing in flight", what);
 	REQUIRE(xwe_send(&E, c, true) == 0, "%s: cannot command the sender", what);
-	got = xwe_wait(&E, xwt_now_ns() + 3000 * MS);
+	got = xwe_wait(&E, xwu_now_ns() + 3000 * MS);
 	n = xwe_send_wait(&E, ts, NTS, 10000);
 	CHECK(n == (int)c->n, "%s: sender sent %d of %u frames", what, n, c->n);
 	CHECK(got >= 1, "%s: no wake within 3 s", what);
-	taken = xwe_drain_until(&E, base + c->n, xwt_now_ns() + 2000 * MS);
+	taken = xwe_drain_until(&E, base + c->n, xwu_now_ns() + 2000 * MS);
 	CHECK(taken == (int)c->n, "%s: %d of %u frames reached the RX ring", what, taken, c->n);
 	CHECK(E.bad_frames == 0, "%s: %s", what, E.bad_msg);
 	xwe_sleep_us(settle_us);
@@ -206,11 +206,11 @@ static void t_unarmed(void)
 		n = xwe_send_sync(&E, &c, true, ts, NTS);
 		CHECK(n == 5, "%s: sent %d", pn, n);
 		/* the timeout rule decides 75 us after each frame */
-		deadline = xwt_now_ns() + 1000 * MS;
+		deadline = xwu_now_ns() + 1000 * MS;
 		do {
 			xwe_sleep_us(1000);
 			s1 = st();
-		} while (XWE_D(s0, s1, wake_unarmed) < 5 && xwt_now_ns() < deadline);
+		} while (XWE_D(s0, s1, wake_unarmed) < 5 && xwu_now_ns() < deadline);
 		xwe_sleep_us(5000);
 		s1 = st();
 		CHECK(XWE_D(s0, s1, wake_unarmed) == 5,
@@ -314,7 +314,7 @@ static void t_race(void)
 	long iters = 0, sleeps = 0, rechecks = 0, wakes = 0, spurious = 0, late = 0, lost = 0;
 	long frames = 0, exact = 0, missed = 0, k;
 	__u32 rnd = 12345;
-	unsigned long long t0 = xwt_now_ns();
+	unsigned long long t0 = xwu_now_ns();
 
 	printf("race: arm -> recheck -> sleep against random gaps, >= 2000 iterations\n");
 	/* Rounds of 400 frames, 0-100 us apart, until 2000 iterations and 300
@@ -333,8 +333,8 @@ static void t_race(void)
 		quiesce(true, 2000);
 		target = E.consumed + c.n;
 		REQUIRE(xwe_send(&E, &c, true) == 0, "race: cannot command the sender");
-		end = xwt_now_ns() + 10000 * MS;
-		for (long i = 0; i < 1000000 && E.consumed < target && xwt_now_ns() < end; i++) {
+		end = xwu_now_ns() + 10000 * MS;
+		for (long i = 0; i < 1000000 && E.consumed < target && xwu_now_ns() < end; i++) {
 			__u64 maxp = 0, first = ~0ULL, at;
 			int got;
 
@@ -344,22 +344,22 @@ static void t_race(void)
 			/* Widen the window between the last look at the RX ring
 			 * and arming (0-30 us of "other work"), so that frames
 			 * land in it and only the recheck can see them. */
-			xwe_wait_until(xwt_now_ns() + xwe_rand(&rnd) % 30000);
+			xwe_wait_until(xwu_now_ns() + xwe_rand(&rnd) % 30000);
 			if (!xwe_arm(&E)) {
 				/* frames in flight: take them (they may not be
 				 * visible in the RX ring yet), then arm again */
 				rechecks++;
-				xwe_drain_until(&E, xwe_produced(&E), xwt_now_ns() + 1000 * MS);
+				xwe_drain_until(&E, xwe_produced(&E), xwu_now_ns() + 1000 * MS);
 				continue;
 			}
 			sleeps++;
 			at = E.consumed;
 			E.nrecs = 0;
-			got = xwe_wait(&E, xwt_now_ns() + 200 * MS);
+			got = xwe_wait(&E, xwu_now_ns() + 200 * MS);
 			if (got <= 0 && xwe_produced(&E) > E.consumed) {
 				/* A frame is there and no wake came: give a record on
 				 * its way (a timer-rule frame at the edge) 100 ms more. */
-				got = xwe_wait(&E, xwt_now_ns() + 100 * MS);
+				got = xwe_wait(&E, xwu_now_ns() + 100 * MS);
 				if (got > 0)
 					late++;
 				else
@@ -385,7 +385,7 @@ static void t_race(void)
 						xw_policy_name(pol), (unsigned long long)at,
 						(unsigned long long)first);
 			}
-			xwe_drain_until(&E, maxp, xwt_now_ns() + 1000 * MS);
+			xwe_drain_until(&E, maxp, xwu_now_ns() + 1000 * MS);
 		}
 		n = xwe_send_wait(&E, ts, NTS, 10000);
 		CHECK(n == (int)c.n, "race %s: sender sent %d", xw_policy_name(pol), n);
@@ -404,7 +404,7 @@ static void t_race(void)
 	       "%ld woken (%ld by an earlier recheck's record, %ld late); %ld lost; "
 	       "%ld of %ld wakes by the first frame after arming; %.2f s\n",
 	       iters, frames, sleeps, rechecks, wakes, spurious, late, lost, exact - missed, exact,
-	       (double)(xwt_now_ns() - t0) / 1e9);
+	       (double)(xwu_now_ns() - t0) / 1e9);
 }
 
 /* ---- bpftool, the README's commands ------------------------------------ */
@@ -542,7 +542,7 @@ static void adapt_line(const char *in, char *out, size_t len)
 static int run_sh(const char *what, const char *script)
 {
 	char out[] = "/tmp/xwt-e2e-sh-XXXXXX", cmd[PATH_MAX + 64];
-	unsigned long long deadline = xwt_now_ns() + 60000 * MS;
+	unsigned long long deadline = xwu_now_ns() + 60000 * MS;
 	int fd = mkstemp(out), st = 0, rc;
 	pid_t pid, w;
 
@@ -558,7 +558,7 @@ static int run_sh(const char *what, const char *script)
 		_exit(127);
 	}
 	close(fd);
-	while ((w = waitpid(pid, &st, WNOHANG)) == 0 && xwt_now_ns() < deadline)
+	while ((w = waitpid(pid, &st, WNOHANG)) == 0 && xwu_now_ns() < deadline)
 		xwe_sleep_us(2000);
 	if (w == 0) {
 		kill(pid, SIGKILL);
@@ -752,7 +752,7 @@ static void t_udp(void)
 			      .encap = XWT_ENC_UDP, .udp_port = 5555 };
 	n = xwe_send_sync(&E, &c, false, ts, NTS);
 	CHECK(n == 1, "udp: sent %d", n);
-	got = xwe_wait(&E, xwt_now_ns() + 30 * MS);
+	got = xwe_wait(&E, xwu_now_ns() + 30 * MS);
 	CHECK(got == 0, "udp: %d wakes for a frame to another port", got);
 	CHECK(xwe_disarm(&E) == 0, "udp: armed flag taken by a frame to another port");
 	g1 = gst();
@@ -792,7 +792,7 @@ static void t_foreign(void)
 	REQUIRE(xwe_arm(&E) == 1, "foreign: arm");
 	n = xwe_send_sync(&E, &c, false, ts, NTS);
 	CHECK(n == 6, "foreign: sent %d", n);
-	got = xwe_wait(&E, xwt_now_ns() + 30 * MS);
+	got = xwe_wait(&E, xwu_now_ns() + 30 * MS);
 	CHECK(got == 0, "foreign: %d wakes", got);
 	CHECK(xwe_disarm(&E) == 0, "foreign: armed flag taken");
 	g1 = gst();
@@ -835,7 +835,7 @@ static void t_detach(void)
 int main(void)
 {
 	struct xwe_opts o = { .ep = EP };
-	unsigned long long t0 = xwt_now_ns();
+	unsigned long long t0 = xwu_now_ns();
 	int err;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -860,6 +860,6 @@ int main(void)
 	t_udp();
 	t_foreign();
 	t_detach();
-	printf("%.1f s\n", (double)(xwt_now_ns() - t0) / 1e9);
+	printf("%.1f s\n", (double)(xwu_now_ns() - t0) / 1e9);
 	return xwt_done();
 }

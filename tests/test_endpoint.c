@@ -45,6 +45,7 @@
 #include <linux/capability.h>
 #include <bpf/bpf.h>
 
+#include "chan.h"
 #include "harness.h"
 #include "hosts.h"
 #include "xdpwake.h"
@@ -81,7 +82,7 @@ static unsigned long long t_start;
 
 static double elapsed(void)
 {
-	return (double)(xwt_now_ns() - t_start) / 1e9;
+	return (double)(xwu_now_ns() - t_start) / 1e9;
 }
 
 static void on_alarm(int sig)
@@ -146,10 +147,7 @@ static const char *log_first(char *buf, size_t len)
 
 static void bar(int fd, const char *what)
 {
-	char c = 'x', r;
-
-	REQUIRE(write(fd, &c, 1) == 1, "%s: barrier %s: write", me, what);
-	REQUIRE(read(fd, &r, 1) == 1, "%s: barrier %s: the other side is gone", me, what);
+	xwt_bar(fd, NULL, what);
 }
 
 static void send_obj(int fd, const void *p, size_t n)
@@ -164,8 +162,7 @@ static void recv_obj(int fd, void *p, size_t n)
 
 static void xchg_addr(int fd, const struct xw_addr *mine, struct xw_addr *theirs)
 {
-	send_obj(fd, mine, sizeof(*mine));
-	recv_obj(fd, theirs, sizeof(*theirs));
+	xwt_xchg(fd, NULL, mine, theirs, sizeof(*mine));
 }
 
 /* Lines of `ip -d link show IF` naming an XDP program; -1: no such link. */
@@ -357,13 +354,13 @@ static int persists(int progs, __u32 id)
 static void check_bpf_objects(int progs, const char *what, int before, __u32 before_max)
 {
 	const char *kind = progs ? "prog_id" : "map_id";
-	unsigned long long end = xwt_now_ns() + ASYNC_NS;
+	unsigned long long end = xwu_now_ns() + ASYNC_NS;
 	int after, ours = 0, others = 0;
 	__u32 id, next;
 
 	for (;;) {
 		after = count_bpf_ids(progs, NULL);
-		if (after <= before || xwt_now_ns() >= end)
+		if (after <= before || xwu_now_ns() >= end)
 			break;
 		usleep(50000);
 	}
@@ -607,7 +604,7 @@ static int memlock_waits; /* opens that found RLIMIT_MEMLOCK in use for a moment
 static struct xw_endpoint *open_ep_busy(const char *ifname, __u16 id, __u32 queue, int *busy,
 					double *max_ms)
 {
-	unsigned long long start = xwt_now_ns(), end = start + ASYNC_NS;
+	unsigned long long start = xwu_now_ns(), end = start + ASYNC_NS;
 	struct xw_endpoint *ep = NULL;
 	char l[256];
 	int err, waited = 0;
@@ -617,7 +614,7 @@ static struct xw_endpoint *open_ep_busy(const char *ifname, __u16 id, __u32 queu
 	for (;;) {
 		log_clear();
 		err = xw_endpoint__open(ifname, id, &o, &ep);
-		if (xwt_now_ns() >= end)
+		if (xwu_now_ns() >= end)
 			break;
 		if (err == -ENOBUFS) {
 			/* Over RLIMIT_MEMLOCK (part 5): the kernel unpins a
@@ -636,7 +633,7 @@ static struct xw_endpoint *open_ep_busy(const char *ifname, __u16 id, __u32 queu
 	REQUIRE(err == 0, "%s: open %s endpoint %u queue %u: %s (log: %s)", me, ifname, id, queue,
 		xw_strerror(err), log_first(l, sizeof(l)));
 	if (waited) {
-		double ms = (double)(xwt_now_ns() - start) / 1e6;
+		double ms = (double)(xwu_now_ns() - start) / 1e6;
 
 		(*busy)++;
 		if (ms > *max_ms)
@@ -763,7 +760,7 @@ static pid_t helper_start(int *fd)
 		close(sv[0]);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		time_limit();
-		me = "helper";
+		xwt_chan_who = me = "helper";
 		helper_loop(sv[1]);
 	}
 	close(sv[1]);
@@ -925,13 +922,13 @@ static void test_errors(void)
 		      err ? -1 : xw_endpoint__queue(e2));
 		if (!err)
 			xw_endpoint__close(e2);
-		t0 = xwt_now_ns();
+		t0 = xwu_now_ns();
 		helper_call(hroot, H_OPEN, IF_QA, 2, XW_QUEUE_ANY, &r);
 		expect_err("XW_QUEUE_ANY, the only queue held by a live process", r.err, -EBUSY,
 			   "busy", r.logerrs, r.log, "no free queue");
-		CHECK(xwt_now_ns() - t0 < 2000000000ULL,
+		CHECK(xwu_now_ns() - t0 < 2000000000ULL,
 		      "XW_QUEUE_ANY waited %.1f s for a queue a live process holds",
-		      (xwt_now_ns() - t0) / 1e9);
+		      (xwu_now_ns() - t0) / 1e9);
 	}
 	/* Missing privileges, the program attached (its pins exist). */
 	helper_call(huser, H_OPEN, IF_QA, 3, 0, &r);
@@ -1081,11 +1078,11 @@ static void mp_run(const struct mp_role *r)
 
 		bar(r->pair, "mis ready");
 		bar(r->pair, "mis sent");
-		end = xwt_now_ns() + ASYNC_NS;
+		end = xwu_now_ns() + ASYNC_NS;
 		do {
 			usleep(1000);
 			REQUIRE(xw_iface__stats(xw_endpoint__iface(ep), id, &xs2) == 0, "stats");
-		} while (xs2.drop_queue == xs.drop_queue && xwt_now_ns() < end);
+		} while (xs2.drop_queue == xs.drop_queue && xwu_now_ns() < end);
 		CHECK(xs2.drop_queue >= xs.drop_queue + 1,
 		      "%s: a frame from queue 1 to endpoint 1 (queue 0): drop_queue %llu -> %llu",
 		      r->name, (unsigned long long)xs.drop_queue,
@@ -1148,7 +1145,7 @@ static void test_processes(int is_b, const char *ifname, int pair0, int pair1)
 		close(pair0);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		time_limit();
-		me = r1.name;
+		xwt_chan_who = me = r1.name;
 		mp_run(&r1);
 		fflush(NULL);
 		_exit(xwt_failures ? 1 : 0);
@@ -1156,13 +1153,13 @@ static void test_processes(int is_b, const char *ifname, int pair0, int pair1)
 	close(sv[1]);
 	close(pair1);
 	r0.local = sv[0];
-	me = r0.name;
+	xwt_chan_who = me = r0.name;
 	mp_run(&r0);
 	REQUIRE(waitpid(pid, &st, 0) == pid, "waitpid");
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s failed (status %#x)",
 	      is_b ? "B.P1" : "A.P1", st);
 	close(sv[0]);
-	me = is_b ? "B" : "A";
+	xwt_chan_who = me = is_b ? "B" : "A";
 	/* Both processes closed: the program is gone from the interface. */
 	CHECK(xdp_prog_lines(ifname) == 0, "%s: program still attached after both processes "
 	      "closed their endpoints", ifname);
@@ -1347,7 +1344,7 @@ static void test_shared_socket(int is_b, int chan)
  */
 static int cycles_a(int chan, int max_cycles, double *secs, int *busy, double *busy_ms)
 {
-	unsigned long long start = xwt_now_ns();
+	unsigned long long start = xwu_now_ns();
 	struct xw_endpoint *ea;
 	struct xw_addr pb;
 	char msg[64];
@@ -1368,7 +1365,7 @@ static int cycles_a(int chan, int max_cycles, double *secs, int *busy, double *b
 			break;
 	}
 	send_obj(chan, "e", 2);
-	*secs = (double)(xwt_now_ns() - start) / 1e9;
+	*secs = (double)(xwu_now_ns() - start) / 1e9;
 	return i;
 }
 
@@ -1563,8 +1560,9 @@ int main(void)
 			       .veth_what = "an 8-queue veth pair", .nchan = 2, .b_init = time_limit };
 	int xsk;
 
-	t_start = xwt_now_ns();
+	t_start = xwu_now_ns();
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	xwt_chan_who = me;
 	time_limit();
 	xw_set_log(log_cb, NULL, getenv("XWT_VERBOSE") ? XW_LOG_DEBUG : XW_LOG_WARN);
 
@@ -1579,7 +1577,7 @@ int main(void)
 		close(xsk);
 	xwt_hosts_fork(&h);
 	if (h.is_b) {
-		me = "B";
+		xwt_chan_who = me = "B";
 		snprintf(pin_root, sizeof(pin_root), "%s", h.pin_root);
 		bar(h.chan[0], "up");
 		run_b(h.chan[0], h.chan[1]);

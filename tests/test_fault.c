@@ -44,18 +44,6 @@ static __u64 real_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
 }
 
-static __u16 ip_csum(const void *p, size_t n)
-{
-	const __u16 *w = p;
-	__u32 s = 0;
-
-	for (size_t i = 0; i < n / 2; i++)
-		s += w[i];
-	while (s >> 16)
-		s = (s & 0xFFFF) + (s >> 16);
-	return (__u16)~s;
-}
-
 enum { ENC_ETH, ENC_UDP };
 
 /* Frame @seq of @phase from host @from: deterministic bytes. */
@@ -81,7 +69,7 @@ static __u32 build(__u8 *f, int from, __u32 phase, __u32 seq, __u8 type, int enc
 		ip.tot_len = htons((__u16)(20 + 8 + XW_HDR_LEN + plen));
 		ip.saddr = inet_addr(T.ip[from]);
 		ip.daddr = inet_addr(T.ip[from ^ 1]);
-		ip.check = ip_csum(&ip, sizeof(ip));
+		ip.check = xwt_ip_csum(&ip, sizeof(ip));
 		memcpy(f + 14, &ip, sizeof(ip));
 		u.source = htons(port);
 		u.dest = htons(port);
@@ -147,7 +135,7 @@ static void send_frames(const struct sendspec *s)
 		len = build(f, s->from, s->phase, i, i == s->n ? XW_PKT_CLOSE : XW_PKT_SMALL, s->enc,
 			    et, port);
 		t_send[i] = real_ns();
-		m_send[i] = xwf_mono_ns();
+		m_send[i] = xwu_now_ns();
 		tx(s->from, f, len);
 		if (s->gap_us)
 			usleep(s->gap_us);
@@ -161,14 +149,14 @@ static void send_frames(const struct sendspec *s)
 static void collect(int to, __u32 phase, __u32 want, int linger_ms, int timeout_ms,
 		    __u16 ethertype, __u16 port)
 {
-	__u64 end = xwf_mono_ns() + (__u64)timeout_ms * 1000000ULL, marker_t = 0;
+	__u64 end = xwu_now_ns() + (__u64)timeout_ms * 1000000ULL, marker_t = 0;
 	__u16 et = ethertype ? ethertype : XW_DEFAULT_ETHERTYPE;
 	__u16 pt = port ? port : XW_DEFAULT_UDP_PORT;
 	__u32 data = 0;
 
 	ngot = 0;
 	for (int spins = 0; spins < 1000000; spins++) {
-		__u64 now = xwf_mono_ns();
+		__u64 now = xwu_now_ns();
 		struct pollfd p = { .fd = rxs[to], .events = POLLIN };
 		char cbuf[256];
 		struct iovec iov;
@@ -237,7 +225,7 @@ static void collect(int to, __u32 phase, __u32 want, int linger_ms, int timeout_
 			r->t_rx = real_ns();
 		if (h.type == XW_PKT_CLOSE) {
 			if (!marker_t)
-				marker_t = xwf_mono_ns();
+				marker_t = xwu_now_ns();
 			continue;
 		}
 		data++;
@@ -875,7 +863,7 @@ static void t_filter(void)
 int main(void)
 {
 	struct xwf_opts o = { 0 };
-	__u64 t0 = xwf_mono_ns();
+	__u64 t0 = xwu_now_ns();
 	int one = 1, big = 8 << 20;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -910,6 +898,6 @@ int main(void)
 	t_relay_reorder();
 	t_filter();
 	xwf_teardown(&T);
-	printf("%.1f s\n", (xwf_mono_ns() - t0) / 1e9);
+	printf("%.1f s\n", (xwu_now_ns() - t0) / 1e9);
 	return xwt_done();
 }

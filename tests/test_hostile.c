@@ -93,10 +93,10 @@ static bool intact(const unsigned char *b, size_t n, unsigned int seed)
 /* Wait (bounded) until *flag is nonzero. */
 static void await(int *flag, const char *what)
 {
-	__u64 end = xwt_now_ns() + 30000000000ULL;
+	__u64 end = xwu_now_ns() + 30000000000ULL;
 
 	while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE)) {
-		REQUIRE(xwt_now_ns() < end, "%s: waited 30 s for %s", hname[me], what);
+		REQUIRE(xwu_now_ns() < end, "%s: waited 30 s for %s", hname[me], what);
 		usleep(500);
 	}
 }
@@ -169,11 +169,11 @@ static int p1_a(void)
 
 	REQUIRE(xw_endpoint__irecv(ep, rbuf, BIG, 2, ~0ULL, &rr) == 0, "A: irecv");
 	REQUIRE(xw_endpoint__isend(ep, &sh->addr[1], sbuf, BIG, 1, &rs) == 0, "A: isend");
-	end = xwt_now_ns() + 30000000000ULL;
-	while ((!ds || !dr) && xwt_now_ns() < end) {
+	end = xwu_now_ns() + 30000000000ULL;
+	while ((!ds || !dr) && xwu_now_ns() < end) {
 		static __u64 next_dbg;
 
-		if (getenv("XWT_DEBUG") && xwt_now_ns() > next_dbg) {
+		if (getenv("XWT_DEBUG") && xwu_now_ns() > next_dbg) {
 			xw_endpoint__stats(ep, &st);
 			fprintf(stderr, "A: tx %llu rx %llu full %llu rtx %llu refused %llu rej %llu "
 				"peers %llu fill %llu free %llu infl %llu\n",
@@ -184,7 +184,7 @@ static int p1_a(void)
 				(unsigned long long)st.umem_frames_fill,
 				(unsigned long long)st.umem_frames_free_tx,
 				(unsigned long long)st.umem_frames_tx_inflight);
-			next_dbg = xwt_now_ns() + 100000000ULL;
+			next_dbg = xwu_now_ns() + 100000000ULL;
 		}
 		xw_endpoint__progress(ep);
 		serve_c(ep, &rc, cbuf);
@@ -193,7 +193,7 @@ static int p1_a(void)
 		if (!dr && xw_request__test(rr, &s) == 1)
 			dr = 1, er = s.error;
 	}
-	done_ns = xwt_now_ns();
+	done_ns = xwu_now_ns();
 	REQUIRE(ds && dr, "A: requests with B still pending 30 s after the start");
 	CHECK(es == -ETIMEDOUT && er == -ETIMEDOUT,
 	      "A: send to and receive from the killed B: %s / %s, want -ETIMEDOUT both",
@@ -209,8 +209,8 @@ static int p1_a(void)
 	}
 	__atomic_store_n(&sh->a_done, 1, __ATOMIC_RELEASE);
 	/* keep serving C until it stops */
-	end = xwt_now_ns() + 5000000000ULL;
-	while (xwt_now_ns() < end && !__atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE)) {
+	end = xwu_now_ns() + 5000000000ULL;
+	while (xwu_now_ns() < end && !__atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE)) {
 		xw_endpoint__progress(ep);
 		serve_c(ep, &rc, cbuf);
 	}
@@ -265,7 +265,7 @@ static int p1_b(void)
 	/* Both rendezvous under way (1,000 frames each way: B's data pulled
 	 * by A, A's by B, a few MiB), then die.  Counted, not timed: on a
 	 * loaded machine 30 ms of progress may not even have reached A. */
-	end = xwt_now_ns() + 30000000000ULL;
+	end = xwu_now_ns() + 30000000000ULL;
 	for (;;) {
 		struct xw_endpoint_stats st = { .sz = sizeof(st) };
 
@@ -273,14 +273,14 @@ static int p1_b(void)
 		xw_endpoint__stats(ep, &st);
 		if (st.tx_frames >= 1000 && st.rx_frames >= 1000)
 			break;
-		REQUIRE(xwt_now_ns() < end, "B: the rendezvous did not get going in 30 s (tx %llu "
+		REQUIRE(xwu_now_ns() < end, "B: the rendezvous did not get going in 30 s (tx %llu "
 			"rx %llu frames)", (unsigned long long)st.tx_frames,
 			(unsigned long long)st.rx_frames);
 	}
 	REQUIRE(xw_request__test(rs, &s) == 0 && xw_request__test(rr, &s) == 0,
 		"B: a 32 MiB transfer finished after 1,000 frames: the kill would not be "
 		"mid-rendezvous");
-	__atomic_store_n(&sh->b_killed_ns, xwt_now_ns(), __ATOMIC_RELEASE);
+	__atomic_store_n(&sh->b_killed_ns, xwu_now_ns(), __ATOMIC_RELEASE);
 	raise(SIGKILL);
 	return 1;
 }
@@ -289,15 +289,15 @@ static int p1_c(void)
 {
 	unsigned char buf[1024], back[1024];
 	struct xw_status s;
-	__u64 end = xwt_now_ns() + 40000000000ULL;
+	__u64 end = xwu_now_ns() + 40000000000ULL;
 	int err;
 
 	XW_OPTS(xw_endpoint_opts, o, .pin_root = xwt_pin_root());
 	struct xw_endpoint *ep = host_open(&o);
 
-	for (__u32 i = 0; !__atomic_load_n(&sh->a_done, __ATOMIC_ACQUIRE) && xwt_now_ns() < end;
+	for (__u32 i = 0; !__atomic_load_n(&sh->a_done, __ATOMIC_ACQUIRE) && xwu_now_ns() < end;
 	     i++) {
-		__u64 t0 = xwt_now_ns(), rtt;
+		__u64 t0 = xwu_now_ns(), rtt;
 		__u64 match = 0xC000 | (i & 0xFFF);
 
 		fill(buf, sizeof(buf), i);
@@ -308,7 +308,7 @@ static int p1_c(void)
 		      "C: echo %u: %s", i, xw_strerror(err));
 		if (err)
 			break;
-		rtt = xwt_now_ns() - t0;
+		rtt = xwu_now_ns() - t0;
 		sh->c_rounds++;
 		{
 			__u64 killed = __atomic_load_n(&sh->b_killed_ns, __ATOMIC_ACQUIRE);
@@ -360,19 +360,19 @@ static int p2_a(void)
 	rss0 = rss_kb();
 	for (int i = 0; i < LEGIT_MSGS; i++) {
 		struct xw_request *r;
-		__u64 end = xwt_now_ns() + 30000000000ULL;
+		__u64 end = xwu_now_ns() + 30000000000ULL;
 		int done = 0;
 
 		REQUIRE(xw_endpoint__irecv(ep, buf, legit_len(i), 0xB00000 | (__u64)i, ~0ULL, &r) == 0,
 			"A: irecv");
-		while (!done && xwt_now_ns() < end) {
+		while (!done && xwu_now_ns() < end) {
 			static __u64 next_dbg;
 			long kb;
 
 			xw_endpoint__progress(ep);
 			done = xw_request__test(r, &s);
 			xw_endpoint__stats(ep, &st);
-			if (getenv("XWT_DEBUG") && xwt_now_ns() > next_dbg) {
+			if (getenv("XWT_DEBUG") && xwu_now_ns() > next_dbg) {
 				fprintf(stderr, "A msg %d: tx %llu rx %llu rtx %llu refused %llu rej %llu "
 					"peers %llu unexp %llu pushed %llu evicted %llu timeouts %llu "
 					"resets %llu dups %llu ooo %llu\n", i,
@@ -401,7 +401,7 @@ static int p2_a(void)
 							(unsigned long long)xs.pass_other_host,
 							(unsigned long long)xs.frames_passed);
 				}
-				next_dbg = xwt_now_ns() + 500000000ULL;
+				next_dbg = xwu_now_ns() + 500000000ULL;
 			}
 			if (st.unexpected_bytes > mx.unexpected_bytes)
 				mx.unexpected_bytes = st.unexpected_bytes;
@@ -472,11 +472,11 @@ static int p2_b(void)
 
 	XW_OPTS(xw_endpoint_opts, o, .pin_root = xwt_pin_root());
 	struct xw_endpoint *ep = host_open(&o);
-	__u64 end = xwt_now_ns() + 30000000000ULL;
+	__u64 end = xwu_now_ns() + 30000000000ULL;
 
 	/* the flood first: A's unexpected queue over its bound */
 	while (__atomic_load_n(&sh->c_flood_msgs, __ATOMIC_ACQUIRE) < FLOOD_AHEAD) {
-		REQUIRE(xwt_now_ns() < end, "B: C's flood did not start");
+		REQUIRE(xwu_now_ns() < end, "B: C's flood did not start");
 		usleep(1000);
 	}
 	for (int i = 0; i < LEGIT_MSGS; i++) {
@@ -603,9 +603,9 @@ static int p2_c(void)
 	__atomic_store_n(&sh->ready[2], 1, __ATOMIC_RELEASE);
 	/* let the library deliver the flood once A receives it */
 	{
-		__u64 end = xwt_now_ns() + 60000000000ULL;
+		__u64 end = xwu_now_ns() + 60000000000ULL;
 
-		while (!__atomic_load_n(&sh->a_done, __ATOMIC_ACQUIRE) && xwt_now_ns() < end) {
+		while (!__atomic_load_n(&sh->a_done, __ATOMIC_ACQUIRE) && xwu_now_ns() < end) {
 			xw_endpoint__progress(ep);
 			for (int i = 0; i < nreq; i++) {
 				struct xw_status s;

@@ -14,6 +14,7 @@
 
 #include <pthread.h>
 
+#include "chan.h"
 #include "harness.h"
 #include "hosts.h"
 #include "xdpwake.h"
@@ -30,9 +31,7 @@ static char pin_root[PATH_MAX];
 
 static void bar(void)
 {
-	char c = 'x';
-
-	REQUIRE(write(chan, &c, 1) == 1 && read(chan, &c, 1) == 1, "barrier");
+	xwt_bar(chan, NULL, "step");
 }
 
 /* The README's bpftool line for `# <name>` (policy), adapted to B. */
@@ -93,12 +92,12 @@ static void *watch_armed(void *arg)
 	char c = 's';
 
 	for (int i = 0; i < w->total; i++) {
-		__u64 end = xwt_now_ns() + (__u64)TMO * 1000000ULL;
+		__u64 end = xwu_now_ns() + (__u64)TMO * 1000000ULL;
 
 		/* message i-1 received, and B asleep again */
 		while (__atomic_load_n(&w->received, __ATOMIC_ACQUIRE) < i ||
 		       !__atomic_load_n(w->armed, __ATOMIC_ACQUIRE)) {
-			REQUIRE(xwt_now_ns() < end, "B: not asleep for message %d after %d ms", i, TMO);
+			REQUIRE(xwu_now_ns() < end, "B: not asleep for message %d after %d ms", i, TMO);
 			sched_yield();
 		}
 		REQUIRE(write(chan, &c, 1) == 1, "send-now token");

@@ -26,6 +26,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 
+#include "chan.h"
 #include "harness.h"
 #include "xdpwake.h"
 #include "internal.h" /* xwi_iface_shared() */
@@ -45,23 +46,7 @@ static pid_t main_pid;
 /* One byte each way over a socketpair, bounded; @ep keeps progressing. */
 static void bar(int fd, struct xw_endpoint *ep, const char *what)
 {
-	__u64 end = xwt_now_ns() + 120000000000ULL;
-	char c = 'x';
-
-	REQUIRE(write(fd, &c, 1) == 1, "%s: barrier %s: write", who, what);
-	for (;;) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		int n = poll(&pfd, 1, ep ? 1 : 100);
-
-		if (n > 0)
-			break;
-		REQUIRE(n >= 0 || errno == EINTR, "%s: barrier %s: poll", who, what);
-		REQUIRE(xwt_now_ns() < end, "%s: barrier %s: the other side did not come", who,
-			what);
-		if (ep)
-			xw_endpoint__progress(ep);
-	}
-	REQUIRE(read(fd, &c, 1) == 1, "%s: barrier %s: the other side is gone", who, what);
+	xwt_bar(fd, ep, what);
 }
 
 static void put(int fd, const void *p, size_t n)
@@ -119,7 +104,7 @@ static struct xw_stats xdp_stats(struct xw_endpoint *ep, __u16 id)
  * their endpoints; bounded. */
 static void wait_all(struct xw_request **r, struct xw_status *st, int n, const char *what)
 {
-	__u64 end = xwt_now_ns() + (__u64)TMO * 1000000ULL;
+	__u64 end = xwu_now_ns() + (__u64)TMO * 1000000ULL;
 	int left = 0;
 
 	for (int i = 0; i < n; i++)
@@ -137,7 +122,7 @@ static void wait_all(struct xw_request **r, struct xw_status *st, int n, const c
 		got = xw_wait_any(w, k, &o);
 		REQUIRE(got >= 0 || got == -ETIMEDOUT, "%s: wait_any: %s", what,
 			xw_strerror(got));
-		REQUIRE(xwt_now_ns() < end, "%s: not done in %d ms", what, TMO);
+		REQUIRE(xwu_now_ns() < end, "%s: not done in %d ms", what, TMO);
 		if (got < 0)
 			continue;
 		REQUIRE(xw_request__test(r[idx[got]], &st[idx[got]]) == 1, "%s: test", what);
@@ -343,14 +328,14 @@ static void wake_part(int fd, struct xw_endpoint *ep, const struct xw_addr *peer
 		xw_endpoint__wait_stats(ep, &w0);
 		x0 = xdp_stats(ep, 2);
 		bar(fd, NULL, "sleeping");
-		t0 = xwt_now_ns();
+		t0 = xwu_now_ns();
 		{
 			/* spin-block spins 20 us, then sleeps */
 			XW_OPTS(xw_wait_opts, o, .timeout_ms = 5000, .strategy = ss[k],
 				.spin_ns = 20000);
 			err = xw_request__wait_opts(req, &st, &o);
 		}
-		t1 = xwt_now_ns();
+		t1 = xwu_now_ns();
 		xw_endpoint__wait_stats(ep, &w1);
 		x1 = xdp_stats(ep, 2);
 		CHECK(err == 0 && st.error == 0 && st.len == 8 && !strcmp(buf, "wake up"),
@@ -524,7 +509,7 @@ static void host_b(int fd)
 	struct xw_endpoint *ep;
 	struct xw_addr a1, a3, me;
 
-	who = "B";
+	xwt_chan_who = who = "B";
 	ep = open_ep(2, 1, 0);
 	me = addr_of(ep);
 	put(fd, &me, sizeof(me));
@@ -559,7 +544,7 @@ static void host_c(int fd)
 	struct xw_request *req;
 	unsigned char *buf = malloc(8u << 20);
 
-	who = "C";
+	xwt_chan_who = who = "C";
 	REQUIRE(buf, "malloc");
 	ep = open_ep(4, 2, 0);
 	REQUIRE(xw_endpoint__irecv(ep, buf, 8u << 20, 0x500, ~0ULL, &req) == 0, "irecv");
@@ -579,7 +564,7 @@ static void host_d(int fd)
 	char m[64] = "";
 	struct xw_status st;
 
-	who = "D";
+	xwt_chan_who = who = "D";
 	ep = open_ep(4, 2, 0);
 	me = addr_of(ep);
 	get(fd, &a5, sizeof(a5));
@@ -617,7 +602,7 @@ static void kill_part(int fb, struct xw_endpoint *e3, struct xw_addr *a2)
 	s0 = stats(e5);
 	REQUIRE(xw_endpoint__isend(e5, &a4, big, 8u << 20, 0x500, &sreq) == 0, "isend big");
 	/* Kill C once a good part is on its way. */
-	t0 = xwt_now_ns();
+	t0 = xwu_now_ns();
 	for (;;) {
 		struct xw_endpoint_stats s = { .sz = sizeof(s) };
 
@@ -626,14 +611,14 @@ static void kill_part(int fb, struct xw_endpoint *e3, struct xw_addr *a2)
 		s = stats(e5);
 		if (s.local_tx_frames - s0.local_tx_frames > 500)
 			break;
-		REQUIRE(xwt_now_ns() - t0 < 10000000000ULL, "the large send did not start");
+		REQUIRE(xwu_now_ns() - t0 < 10000000000ULL, "the large send did not start");
 		usleep(100);
 	}
 	CHECK(!xw_request__done(sreq), "the 8 MiB send completed before the kill");
 	kill(c, SIGKILL);
 	REQUIRE(waitpid(c, &status, 0) == c, "reap C");
 	close(fc);
-	t_kill = xwt_now_ns();
+	t_kill = xwu_now_ns();
 	/* Meanwhile endpoint 3 answers B's pings (B checks them). */
 	for (int i = 0; i < 200; i++) {
 		char r[32];
@@ -650,8 +635,8 @@ static void kill_part(int fb, struct xw_endpoint *e3, struct xw_addr *a2)
 	err = xw_request__wait(sreq, &st, 10000);
 	CHECK(err == 0 && (st.error == -ETIMEDOUT || st.error == -ECONNRESET),
 	      "the send to the killed peer: %s / status %d", xw_strerror(err), st.error);
-	CHECK(xwt_now_ns() - t_kill < 8000000000ULL, "the send failed only after %llu ms",
-	      (unsigned long long)((xwt_now_ns() - t_kill) / 1000000));
+	CHECK(xwu_now_ns() - t_kill < 8000000000ULL, "the send failed only after %llu ms",
+	      (unsigned long long)((xwu_now_ns() - t_kill) / 1000000));
 	bar(fb, e3, "kill done");
 
 	/* A new process opens endpoint 4 again: talks to 5. */
@@ -690,6 +675,8 @@ int main(void)
 	pid_t b;
 	int fb, status;
 
+	xwt_chan_who = who;
+	xwt_chan_tmo_s = 120;
 	main_pid = getpid();
 	xwt_private_netns();
 	snprintf(pin_root, sizeof(pin_root), "%s", xwt_pin_root());

@@ -16,6 +16,7 @@
 
 #include <poll.h>
 
+#include "chan.h"
 #include "harness.h"
 #include "hosts.h"
 #include "xdpwake.h"
@@ -26,42 +27,25 @@
 #define IP_B "10.77.0.2"
 #define TMO 20000 /* ms: a hang guard only */
 
-static int chan = -1;	  /* socketpair end to the other host */
-static int is_b;
-static char pin_root[PATH_MAX];
+/* The two hosts (hosts.h): hosts.is_b, the channel hosts.chan[0], this
+ * host's pins hosts.pin_root. */
+static struct xwt_hosts hosts = { .if_a = IF_A, .if_b = IF_B, .ip_a = IP_A, .ip_b = IP_B };
 
 /* The endpoint the barriers keep progressing (NULL: none open). */
 static struct xw_endpoint *bar_ep;
 
-/* A barrier that keeps bar_ep progressing while it waits: a host waiting
- * for the other still answers and retransmits (a frame dropped under
- * load, e.g. a late receiver's message, is sent again only while its
- * sender calls the library). */
+/* Barriers keep bar_ep progressing (chan.h): a host waiting for the other
+ * still answers and retransmits (a frame dropped under load, e.g. a late
+ * receiver's message, is sent again only while its sender calls the
+ * library). */
 static void bar(const char *what)
 {
-	__u64 end = xwt_now_ns() + 300000000000ULL;
-	char c = 'x', r;
-
-	REQUIRE(write(chan, &c, 1) == 1, "barrier %s: write", what);
-	for (;;) {
-		struct pollfd pfd = { .fd = chan, .events = POLLIN };
-		int n = poll(&pfd, 1, bar_ep ? 1 : 1000);
-
-		REQUIRE(n >= 0 || errno == EINTR, "barrier %s: poll: %s", what, strerror(errno));
-		if (n > 0)
-			break;
-		REQUIRE(xwt_now_ns() < end, "barrier %s: the other host did not come in 300 s",
-			what);
-		if (bar_ep)
-			xw_endpoint__progress(bar_ep);
-	}
-	REQUIRE(read(chan, &r, 1) == 1, "barrier %s: the other host is gone", what);
+	xwt_bar(hosts.chan[0], bar_ep, what);
 }
 
 static void xchg_addr(const struct xw_addr *mine, struct xw_addr *theirs)
 {
-	REQUIRE(write(chan, mine, sizeof(*mine)) == sizeof(*mine), "send addr");
-	REQUIRE(read(chan, theirs, sizeof(*theirs)) == sizeof(*theirs), "recv addr");
+	xwt_xchg(hosts.chan[0], bar_ep, mine, theirs, sizeof(*mine));
 }
 
 static struct xw_endpoint *open_ep(const char *ifname, __u16 id, __u32 encap)
@@ -69,11 +53,11 @@ static struct xw_endpoint *open_ep(const char *ifname, __u16 id, __u32 encap)
 	struct xw_endpoint *ep;
 	int err;
 
-	XW_OPTS(xw_endpoint_opts, o, .pin_root = pin_root, .encap = encap);
+	XW_OPTS(xw_endpoint_opts, o, .pin_root = hosts.pin_root, .encap = encap);
 	err = xw_endpoint__open(ifname, id, &o, &ep);
 	if (err == -EAFNOSUPPORT)
 		xwt_skip("AF_XDP not supported by this kernel");
-	REQUIRE(err == 0, "%s: open endpoint %u: %s", is_b ? "B" : "A", id, xw_strerror(err));
+	REQUIRE(err == 0, "%s: open endpoint %u: %s", hosts.is_b ? "B" : "A", id, xw_strerror(err));
 	return ep;
 }
 
@@ -90,10 +74,10 @@ static __u64 unexpected_count(struct xw_endpoint *ep)
  * guards against a hang). */
 static void await_unexpected(struct xw_endpoint *ep, __u64 base, __u64 n, const char *what)
 {
-	__u64 end = xwt_now_ns() + (__u64)TMO * 1000000ULL;
+	__u64 end = xwu_now_ns() + (__u64)TMO * 1000000ULL;
 
 	while (unexpected_count(ep) < base + n) {
-		REQUIRE(xwt_now_ns() < end, "%s: %llu of %llu messages arrived in %d ms", what,
+		REQUIRE(xwu_now_ns() < end, "%s: %llu of %llu messages arrived in %d ms", what,
 			(unsigned long long)(unexpected_count(ep) - base), (unsigned long long)n,
 			TMO);
 		xw_endpoint__progress(ep);
@@ -181,9 +165,9 @@ static void sizes(struct xw_endpoint *ep, const struct xw_addr *peer, const char
 				/* 64 MiB once per direction (early), to keep it quick. */
 				if (list[i] == (64u << 20) && late)
 					continue;
-				transfer(ep, peer, dir == is_b, list[i], late, seed++);
+				transfer(ep, peer, dir == hosts.is_b, list[i], late, seed++);
 			}
-	if (!is_b)
+	if (!hosts.is_b)
 		printf("%s: %d sizes x 2 directions x early/late receivers, up to 64 MiB\n",
 		       encap_name, n);
 }
@@ -197,7 +181,7 @@ static void ordering(struct xw_endpoint *ep, const struct xw_addr *peer)
 	__u64 unexp0 = unexpected_count(ep);
 
 	bar("ordering counted"); /* before A sends */
-	if (!is_b) {
+	if (!hosts.is_b) {
 		for (int i = 0; i < 16; i++) {
 			snprintf(buf[i], sizeof(buf[i]), "msg %d", i);
 			CHECK(xw_endpoint__send(ep, peer, buf[i], 64, 0x700 + (i % 4), TMO) == 0,
@@ -233,7 +217,7 @@ static void truncate_and_cancel(struct xw_endpoint *ep, const struct xw_addr *pe
 	size_t lens[] = { 5000, 100000 };
 
 	for (int k = 0; k < 2; k++) {
-		if (!is_b) {
+		if (!hosts.is_b) {
 			xwt_fill(big, lens[k], 99 + k);
 			bar("trunc posted");
 			CHECK(xw_endpoint__send(ep, peer, big, lens[k], 0x99, TMO) == 0, "send");
@@ -250,7 +234,7 @@ static void truncate_and_cancel(struct xw_endpoint *ep, const struct xw_addr *pe
 		for (int i = 0; i < 64; i++)
 			CHECK(small[1000 + i] == 0xEE, "truncation wrote past the buffer");
 	}
-	if (is_b) {
+	if (hosts.is_b) {
 		REQUIRE(xw_endpoint__irecv(ep, small, 10, 0xDEAD, ~0ULL, &req) == 0, "irecv");
 		CHECK(xw_request__cancel(req) == 0, "cancel an unmatched receive");
 		CHECK(xw_request__wait(req, &st, TMO) == 0 && st.error == -ECANCELED,
@@ -266,18 +250,18 @@ static void timeouts(struct xw_endpoint *ep, const struct xw_addr *peer)
 {
 	static unsigned char big[200000];
 	struct xw_status st;
-	__u64 t0 = xwt_now_ns(), ms;
+	__u64 t0 = xwu_now_ns(), ms;
 	int err;
 
-	if (!is_b) {
+	if (!hosts.is_b) {
 		err = xw_endpoint__send(ep, peer, big, sizeof(big), 0xABC, 300);
-		ms = (xwt_now_ns() - t0) / 1000000;
+		ms = (xwu_now_ns() - t0) / 1000000;
 		CHECK(err == -ETIMEDOUT, "large send nobody receives: %s", xw_strerror(err));
 		CHECK(ms >= 290 && ms < 2000, "large send gave up after %llu ms, want ~300",
 		      (unsigned long long)ms);
 	} else {
 		err = xw_endpoint__recv(ep, big, sizeof(big), 0xDEF, ~0ULL, &st, 200);
-		ms = (xwt_now_ns() - t0) / 1000000;
+		ms = (xwu_now_ns() - t0) / 1000000;
 		CHECK(err == -ETIMEDOUT && st.error == -ETIMEDOUT, "recv of nothing: %s",
 		      xw_strerror(err));
 		CHECK(ms >= 190 && ms < 2000, "recv gave up after %llu ms, want ~200",
@@ -296,7 +280,7 @@ static void many(struct xw_endpoint *ep, const struct xw_addr *peer, const char 
 
 	xw_endpoint__addr(e2, &a2);
 	xchg_addr(&a2, &peer2);
-	if (!is_b) {
+	if (!hosts.is_b) {
 		/* A's endpoints 1 and 2 both send to B's endpoints 1 and 2. */
 		for (int i = 0; i < 4; i++) {
 			snprintf(msg, sizeof(msg), "from %d to %d", 1 + i / 2, 1 + i % 2);
@@ -394,13 +378,13 @@ static void marks_on_wire(struct xw_endpoint *ep, const struct xw_addr *peer, __
 		settle_ms(ep, 1);
 		a = xdp_stats(ep, id);
 		rel_a = rel_frames(ep);
-		transfer(ep, peer, !is_b, len, 0, 900 + k);
+		transfer(ep, peer, !hosts.is_b, len, 0, 900 + k);
 		settle_ms(ep, 3);
 		bar("marks measured");
 		settle_ms(ep, 1);
 		b = xdp_stats(ep, id);
 		rel_b = rel_frames(ep);
-		if (is_b) {
+		if (hosts.is_b) {
 			long long lat = (long long)(b.lat_frames - a.lat_frames);
 			long long more = (long long)(b.more_frames - a.more_frames);
 			long long fr = (long long)(b.frames_redirected - a.frames_redirected) -
@@ -427,7 +411,7 @@ static void marks_on_wire(struct xw_endpoint *ep, const struct xw_addr *peer, __
 			      "marks %#x %s: %lld frames back at the sender", marks, names[k], fr);
 		}
 	}
-	if (!is_b)
+	if (!hosts.is_b)
 		printf("marks on the wire (mask %#x): small, medium, large as the XDP program "
 		       "counted them\n", marks);
 }
@@ -444,7 +428,7 @@ static void marks_ablation(const char *ifname)
 		struct xw_addr me, peer;
 		int err;
 
-		XW_OPTS(xw_endpoint_opts, o, .pin_root = pin_root, .marks_set = true,
+		XW_OPTS(xw_endpoint_opts, o, .pin_root = hosts.pin_root, .marks_set = true,
 			.marks = masks[i]);
 		err = xw_endpoint__open(ifname, 6, &o, &ep);
 		REQUIRE(err == 0, "open with marks %#x: %s", masks[i], xw_strerror(err));
@@ -511,8 +495,8 @@ static void run_host(const char *ifname)
 
 		for (size_t i = 0; i < sizeof(list) / sizeof(list[0]); i++)
 			for (int dir = 0; dir < 2; dir++)
-				transfer(ep, &peer, dir == is_b, list[i], (int)(i & 1), seed++);
-		if (!is_b)
+				transfer(ep, &peer, dir == hosts.is_b, list[i], (int)(i & 1), seed++);
+		if (!hosts.is_b)
 			printf("udp: %zu sizes both directions\n", sizeof(list) / sizeof(list[0]));
 	}
 	bar_ep = NULL;
@@ -532,19 +516,9 @@ static void run_host(const char *ifname)
 
 int main(void)
 {
-	struct xwt_hosts h = { .if_a = IF_A, .if_b = IF_B, .ip_a = IP_A, .ip_b = IP_B };
 
 	setenv("XDPWAKE_DEBUG", "1", 1); /* the library checks its UMEM invariant */
 	xwt_private_netns();
 	xwt_pin_root();
-	xwt_hosts_fork(&h);
-	is_b = h.is_b;
-	chan = h.chan[0];
-	snprintf(pin_root, sizeof(pin_root), "%s", h.pin_root);
-	bar("up");
-	run_host(is_b ? IF_B : IF_A);
-	if (is_b)
-		exit(xwt_failures ? 1 : 0);
-	xwt_hosts_join(&h);
-	return xwt_done();
+	return xwt_hosts_run(&hosts, run_host);
 }

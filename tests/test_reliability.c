@@ -47,12 +47,6 @@ static unsigned char pattern(size_t i, unsigned int seed)
 	return (unsigned char)((i * 2654435761u) >> 13 ^ seed);
 }
 
-/* Barriers keep the endpoint progressing (see xwf_bar_idle). */
-static void ep_idle(void *ep)
-{
-	xw_endpoint__progress(ep);
-}
-
 /* On a failure: the XDP program's and the library's counters of @ep. */
 static void diag(struct xw_endpoint *ep, const char *what)
 {
@@ -136,17 +130,17 @@ static void settle(struct xwf_topo *t, struct xw_endpoint *ep)
 {
 	for (int round = 0;; round++) {
 		struct xw_endpoint_stats a = { .sz = sizeof(a) }, b = { .sz = sizeof(b) };
-		__u64 t0 = xwt_now_ns(), busy, other;
+		__u64 t0 = xwu_now_ns(), busy, other;
 
 		REQUIRE(round < 100, "the link did not go quiet in 100 rounds");
 		xw_endpoint__stats(ep, &a);
-		while (xwt_now_ns() - t0 < 300000000ULL) {
+		while (xwu_now_ns() - t0 < 300000000ULL) {
 			xw_endpoint__progress(ep);
 			usleep(1000);
 		}
 		xw_endpoint__stats(ep, &b);
 		busy = a.tx_frames != b.tx_frames || a.rx_frames != b.rx_frames;
-		xwf_xchg_idle(t, &busy, &other, sizeof(busy), ep_idle, ep);
+		xwt_xchg(t->chan, ep, &busy, &other, sizeof(busy));
 		if (!busy && !other)
 			return;
 	}
@@ -166,7 +160,7 @@ static struct xw_endpoint *open_ep(struct xwf_topo *t, __u32 give_up, struct xw_
 	err = xw_endpoint__open(t->ifname[t->self], EP, &o, &ep);
 	REQUIRE(err == 0, "open: %s", xw_strerror(err));
 	xw_endpoint__addr(ep, &me);
-	xwf_xchg(t, &me, peer, sizeof(me));
+	xwt_xchg(t->chan, NULL, &me, peer, sizeof(me));
 	return ep;
 }
 
@@ -188,7 +182,7 @@ static int host(struct xwf_topo *t, void *arg)
 		xwf_blackhole_in(&bh, 0, sc->blackhole_ms);
 		xwf_set(t, XWF_B_TO_A, &bh);
 	}
-	xwf_bar_idle(t, "start", ep_idle, ep);
+	xwt_bar(t->chan, ep, "start");
 	for (int r = 0; r < ROUNDS; r++)
 		for (size_t i = 0; i < NSIZES; i++)
 			for (int dir = 0; dir < 2; dir++)
@@ -282,7 +276,7 @@ static struct xw_endpoint *open_connected(struct xwf_topo *t, __u32 give_up,
 	else
 		CHECK(xw_endpoint__recv(ep, buf, sizeof(buf), 1, ~0ULL, &s, 5000) == 0,
 		      "first recv");
-	xwf_bar_idle(t, "up", ep_idle, ep);
+	xwt_bar(t->chan, ep, "up");
 	return ep;
 }
 
@@ -309,9 +303,9 @@ static int outage_host(struct xwf_topo *t, void *arg)
 		xwf_blackhole_in(&bh, 0, 600000);
 		xwf_set(t, XWF_A_TO_B, &bh);
 		xwf_set(t, XWF_B_TO_A, &bh);
-		t0 = xwt_now_ns();
+		t0 = xwu_now_ns();
 		err = xw_endpoint__send(ep, &peer, buf, sizeof(buf), 2, 10000);
-		ms = (xwt_now_ns() - t0) / 1000000;
+		ms = (xwu_now_ns() - t0) / 1000000;
 		xw_endpoint__stats(ep, &st);
 		/* given up (not the call's own 10 s timeout), never before
 		 * give_up_ms */
@@ -324,9 +318,9 @@ static int outage_host(struct xwf_topo *t, void *arg)
 		xwf_set(t, XWF_A_TO_B, NULL);
 		xwf_set(t, XWF_B_TO_A, NULL);
 	}
-	xwf_bar_idle(t, "outage", ep_idle, ep);
+	xwt_bar(t->chan, ep, "outage");
 	/* After the outage: talk again. */
-	xwf_bar_idle(t, "after", ep_idle, ep);
+	xwt_bar(t->chan, ep, "after");
 	if (t->self == XWF_HOST_A)
 		CHECK((err = xw_endpoint__send(ep, &peer, "again", 6, 3, 5000)) == 0,
 		      "send after the outage: %s", xw_strerror(err));
@@ -334,7 +328,7 @@ static int outage_host(struct xwf_topo *t, void *arg)
 		CHECK((err = xw_endpoint__recv(ep, buf, 16, 3, ~0ULL, &s, 5000)) == 0 &&
 			      !strcmp((char *)buf, "again"),
 		      "recv after the outage: %s", xw_strerror(err));
-	xwf_bar_idle(t, "done", ep_idle, ep);
+	xwt_bar(t->chan, ep, "done");
 	xw_endpoint__close(ep);
 	return xwt_failures ? 1 : 0;
 }
@@ -367,7 +361,7 @@ static int giveup_host(struct xwf_topo *t, void *arg)
 		xwf_blackhole_in(&bh, 0, 600000); /* until A gave up: below */
 		xwf_set(t, XWF_A_TO_B, &bh);
 	}
-	xwf_bar_idle(t, "outage on", ep_idle, ep);
+	xwt_bar(t->chan, ep, "outage on");
 	if (t->self == XWF_HOST_B) {
 		for (int i = 0; i < GU_MSGS; i++) {
 			memset(buf, 'a' + i, 100);
@@ -375,7 +369,7 @@ static int giveup_host(struct xwf_topo *t, void *arg)
 			CHECK(err == 0, "[give-up] B's send %d: %s", i, xw_strerror(err));
 		}
 	} else {
-		__u64 t0 = xwt_now_ns();
+		__u64 t0 = xwu_now_ns();
 
 		for (int i = 0; i < GU_MSGS; i++) {
 			err = xw_endpoint__recv(ep, buf, sizeof(buf), 100 + (__u64)i, ~0ULL, &s, 5000);
@@ -390,11 +384,11 @@ static int giveup_host(struct xwf_topo *t, void *arg)
 			xw_endpoint__progress(ep);
 			usleep(1000);
 			xw_endpoint__stats(ep, &st);
-		} while (st.conn_timeouts == 0 && xwt_now_ns() - t0 < 20000000000ULL);
+		} while (st.conn_timeouts == 0 && xwu_now_ns() - t0 < 20000000000ULL);
 		CHECK(st.conn_timeouts >= 1, "[give-up] A never gave up (20 s)");
 		xwf_set(t, XWF_A_TO_B, NULL); /* the outage ends */
 	}
-	xwf_bar_idle(t, "outage over", ep_idle, ep);
+	xwt_bar(t->chan, ep, "outage over");
 	if (t->self == XWF_HOST_A) {
 		CHECK(xw_endpoint__send(ep, &peer, "again", 6, 3, 5000) == 0, "A's send after");
 		/* B's 20 messages must not come again */
@@ -418,7 +412,7 @@ static int giveup_host(struct xwf_topo *t, void *arg)
 		       "%llu frames carried over (A checks that none is taken twice)\n", GU_MSGS,
 		       (unsigned long long)st.carried);
 	}
-	xwf_bar_idle(t, "done", ep_idle, ep);
+	xwt_bar(t->chan, ep, "done");
 	xw_endpoint__close(ep);
 	return xwt_failures ? 1 : 0;
 }
@@ -450,13 +444,13 @@ static int periodic_host(struct xwf_topo *t, void *arg)
 		xwf_set(t, XWF_A_TO_B, &bh);
 		xwf_set(t, XWF_B_TO_A, &bh);
 	}
-	xwf_bar_idle(t, "blackholes on", ep_idle, ep);
-	t0 = xwt_now_ns();
+	xwt_bar(t->chan, ep, "blackholes on");
+	t0 = xwu_now_ns();
 	for (;;) {
-		int go = xwt_now_ns() - t0 < 16000000000ULL && !xwt_failures, other;
+		int go = xwu_now_ns() - t0 < 16000000000ULL && !xwt_failures, other;
 
 		/* A decides; both stop together */
-		xwf_xchg_idle(t, &go, &other, sizeof(go), ep_idle, ep);
+		xwt_xchg(t->chan, ep, &go, &other, sizeof(go));
 		if (t->self == XWF_HOST_B)
 			go = other;
 		if (!go)
@@ -483,7 +477,7 @@ static int periodic_host(struct xwf_topo *t, void *arg)
 		       "retransmissions, one session each\n", "2 s every 7 s", n,
 		       (unsigned long long)bh, (unsigned long long)sum.retransmits);
 	}
-	xwf_bar_idle(t, "done", ep_idle, ep);
+	xwt_bar(t->chan, ep, "done");
 	xw_endpoint__close(ep);
 	return xwt_failures ? 1 : 0;
 }
@@ -539,18 +533,18 @@ static int setup_host(struct xwf_topo *t, void *arg)
 			xwf_set(t, XWF_A_TO_B, &loss);
 			xwf_set(t, XWF_B_TO_A, &loss);
 		}
-		xwf_bar(t, "loss on");
+		xwt_bar(t->chan, NULL, "loss on");
 		XW_OPTS(xw_endpoint_opts, o, .pin_root = xwt_pin_dir, .give_up_ms = 15000);
 		err = xw_endpoint__open(t->ifname[t->self], (__u16)(2 + k), &o, &ep);
 		REQUIRE(err == 0, "open: %s", xw_strerror(err));
 		xw_endpoint__addr(ep, &me);
-		xwf_xchg(t, &me, &peer, sizeof(me));
+		xwt_xchg(t->chan, NULL, &me, &peer, sizeof(me));
 		for (size_t i = 0; i < sizeof(sz) / sizeof(sz[0]); i++) {
 			if (i == 1) {
-				xwf_bar_idle(t, "set up", ep_idle, ep);
+				xwt_bar(t->chan, ep, "set up");
 				if (t->self == XWF_HOST_A)
 					xwf_clear(t);
-				xwf_bar_idle(t, "loss off", ep_idle, ep);
+				xwt_bar(t->chan, ep, "loss off");
 			}
 			for (int dir = 0; dir < 2; dir++)
 				xfer(ep, &peer, (dir == 0) == (t->self == XWF_HOST_A), sz[i],
@@ -579,7 +573,7 @@ static int setup_host(struct xwf_topo *t, void *arg)
 				       (unsigned long long)c.dropped, (unsigned long long)c.other,
 				       (unsigned long long)c.errors);
 			}
-		xwf_bar_idle(t, "conn done", ep_idle, ep);
+		xwt_bar(t->chan, ep, "conn done");
 		xw_endpoint__close(ep);
 	}
 	if (t->self == XWF_HOST_A)
@@ -637,7 +631,7 @@ static int matrix_host(struct xwf_topo *t, void *arg)
 		       xw_pkt_type_name(type), (unsigned long long)r,
 		       (unsigned long long)sum.retransmits);
 	}
-	xwf_bar_idle(t, "matrix done", ep_idle, ep);
+	xwt_bar(t->chan, ep, "matrix done");
 	xw_endpoint__close(ep);
 	return xwt_failures ? 1 : 0;
 }
@@ -650,17 +644,17 @@ static int matrix_host(struct xwf_topo *t, void *arg)
 static int soak_host(struct xwf_topo *t, void *arg)
 {
 	static const size_t sz[] = { 0, 1, 100, 1500, 5000, 32768, 40000, 300000 };
-	__u64 end = xwt_now_ns() + *(__u64 *)arg * 1000000000ULL, msgs = 0, bytes = 0;
+	__u64 end = xwu_now_ns() + *(__u64 *)arg * 1000000000ULL, msgs = 0, bytes = 0;
 	struct xw_endpoint_stats sum = { .sz = sizeof(sum) };
 	struct xw_endpoint *ep;
 	struct xw_addr peer;
 
 	ep = open_ep(t, 10000, &peer);
 	for (unsigned int r = 0; !xwt_failures; r++) {
-		char go = xwt_now_ns() < end, other;
+		char go = xwu_now_ns() < end, other;
 
 		/* both stop after the same round */
-		xwf_xchg_idle(t, &go, &other, 1, ep_idle, ep);
+		xwt_xchg(t->chan, ep, &go, &other, 1);
 		if (!go || !other)
 			break;
 		for (size_t i = 0; i < sizeof(sz) / sizeof(sz[0]); i++)
@@ -683,7 +677,7 @@ static int soak_host(struct xwf_topo *t, void *arg)
 		      (unsigned long long)sum.sessions, (unsigned long long)sum.peer_resets,
 		      (unsigned long long)sum.conn_timeouts);
 	}
-	xwf_bar_idle(t, "soak done", ep_idle, ep);
+	xwt_bar(t->chan, ep, "soak done");
 	xw_endpoint__close(ep);
 	return xwt_failures ? 1 : 0;
 }

@@ -22,6 +22,7 @@
 #include <stdbool.h>
 
 #include "harness.h"
+#include "rand.h"
 #include "xdpwake.h"
 #include "wait.h"
 
@@ -206,10 +207,7 @@ static __u64 xs;
 
 static __u64 rnd(void)
 {
-	xs ^= xs << 13;
-	xs ^= xs >> 7;
-	xs ^= xs << 17;
-	return xs;
+	return xwu_xorshift64(&xs);
 }
 
 static void adaptive(void)

@@ -38,7 +38,9 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 
+#include "chan.h"
 #include "harness.h"
+#include "rand.h"
 #include "hosts.h"
 #include "xdpwake.h"
 #include "engine.h" /* struct xw_request: peek at a request's state */
@@ -52,70 +54,48 @@
 #define MS 1000000ULL
 #define US 1000ULL
 
-static int chan = -1; /* socketpair end to the other host */
-static int is_b;
-static char pin_root[PATH_MAX];
+/* The two hosts (hosts.h): hosts.is_b, the channel hosts.chan[0], this
+ * host's pins hosts.pin_root. */
+static struct xwt_hosts hosts = { .if_a = IF_A, .if_b = IF_B, .ip_a = IP_A, .ip_b = IP_B,
+				    .veth_required = true };
 static unsigned int parts = ~0u;
 
-#define HOST (is_b ? "B" : "A")
+#define HOST (hosts.is_b ? "B" : "A")
 
 static __u64 now(void)
 {
-	return xwt_now_ns();
+	return xwu_now_ns();
 }
 
 /* The endpoint the barriers keep progressing. */
 static struct xw_endpoint *bar_ep;
 
-/* Wait for the other host, progressing bar_ep meanwhile: a host waiting
- * here still answers and retransmits (a frame dropped under load, say the
- * last message of a burst, is sent again only while its sender calls the
- * library).  TMO only guards against a hang... of the other host. */
-static void chan_wait(const char *what)
-{
-	__u64 end = now() + 300000 * MS;
-
-	for (;;) {
-		struct pollfd pfd = { .fd = chan, .events = POLLIN };
-		int n = poll(&pfd, 1, bar_ep ? 1 : 1000);
-
-		REQUIRE(n >= 0 || errno == EINTR, "barrier %s: poll: %s", what, strerror(errno));
-		if (n > 0)
-			return;
-		REQUIRE(now() < end, "barrier %s: the other host did not come in 300 s", what);
-		if (bar_ep)
-			xw_endpoint__progress(bar_ep);
-	}
-}
-
+/* Barriers keep bar_ep progressing (chan.h): a host waiting here still
+ * answers and retransmits (a frame dropped under load, say the last
+ * message of a burst, is sent again only while its sender calls the
+ * library). */
 static void bar(const char *what)
 {
-	char c = 'x', r;
-
-	REQUIRE(write(chan, &c, 1) == 1, "barrier %s: write", what);
-	chan_wait(what);
-	REQUIRE(read(chan, &r, 1) == 1, "barrier %s: the other host is gone", what);
-	REQUIRE(r == 'x', "barrier %s: out of step (got %#x)", what, (unsigned)r);
+	xwt_bar(hosts.chan[0], bar_ep, what);
 }
 
 static void put_u64(__u64 v)
 {
-	REQUIRE(write(chan, &v, sizeof(v)) == sizeof(v), "send a value");
+	REQUIRE(write(hosts.chan[0], &v, sizeof(v)) == sizeof(v), "send a value");
 }
 
 static __u64 get_u64(void)
 {
 	__u64 v;
 
-	chan_wait("value");
-	REQUIRE(read(chan, &v, sizeof(v)) == sizeof(v), "receive a value");
+	xwt_chan_wait(hosts.chan[0], bar_ep, "value");
+	REQUIRE(read(hosts.chan[0], &v, sizeof(v)) == sizeof(v), "receive a value");
 	return v;
 }
 
 static void xchg_addr(const struct xw_addr *mine, struct xw_addr *theirs)
 {
-	REQUIRE(write(chan, mine, sizeof(*mine)) == sizeof(*mine), "send addr");
-	REQUIRE(read(chan, theirs, sizeof(*theirs)) == sizeof(*theirs), "recv addr");
+	xwt_xchg(hosts.chan[0], bar_ep, mine, theirs, sizeof(*mine));
 }
 
 /* Busy for @ns without calling the library. */
@@ -175,7 +155,7 @@ static struct xw_endpoint *open_ep(const char *ifname, __u16 id)
 	struct xw_endpoint *ep;
 	int err;
 
-	XW_OPTS(xw_endpoint_opts, o, .pin_root = pin_root);
+	XW_OPTS(xw_endpoint_opts, o, .pin_root = hosts.pin_root);
 	err = xw_endpoint__open(ifname, id, &o, &ep);
 	if (err == -EAFNOSUPPORT)
 		xwt_skip("AF_XDP not supported by this kernel");
@@ -222,9 +202,9 @@ static void notify_passive(struct xw_endpoint *ep, const struct xw_addr *peer,
 	struct xw_status st;
 	char c = 'g';
 
-	if (is_b) {
-		chan_wait("notify go");
-		REQUIRE(read(chan, &c, 1) == 1 && c == 'g', "notify: go-ahead");
+	if (hosts.is_b) {
+		xwt_chan_wait(hosts.chan[0], bar_ep, "notify go");
+		REQUIRE(read(hosts.chan[0], &c, 1) == 1 && c == 'g', "notify: go-ahead");
 		xwt_fill(sbuf, 100, 4242);
 		REQUIRE(xw_endpoint__isend(ep, peer, sbuf, 100, match, &req) == 0, "isend");
 		CHECK(xw_request__wait(req, &st, TMO) == 0 && !st.error, "notify: passive send");
@@ -232,7 +212,7 @@ static void notify_passive(struct xw_endpoint *ep, const struct xw_addr *peer,
 		__u64 end = now() + 10000000000ULL;
 
 		REQUIRE(xw_endpoint__irecv(ep, rbuf, 4096, match, ~0ULL, &req) == 0, "irecv");
-		REQUIRE(write(chan, &c, 1) == 1, "notify: go-ahead");
+		REQUIRE(write(hosts.chan[0], &c, 1) == 1, "notify: go-ahead");
 		while (!xw_request__done(req) && now() < end)
 			usleep(200);
 		CHECK(xw_request__done(req) == 1,
@@ -272,7 +252,7 @@ static void pingpong(struct xw_endpoint *ep, const struct xw_addr *peer, enum xw
 	bar("pp start");
 	t0 = now();
 	for (int i = 0; i < PP_ROUNDS && !bad; i++) {
-		int me = is_b, in_pong = !is_b;
+		int me = hosts.is_b, in_pong = !hosts.is_b;
 		size_t in_len = pp_len(i, in_pong), out_len = pp_len(i, !in_pong);
 		unsigned int in_seed = (unsigned)(s * 100000 + i * 2 + in_pong);
 		unsigned int out_seed = (unsigned)(s * 100000 + i * 2 + !in_pong);
@@ -324,9 +304,9 @@ static void pingpong(struct xw_endpoint *ep, const struct xw_addr *peer, enum xw
 		REQUIRE(xw_endpoint__set_wait(ep, XW_WAIT_SPIN_BLOCK, 0) == 0, "restore");
 
 	/* (+1: B's send of the passive notify step) */
-	CHECK(D(a, b, waits) == (__u64)(2 * PP_ROUNDS + (s == XW_WAIT_NOTIFY && is_b)),
+	CHECK(D(a, b, waits) == (__u64)(2 * PP_ROUNDS + (s == XW_WAIT_NOTIFY && hosts.is_b)),
 	      "%s %s: %llu waits, want %d", HOST, name, D(a, b, waits),
-	      2 * PP_ROUNDS + (s == XW_WAIT_NOTIFY && is_b));
+	      2 * PP_ROUNDS + (s == XW_WAIT_NOTIFY && hosts.is_b));
 	switch (s) {
 	case XW_WAIT_SPIN:
 		CHECK(D(a, b, blocks) == 0 && D(a, b, yields) == 0, "%s spin: %llu blocks %llu yields",
@@ -354,7 +334,7 @@ static void pingpong(struct xw_endpoint *ep, const struct xw_addr *peer, enum xw
 
 		/* In the ping-pong the application's own passes may take every
 		 * frame first (they progress too); A's passive step cannot. */
-		CHECK((__u64)calls == D(a, b, notify_runs) && (is_b || calls > 0),
+		CHECK((__u64)calls == D(a, b, notify_runs) && (hosts.is_b || calls > 0),
 		      "%s notify: %llu notify runs, %ld callbacks", HOST, D(a, b, notify_runs), calls);
 		CHECK(!calls || notify_ep_seen == ep, "%s notify: callback got endpoint %p, want %p",
 		      HOST, (void *)notify_ep_seen, (void *)ep);
@@ -371,7 +351,7 @@ static void pingpong(struct xw_endpoint *ep, const struct xw_addr *peer, enum xw
 		      b.adaptive_spin_ns <= 2 * b.block_cost_ns,
 		      "%s adaptive spin %llu outside [B/2, 2B] (B %llu)", HOST,
 		      (unsigned long long)b.adaptive_spin_ns, (unsigned long long)b.block_cost_ns);
-	if (!is_b)
+	if (!hosts.is_b)
 		printf("  %-10s %-8s %6.1f us/rt  waits %4llu spins %7llu yields %6llu blocks %4llu "
 		       "wakes %4llu spurious %3llu notify %4llu\n",
 		       name, per_call ? "per-call" : "default",
@@ -386,7 +366,7 @@ static void part_strategies(struct xw_endpoint *ep, const struct xw_addr *peer)
 					XW_WAIT_SPIN_YIELD, XW_WAIT_SPIN_BLOCK, XW_WAIT_NOTIFY,
 					XW_WAIT_ADAPTIVE };
 
-	if (!is_b)
+	if (!hosts.is_b)
 		printf("1. ping-pong, %d verified round trips per strategy (host A's counters):\n",
 		       PP_ROUNDS);
 	for (int per_call = 1; per_call >= 0; per_call--)
@@ -482,7 +462,7 @@ static void part_idle(struct xw_endpoint *ep)
 {
 	quiesce(ep);
 	bar("idle start");
-	if (!is_b) {
+	if (!hosts.is_b) {
 		idle_second(ep, 0);
 		idle_second(ep, 1);
 	}
@@ -530,7 +510,7 @@ static void delay_phase(struct xw_endpoint *ep, const struct xw_addr *peer, int 
 	for (int i = 0; i < n; i++) {
 		__u64 match = 0x300000ULL + (__u64)i;
 
-		if (is_b) {
+		if (hosts.is_b) {
 			REQUIRE(xw_endpoint__irecv(ep, ping, sizeof(ping), match, ~0ULL, &req) == 0,
 				"irecv");
 			err = wait_with(req, &st, XW_WAIT_BLOCK, TMO);
@@ -629,17 +609,17 @@ static void part_delays(struct xw_endpoint *ep, const struct xw_addr *peer)
 	/* The hosts on different CPUs for this part: host A spins, and host
 	 * B, woken by a frame that host A's own send delivered, would often
 	 * be queued behind it on its CPU when other work holds the other. */
-	pinned = pin_nth_cpu(is_b, &cpus);
+	pinned = pin_nth_cpu(hosts.is_b, &cpus);
 
 	/* The round trip with no think time: host A spinning, then blocking
 	 * (the difference is what one block-and-wake costs on this path). */
 	delay_phase(ep, peer, 50, 0, XW_WAIT_SPIN, 0, &dl);
-	if (!is_b) {
+	if (!hosts.is_b) {
 		rtt50 = pct(dl.rtt, 50, 50);
 		rtt90 = pct(dl.rtt, 50, 90);
 	}
 	delay_phase(ep, peer, 50, 0, XW_WAIT_BLOCK, 0, &dl);
-	if (!is_b) {
+	if (!hosts.is_b) {
 		__u64 brtt = pct(dl.rtt, 50, 50);
 
 		/* The spin time: B (spin-block's default) unless a round trip
@@ -672,7 +652,7 @@ static void part_delays(struct xw_endpoint *ep, const struct xw_addr *peer)
 	 * printed, not asserted (the policy itself is tested with synthetic
 	 * time in test_wait). */
 	delay_phase(ep, peer, DL_SHORT, think, XW_WAIT_SPIN_BLOCK, S, &dl);
-	if (!is_b) {
+	if (!hosts.is_b) {
 		int shared = 0;
 
 		for (int i = 0; i < DL_SHORT; i++) {
@@ -713,7 +693,7 @@ static void part_delays(struct xw_endpoint *ep, const struct xw_addr *peer)
 	 *   Otherwise the receiver would be looping. */
 	dl.wakes = 0;
 	delay_phase(ep, peer, DL_LONG, long_think, XW_WAIT_SPIN_BLOCK, S, &dl);
-	if (!is_b) {
+	if (!hosts.is_b) {
 		int zero = 0, unexplained = 0, preempted = 0;
 
 		blocks = 0;
@@ -741,13 +721,13 @@ static void part_delays(struct xw_endpoint *ep, const struct xw_addr *peer)
 	for (int per_call = 0; per_call < 2; per_call++) {
 		struct xw_wait_stats w = { .sz = sizeof(w) };
 
-		if (!is_b)
+		if (!hosts.is_b)
 			REQUIRE(xw_endpoint__set_wait(ep, per_call ? XW_WAIT_SPIN_BLOCK
 								   : XW_WAIT_ADAPTIVE, 0) == 0,
 				"set_wait");
 		delay_phase(ep, peer, ADAPT_N, ADAPT_THINK,
 			    per_call ? XW_WAIT_ADAPTIVE : XW_WAIT_DEFAULT, 0, &dl);
-		if (is_b)
+		if (hosts.is_b)
 			continue;
 		w = wstats(ep);
 		CHECK(w.adaptive_spin_ns == w.block_cost_ns / 2,
@@ -780,10 +760,7 @@ static __u64 rng = 88172645463325252ULL;
 
 static __u64 rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return xwu_xorshift64(&rng);
 }
 
 static void part_race(struct xw_endpoint *ep, const struct xw_addr *peer)
@@ -794,7 +771,7 @@ static void part_race(struct xw_endpoint *ep, const struct xw_addr *peer)
 
 	bar("race start");
 	t_start = now();
-	if (is_b) {
+	if (hosts.is_b) {
 		for (__u32 i = 0; i < RACE_N; i++) {
 			compute(rnd() % 51 * US);
 			memset(&m, 0, sizeof(m));
@@ -902,7 +879,7 @@ static void watchdog_run(struct xw_endpoint *ep, const struct xw_addr *peer, __u
 		buf = malloc(WD_LEN + 64);
 		REQUIRE(buf, "malloc");
 	}
-	if (is_b) {
+	if (hosts.is_b) {
 		__u64 t_done;
 
 		xwt_fill(buf, WD_LEN, 5000 + run);
@@ -942,7 +919,7 @@ static void watchdog_run(struct xw_endpoint *ep, const struct xw_addr *peer, __u
 		for (;;) {
 			__u64 t = now();
 			bool enough = period ? t_rx && got_done : t - t0 >= WD_COMPUTE;
-			struct pollfd pfd = { .fd = chan, .events = POLLIN };
+			struct pollfd pfd = { .fd = hosts.chan[0], .events = POLLIN };
 
 			if (enough || t - t0 >= TMO * MS)
 				break;
@@ -1005,7 +982,7 @@ static void watchdog_run(struct xw_endpoint *ep, const struct xw_addr *peer, __u
 
 static void part_watchdog(struct xw_endpoint *ep, const struct xw_addr *peer)
 {
-	if (!is_b) {
+	if (!hosts.is_b) {
 		XW_OPTS(xw_watchdog_opts, bad, .period_usecs = 50, .rt_prio = 100);
 		struct xw_watchdog_opts small = { .sz = 4, .period_usecs = 50 };
 
@@ -1042,16 +1019,16 @@ static void part_wait_any(struct xw_endpoint *ep, const struct xw_addr *peer, co
 	struct xw_status st;
 
 	/* Host A receives on endpoints 1, 2, 3; host B sends from 1. */
-	if (!is_b) {
+	if (!hosts.is_b) {
 		eps[1] = open_ep(ifname, 2);
 		eps[2] = open_ep(ifname, 3);
 		for (int i = 0; i < 3; i++) {
 			xw_endpoint__addr(eps[i], &addrs[i]);
-			REQUIRE(write(chan, &addrs[i], sizeof(addrs[i])) == sizeof(addrs[i]), "addr");
+			REQUIRE(write(hosts.chan[0], &addrs[i], sizeof(addrs[i])) == sizeof(addrs[i]), "addr");
 		}
 	} else {
 		for (int i = 0; i < 3; i++)
-			REQUIRE(read(chan, &addrs[i], sizeof(addrs[i])) == sizeof(addrs[i]), "addr");
+			REQUIRE(read(hosts.chan[0], &addrs[i], sizeof(addrs[i])) == sizeof(addrs[i]), "addr");
 	}
 
 	/* Endpoints: a message to endpoint k (index k-1) arrives while host A
@@ -1071,7 +1048,7 @@ static void part_wait_any(struct xw_endpoint *ep, const struct xw_addr *peer, co
 			int t = cases[c].target;
 
 			bar("any ep");
-			if (is_b) {
+			if (hosts.is_b) {
 				compute(cases[c].delay);
 				snprintf(msg, sizeof(msg), "to endpoint %d, case %zu", t + 1, c);
 				REQUIRE(xw_endpoint__send(ep, &addrs[t], msg, sizeof(msg), 0x600 + c,
@@ -1119,7 +1096,7 @@ static void part_wait_any(struct xw_endpoint *ep, const struct xw_addr *peer, co
 	/* A condition that turns true after 30 ms: returns n; nothing else
 	 * is ready (no traffic). */
 	bar("any cond");
-	if (!is_b) {
+	if (!hosts.is_b) {
 		enum xw_wait_strategy ss[] = { XW_WAIT_SPIN, XW_WAIT_SPIN_BLOCK, XW_WAIT_BLOCK };
 
 		for (size_t k = 0; k < sizeof(ss) / sizeof(ss[0]); k++) {
@@ -1181,7 +1158,7 @@ static void part_wait_any(struct xw_endpoint *ep, const struct xw_addr *peer, co
 	 * one on endpoint 2 arrives. */
 	for (int t = 1; t < 3; t++) {
 		bar("any req");
-		if (is_b) {
+		if (hosts.is_b) {
 			compute(10 * MS);
 			snprintf(msg, sizeof(msg), "request on endpoint %d", t + 1);
 			REQUIRE(xw_endpoint__send(ep, &addrs[t], msg, sizeof(msg), 0x680 + (__u64)t,
@@ -1219,7 +1196,7 @@ static void part_wait_any(struct xw_endpoint *ep, const struct xw_addr *peer, co
 		}
 	}
 	bar("any done");
-	if (!is_b) {
+	if (!hosts.is_b) {
 		printf("6. wait_any: endpoints (spin-block, block, spin, yield), condition "
 		       "(spin, spin-block, block), requests, timeout: right index every time\n");
 		xw_endpoint__close(eps[1]);
@@ -1242,14 +1219,14 @@ static void part_check(struct xw_endpoint *ep, const struct xw_addr *peer)
 		buf = malloc(CHK_LEN + 64);
 		REQUIRE(buf, "malloc");
 	}
-	if (is_b) {
+	if (hosts.is_b) {
 		char c = 'd';
 
 		xwt_fill(buf, CHK_LEN, 777);
 		bar("chk posted");
 		REQUIRE(xw_endpoint__isend(ep, peer, buf, CHK_LEN, match, &req) == 0, "B: isend");
 		CHECK(xw_request__wait(req, &st, TMO) == 0 && st.error == 0, "B: check send");
-		REQUIRE(write(chan, &c, 1) == 1, "done");
+		REQUIRE(write(hosts.chan[0], &c, 1) == 1, "done");
 	} else {
 		struct xw_check c;
 		__u64 t0, el, iters = 0, polls = 0, frames = 0, last_work = 0, max_gap = 0, t_rx = 0;
@@ -1284,7 +1261,7 @@ static void part_check(struct xw_endpoint *ep, const struct xw_addr *peer)
 			polls += c.next != next;
 			for (int i = 0; i < 100; i++)
 				sink += (__u64)i * iters;
-			if (++iters % 64 == 0 && recv(chan, &d, 1, MSG_DONTWAIT) == 1) {
+			if (++iters % 64 == 0 && recv(hosts.chan[0], &d, 1, MSG_DONTWAIT) == 1) {
 				REQUIRE(d == 'd', "out of step");
 				sent = true;
 			}
@@ -1389,8 +1366,6 @@ static void run_host(const char *ifname)
 
 int main(int argc, char **argv)
 {
-	struct xwt_hosts h = { .if_a = IF_A, .if_b = IF_B, .ip_a = IP_A, .ip_b = IP_B,
-			       .veth_required = true };
 
 	if (argc > 1) {
 		parts = 0;
@@ -1401,14 +1376,5 @@ int main(int argc, char **argv)
 	REQUIRE(unshare(CLONE_NEWNET) == 0, "unshare(CLONE_NEWNET): %s", strerror(errno));
 	REQUIRE(xwt_sh("ip link set lo up") == 0, "lo up");
 	xwt_pin_root();
-	xwt_hosts_fork(&h);
-	is_b = h.is_b;
-	chan = h.chan[0];
-	snprintf(pin_root, sizeof(pin_root), "%s", h.pin_root);
-	bar("up");
-	run_host(is_b ? IF_B : IF_A);
-	if (is_b)
-		exit(xwt_failures ? 1 : 0);
-	xwt_hosts_join(&h);
-	return xwt_done();
+	return xwt_hosts_run(&hosts, run_host);
 }

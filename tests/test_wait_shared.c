@@ -37,6 +37,7 @@
 #include <sched.h>
 #include <sys/resource.h>
 
+#include "chan.h"
 #include "harness.h"
 #include "hosts.h"
 #include "xdpwake.h"
@@ -50,39 +51,18 @@
 #define PP 300
 #define MSG 64
 
-static int chan = -1;
-static int is_b;
-static char pin_root[PATH_MAX];
+/* The two hosts (hosts.h): hosts.is_b, the channel hosts.chan[0], this
+ * host's pins hosts.pin_root. */
+static struct xwt_hosts hosts = { .if_a = IF_A, .if_b = IF_B, .ip_a = IP_A, .ip_b = IP_B,
+				    .veth_required = true };
 static struct xw_endpoint *bar_ep;
 
-#define HOST (is_b ? "B" : "A")
+#define HOST (hosts.is_b ? "B" : "A")
 
-/* Wait for the other host, progressing bar_ep meanwhile (acks). */
-static void chan_wait(const char *what)
-{
-	__u64 end = xwt_now_ns() + 300000000000ULL;
-
-	for (;;) {
-		struct pollfd pfd = { .fd = chan, .events = POLLIN };
-		int n = poll(&pfd, 1, bar_ep ? 1 : 1000);
-
-		REQUIRE(n >= 0 || errno == EINTR, "barrier %s: poll: %s", what, strerror(errno));
-		if (n > 0)
-			return;
-		REQUIRE(xwt_now_ns() < end, "barrier %s: the other host did not come in 300 s", what);
-		if (bar_ep)
-			xw_endpoint__progress(bar_ep);
-	}
-}
-
+/* Barriers keep bar_ep progressing (acks; chan.h). */
 static void bar(const char *what)
 {
-	char c = 'x', r;
-
-	REQUIRE(write(chan, &c, 1) == 1, "barrier %s: write", what);
-	chan_wait(what);
-	REQUIRE(read(chan, &r, 1) == 1, "barrier %s: the other host is gone", what);
-	REQUIRE(r == 'x', "barrier %s: out of step (got %#x)", what, (unsigned)r);
+	xwt_bar(hosts.chan[0], bar_ep, what);
 }
 
 static long nivcsw(void)
@@ -126,16 +106,16 @@ static void pingpong(struct xw_endpoint *ep, const struct xw_addr *peer, enum xw
 	bar("pp start");
 	r->a = wstats(ep);
 	cs0 = nivcsw();
-	t0 = xwt_now_ns();
+	t0 = xwu_now_ns();
 	for (int i = 0; i < PP; i++) {
-		__u64 in_match = 0x5000000ULL * (__u64)(s + 1) + (__u64)i * 2 + !is_b;
-		__u64 out_match = 0x5000000ULL * (__u64)(s + 1) + (__u64)i * 2 + is_b;
-		unsigned int in_seed = (unsigned)(s * 10000 + i * 2 + !is_b);
-		unsigned int out_seed = (unsigned)(s * 10000 + i * 2 + is_b);
+		__u64 in_match = 0x5000000ULL * (__u64)(s + 1) + (__u64)i * 2 + !hosts.is_b;
+		__u64 out_match = 0x5000000ULL * (__u64)(s + 1) + (__u64)i * 2 + hosts.is_b;
+		unsigned int in_seed = (unsigned)(s * 10000 + i * 2 + !hosts.is_b);
+		unsigned int out_seed = (unsigned)(s * 10000 + i * 2 + hosts.is_b);
 
 		memset(rbuf, 0xEE, sizeof(rbuf));
 		REQUIRE(xw_endpoint__irecv(ep, rbuf, MSG, in_match, ~0ULL, &rr) == 0, "irecv");
-		if (!is_b) {
+		if (!hosts.is_b) {
 			xwt_fill(sbuf, MSG, out_seed);
 			REQUIRE(xw_endpoint__isend(ep, peer, sbuf, MSG, out_match, &sr) == 0, "isend");
 			err = xw_request__wait(sr, &st, TMO);
@@ -148,7 +128,7 @@ static void pingpong(struct xw_endpoint *ep, const struct xw_addr *peer, enum xw
 				rbuf[MSG] == 0xEE,
 			"%s %s: round %d: bad message (error %d, len %zu)", HOST, name, i, st.error,
 			st.len);
-		if (is_b) {
+		if (hosts.is_b) {
 			xwt_fill(sbuf, MSG, out_seed);
 			REQUIRE(xw_endpoint__isend(ep, peer, sbuf, MSG, out_match, &sr) == 0, "isend");
 			err = xw_request__wait(sr, &st, TMO);
@@ -156,7 +136,7 @@ static void pingpong(struct xw_endpoint *ep, const struct xw_addr *peer, enum xw
 				xw_strerror(err));
 		}
 	}
-	r->ns = xwt_now_ns() - t0;
+	r->ns = xwu_now_ns() - t0;
 	r->cs = nivcsw() - cs0;
 	r->b = wstats(ep);
 	bar("pp done");
@@ -171,14 +151,13 @@ static void run_host(const char *ifname)
 	__u64 cal = xw_block_cost_ns();
 	int err;
 
-	XW_OPTS(xw_endpoint_opts, o, .pin_root = pin_root);
+	XW_OPTS(xw_endpoint_opts, o, .pin_root = hosts.pin_root);
 	err = xw_endpoint__open(ifname, 1, &o, &ep);
 	if (err == -EAFNOSUPPORT)
 		xwt_skip("AF_XDP not supported by this kernel");
 	REQUIRE(err == 0, "%s: open endpoint: %s", HOST, xw_strerror(err));
 	xw_endpoint__addr(ep, &me);
-	REQUIRE(write(chan, &me, sizeof(me)) == sizeof(me), "send addr");
-	REQUIRE(read(chan, &peer, sizeof(peer)) == sizeof(peer), "recv addr");
+	xwt_xchg(hosts.chan[0], NULL, &me, &peer, sizeof(me));
 	bar_ep = ep;
 	bar("open");
 	/* warm-up: the connection's handshake, B's first wakes */
@@ -190,7 +169,7 @@ static void run_host(const char *ifname)
 	for (int k = 0; k < 3; k++)
 		pingpong(ep, &peer, all[k], &runs[k]);
 
-	if (!is_b)
+	if (!hosts.is_b)
 		printf("both hosts on one CPU, %d round trips of %d B; B calibrated %.1f us; host A:\n",
 		       PP, MSG, cal / 1e3);
 	for (int k = 0; k < 3; k++) {
@@ -201,7 +180,7 @@ static void run_host(const char *ifname)
 		unsigned long long to = D(r->a, r->b, sleep_timeouts);
 		long own = r->cs - (long)ss, base = runs[0].cs;
 
-		if (!is_b)
+		if (!hosts.is_b)
 			printf("  %-10s %7.1f us/rt  waits %4llu blocks %4llu wakes %4llu timer "
 			       "fallbacks %llu  shared: waits %4llu spins %3llu (probes %llu)  "
 			       "preempted %ld  late wakes %llu  B %.1f us\n",
@@ -230,8 +209,6 @@ static void run_host(const char *ifname)
 
 int main(void)
 {
-	struct xwt_hosts h = { .if_a = IF_A, .if_b = IF_B, .ip_a = IP_A, .ip_b = IP_B,
-			       .veth_required = true };
 	cpu_set_t cpus, one;
 	int cpu = -1;
 
@@ -249,14 +226,5 @@ int main(void)
 	REQUIRE(unshare(CLONE_NEWNET) == 0, "unshare(CLONE_NEWNET): %s", strerror(errno));
 	REQUIRE(xwt_sh("ip link set lo up") == 0, "lo up");
 	xwt_pin_root();
-	xwt_hosts_fork(&h);
-	is_b = h.is_b;
-	chan = h.chan[0];
-	snprintf(pin_root, sizeof(pin_root), "%s", h.pin_root);
-	bar("up");
-	run_host(is_b ? IF_B : IF_A);
-	if (is_b)
-		exit(xwt_failures ? 1 : 0);
-	xwt_hosts_join(&h);
-	return xwt_done();
+	return xwt_hosts_run(&hosts, run_host);
 }

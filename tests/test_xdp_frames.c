@@ -352,7 +352,7 @@ static int run_row(struct xwt_xdp *x, const struct fx *r)
 	int len, out_len, v, nw = 0, fails = xwt_failures;
 	/* The program sees "now" fixed for the whole row: the history below
 	 * is exact, whatever the scheduler does to this process. */
-	__u64 now = xwt_now_ns();
+	__u64 now = xwu_now_ns();
 
 	if (r->deferred)
 		ws.deferred_since_ns = now - 1000;
@@ -518,7 +518,7 @@ static void timer_case(struct xwt_xdp *x, const char *name, __u32 policy, struct
 	restore_knobs(x);
 	apply_knobs(x, ks, 3);
 	prepare(x, policy, 0, 0, 0, &ws);
-	t0 = xwt_now_ns();
+	t0 = xwu_now_ns();
 	xwt_run(x, in, xwt_build(&f, in), 0, NULL, NULL);
 	/* Records come from the program only: a timer cannot have expired
 	 * before the frame, and a wake at once would be in the ring now. */
@@ -539,14 +539,14 @@ static void timer_case(struct xwt_xdp *x, const char *name, __u32 policy, struct
 /* Wait (bounded) until stats counter @idx has grown past @than. */
 static int wait_stat(struct xwt_xdp *x, int idx, __u64 than)
 {
-	unsigned long long end = xwt_now_ns() + XWT_HANG_MS * 1000000ULL;
+	unsigned long long end = xwu_now_ns() + XWT_HANG_MS * 1000000ULL;
 
 	for (;;) {
 		struct xw_stats st = xwt_stats(x);
 
 		if (xw_stat_value(&st, idx) > than)
 			return 1;
-		if (xwt_now_ns() > end)
+		if (xwu_now_ns() > end)
 			return 0;
 		usleep(200);
 	}
@@ -604,7 +604,7 @@ static void wd_reset(struct xwt_xdp *x)
  * watchdog deadline that frame's period has (now + period). */
 static __u64 wd_frame(struct xwt_xdp *x, const __u8 *in, int len, __u32 period_us)
 {
-	__u64 t = xwt_now_ns();
+	__u64 t = xwu_now_ns();
 
 	xwt_set_clock(x, t);
 	xwt_run(x, (void *)in, len, 0, NULL, NULL);
@@ -617,9 +617,9 @@ static __u64 wd_frame(struct xwt_xdp *x, const __u8 *in, int len, __u32 period_u
  * period, with frames unconsumed) or none. */
 static int wd_wait_periods(struct xwt_xdp *x, __u64 d, int n)
 {
-	unsigned long long end = xwt_now_ns() + XWT_HANG_MS * 1000000ULL;
+	unsigned long long end = xwu_now_ns() + XWT_HANG_MS * 1000000ULL;
 
-	while (n > 0 && xwt_now_ns() < end) {
+	while (n > 0 && xwu_now_ns() < end) {
 		__u64 e = xwt_get_wd_state(x, EP).deadline_ns;
 
 		if (e != d) {
@@ -650,7 +650,7 @@ static void watchdog(struct xwt_xdp *x)
 	wd_reset(x);
 	xwt_set_knob(x, "watchdog_usecs", EP, COAL_US);
 	prepare(x, XW_POLICY_MARKER, 1, 0, 0, &ws);
-	t0 = xwt_now_ns();
+	t0 = xwu_now_ns();
 	xwt_set_clock(x, t0);
 	xwt_run(x, in, len, 0, NULL, NULL);
 	wd = xwt_get_wd_state(x, EP);
@@ -669,7 +669,7 @@ static void watchdog(struct xwt_xdp *x)
 		sh = xwt_get_shared(x, EP);
 		sh.wd_lead_ns = lead;
 		xwt_set_shared(x, EP, &sh);
-		t0 = xwt_now_ns();
+		t0 = xwu_now_ns();
 		xwt_set_clock(x, t0);
 		xwt_run(x, in, len, 0, NULL, NULL);
 		wd = xwt_get_wd_state(x, EP);
@@ -691,7 +691,7 @@ static void watchdog(struct xwt_xdp *x)
 	sh = xwt_get_shared(x, EP);
 	sh.wd_armed = 1;
 	xwt_set_shared(x, EP, &sh);
-	t0 = xwt_now_ns();
+	t0 = xwu_now_ns();
 	xwt_run(x, in, len, 0, NULL, NULL);
 	xwt_wait_rec(x, XWT_HANG_MS);
 	CHECK(x->nrecs == 1 && x->recs[0].reason == XW_WAKE_WATCHDOG, "watchdog: %d records",
@@ -744,8 +744,8 @@ static void watchdog(struct xwt_xdp *x)
 		sh.consumed = wd.produced; /* the first frame, not the second */
 		xwt_set_shared(x, EP, &sh);
 		CHECK(wd_wait_periods(x, d, 1), "watchdog timer never expired");
-		end = xwt_now_ns() + XWT_HANG_MS * 1000000ULL;
-		while (!(wd = xwt_get_wd_state(x, EP)).deadline_ns && xwt_now_ns() < end)
+		end = xwu_now_ns() + XWT_HANG_MS * 1000000ULL;
+		while (!(wd = xwt_get_wd_state(x, EP)).deadline_ns && xwu_now_ns() < end)
 			usleep(100);
 		CHECK(wd.deadline_ns == d1 && wd.next_ns == 0,
 		      "next generation due %+lld ns from a period after its frame",

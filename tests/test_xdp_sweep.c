@@ -561,7 +561,7 @@ int main(void)
 	struct xw_stats total;
 	struct xwt_xdp x;
 
-	seed = s ? strtoull(s, NULL, 0) : (xwt_now_ns() ^ ((unsigned long long)getpid() << 32));
+	seed = s ? strtoull(s, NULL, 0) : (xwu_now_ns() ^ ((unsigned long long)getpid() << 32));
 	if (!seed)
 		seed = 0x9E3779B97F4A7C15ULL;
 	rng_state = seed;
@@ -574,13 +574,13 @@ int main(void)
 	xwt_set_knob(&x, "session", EP_SESSION, 0x1234);
 	xwt_set_endpoint(&x, EP_QUEUE1, XW_EPF_ACTIVE, 1);
 
-	t0 = xwt_now_ns();
+	t0 = xwu_now_ns();
 	ethertype_sweep(&x);
-	t1 = xwt_now_ns();
+	t1 = xwu_now_ns();
 	udp_sweep(&x);
-	t2 = xwt_now_ns();
+	t2 = xwu_now_ns();
 	fuzz(&x, scale);
-	t3 = xwt_now_ns();
+	t3 = xwu_now_ns();
 
 	total = xwt_stats(&x);
 	CHECK(total.frames_ours == total.frames_redirected + total.probes_answered +

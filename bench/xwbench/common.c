@@ -38,29 +38,22 @@ void __attribute__((format(printf, 1, 2), noreturn)) die(const char *fmt, ...)
 	exit(1);
 }
 
-void json_num(const char *key, double v, bool comma)
-{
-	if (isnan(v) || isinf(v))
-		printf("\"%s\": null%s", key, comma ? ", " : "");
-	else
-		printf("\"%s\": %.6g%s", key, v, comma ? ", " : "");
-}
-
 void json_stats(const char *key, double *v, long n)
 {
 	struct xwu_summary x;
 
 	xwu_summarize(v, (size_t)n, &x);
-	printf("\"%s\": {", key);
-	json_num("n", (double)n, true);
-	json_num("min", x.min, true);
-	json_num("mean", x.mean, true);
-	json_num("p50", x.p50, true);
-	json_num("p90", x.p90, true);
-	json_num("p99", x.p99, true);
-	json_num("p999", x.p999, true);
-	json_num("max", x.max, false);
-	printf("}");
+	json_key(key);
+	json_obj_begin();
+	json_kv_i64("n", n);
+	json_kv_double("min", x.min);
+	json_kv_double("mean", x.mean);
+	json_kv_double("p50", x.p50);
+	json_kv_double("p90", x.p90);
+	json_kv_double("p99", x.p99);
+	json_kv_double("p999", x.p999);
+	json_kv_double("max", x.max);
+	json_obj_end();
 }
 
 void snap_take(struct snap *s)
@@ -88,46 +81,52 @@ static __u64 xs_wakes(const struct xw_stats *s)
 void json_side(const struct snap *a, const struct snap *b)
 {
 #define D(f) ((double)(b->f - a->f))
-	printf("\"wall_s\": %.6f, ", (double)(b->t - a->t) / 1e9);
-	json_num("machine_busy_us", D(busy_us), true);
-	json_num("proc_cpu_us", D(proc_us), true);
-	printf("\"xdp\": {");
-	json_num("wakes", (double)(xs_wakes(&b->xs) - xs_wakes(&a->xs)), true);
-	json_num("wake_every", D(xs.wake_every), true);
-	json_num("wake_marker", D(xs.wake_marker), true);
-	json_num("wake_stream", D(xs.wake_stream), true);
-	json_num("wake_frames", D(xs.wake_frames), true);
-	json_num("wake_timeout", D(xs.wake_timeout), true);
-	json_num("wake_watchdog", D(xs.wake_watchdog), true);
-	json_num("wake_unarmed", D(xs.wake_unarmed), true);
-	json_num("frames_redirected", D(xs.frames_redirected), true);
-	json_num("lat_frames", D(xs.lat_frames), true);
-	json_num("more_frames", D(xs.more_frames), true);
-	json_num("deferrals", D(xs.deferrals), true);
-	json_num("timer_fires", D(xs.timer_fires), false);
-	printf("}, \"lib\": {");
-	json_num("blocks", D(ws.blocks), true);
-	json_num("wakes", D(ws.wakes), true);
-	json_num("spurious_wakes", D(ws.spurious_wakes), true);
-	json_num("watchdog_runs", D(ws.watchdog_runs), true);
-	json_num("watchdog_frames", D(ws.watchdog_frames), true);
-	json_num("notify_runs", D(ws.notify_runs), true);
-	json_num("tx_frames", D(es.tx_frames), true);
-	json_num("rx_frames", D(es.rx_frames), true);
-	json_num("retransmits", D(es.retransmits), false);
-	printf("}");
+	json_kv_double("wall_s", (double)(b->t - a->t) / 1e9);
+	json_kv_double("machine_busy_us", D(busy_us));
+	json_kv_double("proc_cpu_us", D(proc_us));
+	json_key("xdp");
+	json_obj_begin();
+	json_kv_double("wakes", (double)(xs_wakes(&b->xs) - xs_wakes(&a->xs)));
+	json_kv_double("wake_every", D(xs.wake_every));
+	json_kv_double("wake_marker", D(xs.wake_marker));
+	json_kv_double("wake_stream", D(xs.wake_stream));
+	json_kv_double("wake_frames", D(xs.wake_frames));
+	json_kv_double("wake_timeout", D(xs.wake_timeout));
+	json_kv_double("wake_watchdog", D(xs.wake_watchdog));
+	json_kv_double("wake_unarmed", D(xs.wake_unarmed));
+	json_kv_double("frames_redirected", D(xs.frames_redirected));
+	json_kv_double("lat_frames", D(xs.lat_frames));
+	json_kv_double("more_frames", D(xs.more_frames));
+	json_kv_double("deferrals", D(xs.deferrals));
+	json_kv_double("timer_fires", D(xs.timer_fires));
+	json_obj_end();
+	json_key("lib");
+	json_obj_begin();
+	json_kv_double("blocks", D(ws.blocks));
+	json_kv_double("wakes", D(ws.wakes));
+	json_kv_double("spurious_wakes", D(ws.spurious_wakes));
+	json_kv_double("watchdog_runs", D(ws.watchdog_runs));
+	json_kv_double("watchdog_frames", D(ws.watchdog_frames));
+	json_kv_double("notify_runs", D(ws.notify_runs));
+	json_kv_double("tx_frames", D(es.tx_frames));
+	json_kv_double("rx_frames", D(es.rx_frames));
+	json_kv_double("retransmits", D(es.retransmits));
+	json_obj_end();
 #undef D
 }
 
 void print_config(void)
 {
-	printf("\"test\": \"%s\", \"role\": \"%c\", \"iface\": \"%s\", \"ep\": %d, ",
-	       o.test == T_PP ? "pp" : o.test == T_NOTIF ? "notif" : "idle", o.role ? o.role : 'b',
-	       o.ifname, o.ep);
-	printf("\"policy\": \"%s\", \"wait\": \"%s\", \"frag_payload\": %u, ",
-	       o.policy >= 0 ? xw_policy_name((unsigned int)o.policy) : "default",
-	       xw_wait_strategy_name((unsigned int)o.wait), frag_payload);
-	printf("\"block_cost_ns\": %llu, ", (unsigned long long)xw_block_cost_ns());
+	char role[2] = { o.role ? (char)o.role : 'b', 0 };
+
+	json_kv_str("test", o.test == T_PP ? "pp" : o.test == T_NOTIF ? "notif" : "idle");
+	json_kv_str("role", role);
+	json_kv_str("iface", o.ifname);
+	json_kv_i64("ep", o.ep);
+	json_kv_str("policy", o.policy >= 0 ? xw_policy_name((unsigned int)o.policy) : "default");
+	json_kv_str("wait", xw_wait_strategy_name((unsigned int)o.wait));
+	json_kv_u64("frag_payload", frag_payload);
+	json_kv_u64("block_cost_ns", xw_block_cost_ns());
 }
 
 __u32 frames_to_bytes(unsigned int v, bool frames)

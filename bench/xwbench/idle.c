@@ -30,14 +30,14 @@ void run_idle(void)
 	if (err != -ETIMEDOUT)
 		die("the idle wait ended with %s", err ? xw_strerror(err) : "a message");
 	xw_request__cancel(req);
-	printf("{");
+	json_obj_begin();
 	print_config();
-	printf("\"seconds\": %.3f, \"clk_tck\": %ld, ", o.seconds, hz);
+	json_kv_double("seconds", o.seconds);
+	json_kv_i64("clk_tck", hz);
 	json_side(&s0, &s1);
-	printf(", ");
-	json_num("proc_core_pct",
-		 100.0 * (double)(s1.proc_us - s0.proc_us) / ((double)(s1.t - s0.t) / 1000.0), true);
-	json_num("machine_core_pct",
-		 100.0 * (double)(s1.busy_us - s0.busy_us) / ((double)(s1.t - s0.t) / 1000.0), false);
-	printf("}\n");
+	json_kv_double("proc_core_pct",
+		       100.0 * (double)(s1.proc_us - s0.proc_us) / ((double)(s1.t - s0.t) / 1000.0));
+	json_kv_double("machine_core_pct",
+		       100.0 * (double)(s1.busy_us - s0.busy_us) / ((double)(s1.t - s0.t) / 1000.0));
+	json_obj_end();
 }

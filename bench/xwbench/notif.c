@@ -22,15 +22,13 @@
 
 #include "xwbench.h"
 #include "measure.h"
+#include "rand.h"
 
 static __u64 rng_state = 88172645463325252ULL;
 
 static __u64 rng(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
+	return xwu_xorshift64(&rng_state);
 }
 
 static double rng_unit(void) /* (0, 1] */
@@ -138,13 +136,14 @@ void notif_sender(void)
 	/* The receiver says when it has seen everything. */
 	recv_or_die(NULL, 0, TAG_READY, NULL, "end");
 	snap_take(&s1);
-	printf("{");
+	json_obj_begin();
 	print_config();
-	printf("\"msgs\": %ld, \"size\": %lu, \"gap_us\": %u, ", o.msgs, o.size, o.gap_us);
+	json_kv_i64("msgs", o.msgs);
+	json_kv_u64("size", o.size);
+	json_kv_u64("gap_us", o.gap_us);
 	json_side(&s0, &s1);
-	printf(", ");
 	json_stats("gap_actual_us", gaps, o.msgs);
-	printf("}\n");
+	json_obj_end();
 	free(buf);
 	free(gaps);
 }
@@ -264,19 +263,23 @@ void notif_receiver(void)
 		if (fclose(f))
 			die("cannot write %s: %s", o.samples, strerror(errno));
 	}
-	printf("{");
+	json_obj_begin();
 	print_config();
-	printf("\"mode\": \"%s\", \"msgs\": %ld, \"seen\": %ld, \"size\": %lu, \"gap_us\": %u, "
-	       "\"check_us\": %u, \"watchdog_us\": %u, \"watchdog_rt\": %u, \"chunk_min_us\": %u, \"chunk_max_us\": %u, ",
-	       mode_names[o.mode], o.msgs, seen, o.size, o.gap_us, o.check_us,
-	       o.mode == M_WATCHDOG ? o.watchdog_us : 0, o.mode == M_WATCHDOG ? o.watchdog_rt : 0,
-	       o.chunk_min_us, o.chunk_max_us);
+	json_kv_str("mode", mode_names[o.mode]);
+	json_kv_i64("msgs", o.msgs);
+	json_kv_i64("seen", seen);
+	json_kv_u64("size", o.size);
+	json_kv_u64("gap_us", o.gap_us);
+	json_kv_u64("check_us", o.check_us);
+	json_kv_u64("watchdog_us", o.mode == M_WATCHDOG ? o.watchdog_us : 0);
+	json_kv_u64("watchdog_rt", o.mode == M_WATCHDOG ? o.watchdog_rt : 0);
+	json_kv_u64("chunk_min_us", o.chunk_min_us);
+	json_kv_u64("chunk_max_us", o.chunk_max_us);
 	json_side(&s0, &s1);
-	printf(", \"watchdog_lead_ns\": %llu, ", (unsigned long long)wst.watchdog_lead_ns);
+	json_kv_u64("watchdog_lead_ns", wst.watchdog_lead_ns);
 	json_stats("chunk_us", chunks, nchunks);
-	printf(", ");
 	json_stats("delay_us", delay, seen);
-	printf("}\n");
+	json_obj_end();
 	for (int i = 0; i < NOTIF_SLOTS; i++)
 		if (!slots[i].seen || xw_request__test(slots[i].req, NULL) != 1)
 			xw_request__cancel(slots[i].req);

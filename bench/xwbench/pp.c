@@ -72,24 +72,26 @@ int run_pp(void)
 		}
 	}
 	snap_take(&s1);
-	printf("{");
+	json_obj_begin();
 	print_config();
-	printf("\"size\": %lu, \"reply\": %lu, \"iters\": %ld, \"warmup\": %ld, ", o.size, o.reply,
-	       o.iters, o.warmup);
-	printf("\"x_us\": %u, \"y_us\": %u, \"barrier\": %s, \"check_us\": %u, ", o.x_us, o.y_us,
-	       o.barrier ? "true" : "false", o.check_us);
-	printf("\"eager_max\": %u, \"btp1\": %u, \"btp2\": %u, \"marks\": \"%s\", "
-	       "\"marks_mask\": %u, \"mark_shift\": %u, ",
-	       frames_to_bytes(o.eager_max, o.eager_f), frames_to_bytes(o.btp1, o.btp1_f),
-	       frames_to_bytes(o.btp2, o.btp2_f), o.marks_text ? o.marks_text : "all",
-	       o.marks_set ? o.marks : XW_MARK_ALL, o.mark_shift);
+	json_kv_u64("size", o.size);
+	json_kv_u64("reply", o.reply);
+	json_kv_i64("iters", o.iters);
+	json_kv_i64("warmup", o.warmup);
+	json_kv_u64("x_us", o.x_us);
+	json_kv_u64("y_us", o.y_us);
+	json_kv_bool("barrier", o.barrier);
+	json_kv_u64("check_us", o.check_us);
+	json_kv_u64("eager_max", frames_to_bytes(o.eager_max, o.eager_f));
+	json_kv_u64("btp1", frames_to_bytes(o.btp1, o.btp1_f));
+	json_kv_u64("btp2", frames_to_bytes(o.btp2, o.btp2_f));
+	json_kv_str("marks", o.marks_text ? o.marks_text : "all");
+	json_kv_u64("marks_mask", o.marks_set ? o.marks : XW_MARK_ALL);
+	json_kv_u64("mark_shift", o.mark_shift);
 	json_side(&s0, &s1);
-	if (o.role == 'a') {
-		printf(", ");
+	if (o.role == 'a')
 		json_stats("iter_us", lat, o.iters);
-	}
-	printf("}\n");
-	fflush(stdout);
+	json_obj_end();
 	free(buf);
 	free(rbuf);
 	free(lat);

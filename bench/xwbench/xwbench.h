@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "xdpwake.h"
+#include "json.h"
 
 #define TAG_DATA 1ULL
 #define TAG_REPLY 2ULL
@@ -63,8 +64,7 @@ extern __u32 frag_payload;
 extern volatile __u64 sink;
 
 void __attribute__((format(printf, 1, 2), noreturn)) die(const char *fmt, ...);
-void json_num(const char *key, double v, bool comma);
-/* "key": {n, min, mean, p50, p90, p99, p999, max}; sorts @v. */
+/* "key": {n, min, mean, p50, p90, p99, p999, max} (json.h); sorts @v. */
 void json_stats(const char *key, double *v, long n);
 
 /* One side's counters (XDP program, library, CPU) at one moment. */

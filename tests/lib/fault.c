@@ -5,6 +5,7 @@
  * process (delay, reordering), host processes and their channel.
  */
 #include "fault.h"
+#include "rand.h"
 #include "impair.skel.h"
 
 static __u64 xwf_exit_seed;
@@ -193,17 +194,9 @@ void xwf_reset_counters(struct xwf_topo *t)
 			strerror(errno));
 }
 
-__u64 xwf_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
-}
-
 void xwf_blackhole_in(struct xwf_cfg *c, __u32 start_ms, __u32 dur_ms)
 {
-	__u64 now = xwf_mono_ns();
+	__u64 now = xwu_now_ns();
 
 	c->bh_start_ns = now + start_ms * 1000000ULL;
 	c->bh_end_ns = c->bh_start_ns + dur_ms * 1000000ULL;
@@ -211,7 +204,7 @@ void xwf_blackhole_in(struct xwf_cfg *c, __u32 start_ms, __u32 dur_ms)
 
 void xwf_blackhole_every(struct xwf_cfg *c, __u32 period_ms, __u32 on_ms)
 {
-	c->bh_base_ns = xwf_mono_ns();
+	c->bh_base_ns = xwu_now_ns();
 	c->bh_period_ns = period_ms * 1000000ULL;
 	c->bh_on_ns = on_ms * 1000000ULL;
 }
@@ -263,10 +256,7 @@ static void xwf_rq_push(struct xwf_topo *t, int dir, struct xwf_rq *q, const __u
 		return;
 	}
 	if (q->cfg.jitter_us) {
-		q->rng ^= q->rng << 13;
-		q->rng ^= q->rng >> 7;
-		q->rng ^= q->rng << 17;
-		rel += (q->rng % (q->cfg.jitter_us + 1ULL)) * 1000ULL;
+		rel += (xwu_xorshift64(&q->rng) % (q->cfg.jitter_us + 1ULL)) * 1000ULL;
 	}
 	if (rel < q->last_release)
 		rel = q->last_release;
@@ -378,7 +368,7 @@ __attribute__((noreturn)) static void xwf_relay_main(struct xwf_topo *t)
 		q->seq_seen = ~0u;
 	}
 	for (;;) {
-		__u64 now = xwf_mono_ns(), next = now + 20000000ULL;
+		__u64 now = xwu_now_ns(), next = now + 20000000ULL;
 		struct timespec ts;
 
 		if (getppid() != t->owner)
@@ -412,14 +402,14 @@ __attribute__((noreturn)) static void xwf_relay_main(struct xwf_topo *t)
 			if (q->held_valid && q->held_deadline < next)
 				next = q->held_deadline;
 		}
-		now = xwf_mono_ns();
+		now = xwu_now_ns();
 		if (next < now)
 			next = now;
 		ts.tv_sec = (time_t)((next - now) / 1000000000ULL);
 		ts.tv_nsec = (long)((next - now) % 1000000000ULL);
 		if (ppoll(pfd, 2, &ts, NULL) <= 0)
 			continue;
-		now = xwf_mono_ns();
+		now = xwu_now_ns();
 		for (int dir = 0; dir < 2; dir++) {
 			if (!(pfd[dir].revents & POLLIN))
 				continue;
@@ -478,7 +468,7 @@ void xwf_setup(struct xwf_topo *t, const struct xwf_opts *o)
 		t->seed = strtoull(env, NULL, 0);
 	if (!t->seed) {
 		if (getrandom(&t->seed, sizeof(t->seed), 0) != sizeof(t->seed))
-			t->seed = xwf_mono_ns() ^ ((__u64)getpid() << 32);
+			t->seed = xwu_now_ns() ^ ((__u64)getpid() << 32);
 		t->seed |= 1;
 	}
 	xwf_exit_seed = t->seed;
@@ -642,7 +632,7 @@ pid_t xwf_spawn(struct xwf_topo *t, int host, xwf_fn fn, void *arg)
 
 int xwf_join(struct xwf_topo *t, pid_t pid, int timeout_ms)
 {
-	__u64 end = xwf_mono_ns() + (__u64)timeout_ms * 1000000ULL;
+	__u64 end = xwu_now_ns() + (__u64)timeout_ms * 1000000ULL;
 	int st;
 
 	for (;;) {
@@ -652,7 +642,7 @@ int xwf_join(struct xwf_topo *t, pid_t pid, int timeout_ms)
 			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 		if (r < 0)
 			return -1;
-		if (xwf_mono_ns() > end) {
+		if (xwu_now_ns() > end) {
 			fprintf(stderr, "fault harness: child %d still running after %d ms: killed\n",
 				(int)pid, timeout_ms);
 			kill(pid, SIGKILL);
@@ -661,62 +651,6 @@ int xwf_join(struct xwf_topo *t, pid_t pid, int timeout_ms)
 		}
 		usleep(2000);
 	}
-}
-
-void xwf_bar(struct xwf_topo *t, const char *what)
-{
-	char c = 'x', r;
-
-	REQUIRE(write(t->chan, &c, 1) == 1, "barrier %s: write", what);
-	REQUIRE(read(t->chan, &r, 1) == 1, "barrier %s: the other host is gone", what);
-}
-
-void xwf_chan_wait(struct xwf_topo *t, const char *what, void (*idle)(void *),
-		   void *arg)
-{
-	__u64 end = 0;
-
-	for (;;) {
-		struct pollfd pfd = { .fd = t->chan, .events = POLLIN };
-		struct timespec ts;
-		__u64 now;
-		int n = poll(&pfd, 1, 1);
-
-		REQUIRE(n >= 0 || errno == EINTR, "%s: poll: %s", what, strerror(errno));
-		if (n > 0)
-			return;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		now = (__u64)ts.tv_sec * 1000 + (__u64)ts.tv_nsec / 1000000;
-		if (!end)
-			end = now + 300000;
-		REQUIRE(now < end, "%s: the other host did not come in 300 s", what);
-		if (idle)
-			idle(arg);
-	}
-}
-
-void xwf_bar_idle(struct xwf_topo *t, const char *what, void (*idle)(void *),
-		  void *arg)
-{
-	char c = 'x', r;
-
-	REQUIRE(write(t->chan, &c, 1) == 1, "barrier %s: write", what);
-	xwf_chan_wait(t, what, idle, arg);
-	REQUIRE(read(t->chan, &r, 1) == 1, "barrier %s: the other host is gone", what);
-}
-
-void xwf_xchg_idle(struct xwf_topo *t, const void *mine, void *theirs, size_t len,
-		   void (*idle)(void *), void *arg)
-{
-	REQUIRE(write(t->chan, mine, len) == (ssize_t)len, "xchg: write");
-	xwf_chan_wait(t, "xchg", idle, arg);
-	REQUIRE(read(t->chan, theirs, len) == (ssize_t)len, "xchg: the other host is gone");
-}
-
-void xwf_xchg(struct xwf_topo *t, const void *mine, void *theirs, size_t len)
-{
-	REQUIRE(write(t->chan, mine, len) == (ssize_t)len, "xchg: write");
-	REQUIRE(read(t->chan, theirs, len) == (ssize_t)len, "xchg: the other host is gone");
 }
 
 static int xwf_run_child(struct xwf_topo *t, void *p)
@@ -748,10 +682,10 @@ int xwf_run(struct xwf_topo *t, xwf_fn fn_a, xwf_fn fn_b, void *arg,
 	close(sv[0]);
 	close(sv[1]);
 	{
-		__u64 end = xwf_mono_ns() + (__u64)timeout_ms * 1000000ULL;
+		__u64 end = xwu_now_ns() + (__u64)timeout_ms * 1000000ULL;
 
 		for (int h = 0; h < 2; h++) {
-			__u64 now = xwf_mono_ns();
+			__u64 now = xwu_now_ns();
 
 			rc[h] = xwf_join(t, pid[h], now < end ? (int)((end - now) / 1000000ULL) : 0);
 		}

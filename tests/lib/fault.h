@@ -53,7 +53,7 @@
  *   pid = xwf_spawn(&t, XWF_HOST_B, fn, arg); // fn(&t, arg) in a child in B
  *   rc = xwf_join(&t, pid, timeout_ms);       // its exit code (-1: killed)
  *   rc = xwf_run(&t, fn_a, fn_b, arg, timeout_ms); // both hosts as children,
- *       // joined by t.chan (xwf_bar(), xwf_xchg()); t.self = XWF_HOST_A/B
+ *       // joined by t.chan (xwt_bar(), xwt_xchg() of chan.h); t.self = XWF_HOST_A/B
  *
  *   struct xwf_cfg c = { .type_mask = XWF_TYPE(XW_PKT_SMALL),
  *                        .drop_p = XWF_P(0.02) };
@@ -100,6 +100,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "chan.h"
 #include "harness.h"
 #include "xdpwake/proto.h"
 #include "fault_maps.h"
@@ -199,7 +200,6 @@ void xwf_set(struct xwf_topo *t, int dir, const struct xwf_cfg *cfg);
 void xwf_set_seed(struct xwf_topo *t, __u64 seed);
 struct xwf_counters xwf_counters(struct xwf_topo *t, int dir);
 void xwf_reset_counters(struct xwf_topo *t);
-__u64 xwf_mono_ns(void);
 /* Blackhole window [now + start_ms, now + start_ms + dur_ms). */
 void xwf_blackhole_in(struct xwf_cfg *c, __u32 start_ms, __u32 dur_ms);
 /* Blackhole on_ms out of every period_ms, starting now. */
@@ -234,23 +234,6 @@ pid_t xwf_spawn(struct xwf_topo *t, int host, xwf_fn fn, void *arg);
 /* Waits for a child of xwf_spawn(); kills it after timeout_ms.  Returns
  * its exit code, 128 + signal, or -1 on timeout. */
 int xwf_join(struct xwf_topo *t, pid_t pid, int timeout_ms);
-void xwf_bar(struct xwf_topo *t, const char *what);
-/*
- * Wait until the other host has written to the channel, calling
- * @idle(@arg) about every millisecond meanwhile: a host with an open
- * endpoint must keep it progressing while it waits (the library works
- * inside its calls only: acks, retransmissions and timers of its
- * connections would stall, and its peer with them).  At most 300 s.
- */
-void xwf_chan_wait(struct xwf_topo *t, const char *what, void (*idle)(void *),
-		   void *arg);
-/* A barrier that keeps an endpoint progressing (see xwf_chan_wait). */
-void xwf_bar_idle(struct xwf_topo *t, const char *what, void (*idle)(void *),
-		  void *arg);
-/* xwf_xchg() that keeps an endpoint progressing (see xwf_chan_wait). */
-void xwf_xchg_idle(struct xwf_topo *t, const void *mine, void *theirs, size_t len,
-		   void (*idle)(void *), void *arg);
-void xwf_xchg(struct xwf_topo *t, const void *mine, void *theirs, size_t len);
 
 /* fn_a in A and fn_b in B, as two children joined by t->chan; returns 0
  * when both exit 0 (the seed is printed otherwise). */

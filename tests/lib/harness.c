@@ -7,6 +7,7 @@
 #include <fcntl.h>
 
 #include "harness.h"
+#include "rand.h"
 
 int xwt_failures;
 int xwt_checks;
@@ -107,28 +108,33 @@ const char *xwt_pin_root(void)
  * byte a test sends. */
 void xwt_fill(unsigned char *p, size_t n, unsigned int seed)
 {
-	unsigned int x = seed * 2654435761u + 1;
+	__u32 x = seed * 2654435761u + 1;
 
-	for (size_t i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		p[i] = (unsigned char)x;
-	}
+	for (size_t i = 0; i < n; i++)
+		p[i] = (unsigned char)xwu_xorshift32(&x);
+}
+
+/* The Internet checksum (RFC 1071) of @n bytes (even) at @p, as stored. */
+unsigned short xwt_ip_csum(const void *p, size_t n)
+{
+	const unsigned short *w = p;
+	unsigned int s = 0;
+
+	for (size_t i = 0; i < n / 2; i++)
+		s += w[i];
+	while (s >> 16)
+		s = (s & 0xFFFF) + (s >> 16);
+	return (unsigned short)~s;
 }
 
 /* The index of the first byte of @p that differs from xwt_fill(@seed), or
  * -1 when all @n are right. */
 long xwt_first_diff(const unsigned char *p, size_t n, unsigned int seed)
 {
-	unsigned int x = seed * 2654435761u + 1;
+	__u32 x = seed * 2654435761u + 1;
 
-	for (size_t i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		if (p[i] != (unsigned char)x)
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != (unsigned char)xwu_xorshift32(&x))
 			return (long)i;
-	}
 	return -1;
 }

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "measure.h" /* xwu_now_ns() */
 #include "shell.h"
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -77,17 +78,12 @@ const char *xwt_pin_root(void);
 /* A deterministic payload pattern (xorshift from @seed), for checking every
  * byte a test sends. */
 void xwt_fill(unsigned char *p, size_t n, unsigned int seed);
+/* The Internet checksum (RFC 1071) of @n bytes (even) at @p, as stored:
+ * an IPv4 header's (its check field 0), an ICMP message's. */
+unsigned short xwt_ip_csum(const void *p, size_t n);
 /* The index of the first byte of @p that differs from xwt_fill(@seed), or
  * -1 when all @n are right. */
 long xwt_first_diff(const unsigned char *p, size_t n, unsigned int seed);
 
-/* Inline: the measurements of the tests and of bench/policy_demo read it. */
-static inline unsigned long long xwt_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 #endif

@@ -6,6 +6,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 
+#include "chan.h"
 #include "hosts.h"
 
 /* "ip addr add IP/24 dev IF && " for an end with an address, else "". */
@@ -80,4 +81,15 @@ void xwt_hosts_join(struct xwt_hosts *h)
 
 	REQUIRE(waitpid(h->pid_b, &st, 0) == h->pid_b, "waitpid");
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "host B failed (status %#x)", st);
+}
+
+int xwt_hosts_run(struct xwt_hosts *h, void (*fn)(const char *ifname))
+{
+	xwt_hosts_fork(h);
+	xwt_bar(h->chan[0], NULL, "up");
+	fn(h->is_b ? h->if_b : h->if_a);
+	if (h->is_b)
+		exit(xwt_failures ? 1 : 0);
+	xwt_hosts_join(h);
+	return xwt_done();
 }

@@ -48,5 +48,9 @@ struct xwt_hosts {
 void xwt_hosts_fork(struct xwt_hosts *h);
 /* A: wait for B; B must have exited 0 (a CHECK). */
 void xwt_hosts_join(struct xwt_hosts *h);
+/* The whole run: xwt_hosts_fork(), a barrier "up" on chan[0], then
+ * @fn(this host's veth end) in both; B exits with its verdict, A waits
+ * for B (xwt_hosts_join()) and returns xwt_done(). */
+int xwt_hosts_run(struct xwt_hosts *h, void (*fn)(const char *ifname));
 
 #endif

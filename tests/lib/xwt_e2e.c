@@ -5,6 +5,7 @@
  * socket, wake ring and checks, set-up and teardown.
  */
 #include "xwt_e2e.h"
+#include "rand.h"
 
 volatile sig_atomic_t xwe_stop;
 static struct xwe *xwe_g;	  /* for atexit / signals */
@@ -44,7 +45,7 @@ static int xwe_read_all(int fd, void *buf, size_t len, unsigned long long deadli
 	char *p = buf;
 
 	while (len) {
-		unsigned long long now = xwt_now_ns(), ms;
+		unsigned long long now = xwu_now_ns(), ms;
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		ssize_t r;
 		int pr;
@@ -82,7 +83,7 @@ void xwe_sleep_us(unsigned long us)
 
 void xwe_wait_until(unsigned long long t)
 {
-	unsigned long long now = xwt_now_ns();
+	unsigned long long now = xwu_now_ns();
 
 	if (t <= now)
 		return;
@@ -95,20 +96,15 @@ void xwe_wait_until(unsigned long long t)
 			;
 		return;
 	}
-	while (xwt_now_ns() < t)
+	while (xwu_now_ns() < t)
 		__asm__ __volatile__("" ::: "memory");
 }
 
 __u32 xwe_rand(__u32 *s)
 {
-	/* xorshift32 */
-	__u32 x = *s ? *s : 0x9e3779b9u;
-
-	x ^= x << 13;
-	x ^= x >> 17;
-	x ^= x << 5;
-	*s = x;
-	return x;
+	if (!*s)
+		*s = 0x9e3779b9u;
+	return xwu_xorshift32(s);
 }
 
 /* Payload byte @j of the frame with sequence number @seq. */
@@ -117,18 +113,6 @@ static __u8 xwe_pattern(__u32 seq, __u32 j)
 	__u32 x = seq * 2654435761u + j * 40503u + 0x5bd1e995u;
 
 	return (__u8)((x >> 15) ^ (x >> 7) ^ j);
-}
-
-static __u16 xwe_ip_csum(const void *hdr, int len)
-{
-	const __u16 *p = hdr;
-	__u32 sum = 0;
-
-	for (int i = 0; i < len / 2; i++)
-		sum += p[i];
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (__u16)~sum;
 }
 
 static int xwe_if_mac(const char *ifname, __u8 mac[6])
@@ -271,7 +255,7 @@ static int xwe_build(const struct xwe_cmd *c, __u32 i, __u8 flags, const __u8 sr
 		struct iphdr *ip = (struct iphdr *)(buf + sizeof(struct ethhdr));
 
 		ip->check = 0;
-		ip->check = xwe_ip_csum(ip, ip->ihl * 4);
+		ip->check = xwt_ip_csum(ip, ip->ihl * 4);
 	}
 	return len;
 }
@@ -314,13 +298,13 @@ static int xwe_build_foreign(int which, const __u8 dst[6], const __u8 src[6], __
 	ip->tot_len = htons(sizeof(*ip) + sizeof(*ic) + 16);
 	ip->saddr = htonl(0x0a000001);
 	ip->daddr = htonl(0x0a000002);
-	ip->check = xwe_ip_csum(ip, sizeof(*ip));
+	ip->check = xwt_ip_csum(ip, sizeof(*ip));
 	ic->type = 8; /* echo request */
 	ic->id = htons(0x7877);
 	ic->seq = htons(1);
 	for (int i = 0; i < 16; i++)
 		((__u8 *)(ic + 1))[i] = (__u8)i;
-	ic->checksum = xwe_ip_csum(ic, sizeof(*ic) + 16);
+	ic->checksum = xwt_ip_csum(ic, sizeof(*ic) + 16);
 	return (int)(sizeof(*eth) + sizeof(*ip) + sizeof(*ic) + 16);
 }
 
@@ -382,7 +366,7 @@ int xwe_tx_run(int fd, int ifindex, const __u8 src_mac[6], const struct xwe_cmd 
 		for (__u32 i = 0; i < c->n; i++) {
 			len = xwe_build_foreign((int)(i & 1), c->dst_mac, src_mac, buf);
 			if (ts && i < max_ts)
-				ts[i] = xwt_now_ns();
+				ts[i] = xwu_now_ns();
 			err = xwe_tx_frame(fd, ifindex, buf, len);
 			if (err)
 				return err;
@@ -402,7 +386,7 @@ int xwe_tx_run(int fd, int ifindex, const __u8 src_mac[6], const struct xwe_cmd 
 				xwe_wait_until(prev + gap * 1000ULL);
 		}
 		len = xwe_build(c, i, xwe_flags(c, i, rnd), src_mac, buf);
-		now = xwt_now_ns();
+		now = xwu_now_ns();
 		if (ts && i < max_ts)
 			ts[i] = now;
 		prev = now;
@@ -558,7 +542,7 @@ static int xwe_spawn_sender(struct xwe *e)
 	e->rep_fd = repp[0];
 
 	/* The child tells its pid once it has its own namespace. */
-	err = xwe_read_all(e->rep_fd, &rep, sizeof(rep), xwt_now_ns() + 10000000000ULL);
+	err = xwe_read_all(e->rep_fd, &rep, sizeof(rep), xwu_now_ns() + 10000000000ULL);
 	if (err)
 		return xwe_fail(e, XWE_FAIL, "sender did not start: %s", strerror(-err));
 	if (rep.status)
@@ -569,7 +553,7 @@ static int xwe_spawn_sender(struct xwe *e)
 	snprintf(c.ifname, sizeof(c.ifname), "%s", e->tx_if);
 	err = xwe_write_all(e->cmd_fd, &c, sizeof(c));
 	if (!err)
-		err = xwe_read_all(e->rep_fd, &rep, sizeof(rep), xwt_now_ns() + 10000000000ULL);
+		err = xwe_read_all(e->rep_fd, &rep, sizeof(rep), xwu_now_ns() + 10000000000ULL);
 	if (err)
 		return xwe_fail(e, XWE_FAIL, "sender: no answer: %s", strerror(-err));
 	if (rep.status)
@@ -603,7 +587,7 @@ int xwe_send(struct xwe *e, struct xwe_cmd *c, bool expect)
 
 int xwe_send_wait(struct xwe *e, __u64 *ts, __u32 max, int timeout_ms)
 {
-	unsigned long long deadline = xwt_now_ns() + (unsigned long long)timeout_ms * 1000000ULL;
+	unsigned long long deadline = xwu_now_ns() + (unsigned long long)timeout_ms * 1000000ULL;
 	struct xwe_reply rep;
 	__u64 t;
 	int err;
@@ -668,7 +652,7 @@ int xwe_wait(struct xwe *e, unsigned long long deadline_ns)
 		ring_buffer__consume(e->rb);
 		if (e->nrecs > before)
 			return e->nrecs - before;
-		now = xwt_now_ns();
+		now = xwu_now_ns();
 		if (now >= deadline_ns)
 			return 0;
 		ms = (long)((deadline_ns - now + 999999ULL) / 1000000ULL);
@@ -791,7 +775,7 @@ int xwe_drain_until(struct xwe *e, __u64 target, unsigned long long deadline_ns)
 		if (n)
 			continue;
 		if ((spin & 63) == 63) {
-			if (xwt_now_ns() >= deadline_ns)
+			if (xwu_now_ns() >= deadline_ns)
 				break;
 			if (spin > 4096)
 				sched_yield();

@@ -23,15 +23,29 @@ void xwt_set_knob(struct xwt_xdp *x, const char *name, __u32 ep, __u32 v)
 	REQUIRE(bpf_map_update_elem(xwt_knob_fd(x, name), &ep, &v, 0) == 0, "set %s", name);
 }
 
-void xwt_defaults(struct xwt_xdp *x)
+int xwt_write_defaults(struct bpf_object *obj)
 {
 	struct xw_knob_info ki;
+	char name[64];
 
 	for (int i = 0; i < xw_knob_count(); i++) {
+		int fd;
+
 		xw_knob_info(i, &ki);
+		xwi_skel_map_name(i, name, sizeof(name));
+		fd = bpf_map__fd(bpf_object__find_map_by_name(obj, name));
 		for (__u32 k = 0; k < (ki.per_endpoint ? XW_MAX_ENDPOINTS : 1u); k++)
-			xwt_set_knob(x, ki.name, k, ki.def);
+			if (bpf_map_update_elem(fd, &k, &ki.def, BPF_ANY))
+				return -errno;
 	}
+	return 0;
+}
+
+void xwt_defaults(struct xwt_xdp *x)
+{
+	int err = xwt_write_defaults(x->skel->obj);
+
+	REQUIRE(err == 0, "knob defaults: %s", strerror(-err));
 }
 
 void xwt_set_endpoint(struct xwt_xdp *x, __u32 ep, __u32 flags, __u32 queue)
@@ -134,12 +148,12 @@ int xwt_drain(struct xwt_xdp *x)
 
 int xwt_wait_rec(struct xwt_xdp *x, int timeout_ms)
 {
-	unsigned long long end = xwt_now_ns() + timeout_ms * 1000000ULL;
+	unsigned long long end = xwu_now_ns() + timeout_ms * 1000000ULL;
 
 	unsigned long long now;
 
 	x->nrecs = 0;
-	while (!x->nrecs && (now = xwt_now_ns()) < end)
+	while (!x->nrecs && (now = xwu_now_ns()) < end)
 		ring_buffer__poll(x->rb, (int)((end - now) / 1000000ULL) + 1);
 	return x->nrecs;
 }
@@ -194,19 +208,36 @@ void xwt_teardown(struct xwt_xdp *x)
 	xw_xdp_bpf__destroy(x->skel);
 }
 
-struct xw_stats xwt_stats(struct xwt_xdp *x)
+int xwt_read_stats(int stats_fd, __u32 key, struct xw_stats *sum)
 {
 	int ncpu = libbpf_num_possible_cpus();
-	struct xw_stats out = {}, vals[ncpu];
-	__u64 *o = (__u64 *)&out;
+	struct xw_stats *vals;
+	__u64 *o = (__u64 *)sum;
 
-	for (__u32 k = 0; k < XW_STATS_ENTRIES; k++) {
-		REQUIRE(bpf_map_lookup_elem(bpf_map__fd(x->skel->maps.stats), &k, vals) == 0,
-			"stats");
-		for (int c = 0; c < ncpu; c++)
-			for (int i = 0; i < XW_STATS_NR; i++)
-				o[i] += ((__u64 *)&vals[c])[i];
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	vals = calloc((size_t)ncpu, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(stats_fd, &key, vals)) {
+		int err = -errno;
+
+		free(vals);
+		return err;
 	}
+	for (int c = 0; c < ncpu; c++)
+		for (int i = 0; i < XW_STATS_NR; i++)
+			o[i] += ((__u64 *)&vals[c])[i];
+	free(vals);
+	return 0;
+}
+
+struct xw_stats xwt_stats(struct xwt_xdp *x)
+{
+	struct xw_stats out = {};
+
+	for (__u32 k = 0; k < XW_STATS_ENTRIES; k++)
+		REQUIRE(xwt_read_stats(bpf_map__fd(x->skel->maps.stats), k, &out) == 0, "stats");
 	return out;
 }
 
@@ -278,20 +309,34 @@ int xwt_build(const struct xwt_frame *f, __u8 *buf)
 	return len < ETH_ZLEN && !f->truncate ? ETH_ZLEN : len;
 }
 
+int xwt_test_run(const struct xwt_run_args *a, struct xwt_run_res *r)
+{
+	struct xdp_md ctx = { .data_end = a->len, .ingress_ifindex = (__u32)a->ifindex,
+			      .rx_queue_index = a->queue };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = a->buf, .data_size_in = a->len,
+		    .data_out = a->out, .data_size_out = a->out ? XWT_MAX_FRAME : 0,
+		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = a->repeat);
+
+	if (bpf_prog_test_run_opts(a->prog_fd, &o))
+		return -errno;
+	r->retval = o.retval;
+	r->duration = o.duration;
+	r->out_len = o.data_size_out;
+	return 0;
+}
+
 int xwt_run(struct xwt_xdp *x, const void *buf, int len, __u32 queue,
 	    int *out_len, void *out)
 {
-	struct xdp_md ctx = { .data_end = (__u32)len, .ingress_ifindex = x->ifindex,
-			      .rx_queue_index = queue };
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = buf, .data_size_in = len,
-		    .data_out = out, .data_size_out = out ? XWT_MAX_FRAME : 0, .ctx_in = &ctx,
-		    .ctx_size_in = sizeof(ctx), .repeat = 1);
-	int err = bpf_prog_test_run_opts(x->prog_fd, &o);
+	struct xwt_run_args a = { .prog_fd = x->prog_fd, .ifindex = x->ifindex, .queue = queue,
+				  .buf = buf, .len = (__u32)len, .repeat = 1, .out = out };
+	struct xwt_run_res r;
+	int err = xwt_test_run(&a, &r);
 
-	REQUIRE(err == 0, "bpf_prog_test_run_opts: %s", strerror(errno));
+	REQUIRE(err == 0, "bpf_prog_test_run_opts: %s", strerror(-err));
 	if (out_len)
-		*out_len = o.data_size_out;
-	return o.retval;
+		*out_len = (int)r.out_len;
+	return (int)r.retval;
 }
 
 const char *xwt_verdict(int v)

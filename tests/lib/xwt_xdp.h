@@ -53,7 +53,10 @@ struct xwt_xdp {
 int xwt_silent(enum libbpf_print_level l, const char *f, va_list ap);
 int xwt_knob_fd(struct xwt_xdp *x, const char *name);
 void xwt_set_knob(struct xwt_xdp *x, const char *name, __u32 ep, __u32 v);
-/* Write every knob's default, as the library does on attach. */
+/* Write every knob's default into the knob maps of @obj (the program's
+ * object), as the library does on attach; 0 or -errno. */
+int xwt_write_defaults(struct bpf_object *obj);
+/* The same on x's program (a failure stops the test). */
 void xwt_defaults(struct xwt_xdp *x);
 void xwt_set_endpoint(struct xwt_xdp *x, __u32 ep, __u32 flags, __u32 queue);
 /* Mark UDP queue @q in use (@pid, 0: not in use) as the library's port
@@ -86,6 +89,9 @@ int xwt_wait_rec(struct xwt_xdp *x, int timeout_ms);
  */
 void xwt_setup(struct xwt_xdp *x, __u32 ep);
 void xwt_teardown(struct xwt_xdp *x);
+/* Add the per-CPU counters of stats entry @key (the map at @stats_fd) to
+ * *@sum; 0 or -errno. */
+int xwt_read_stats(int stats_fd, __u32 key, struct xw_stats *sum);
 /* Sum the per-CPU counters of every stats entry. */
 struct xw_stats xwt_stats(struct xwt_xdp *x);
 
@@ -118,7 +124,29 @@ struct xwt_frame {
 /* Build @f into @buf; returns the frame length.  Headers are assembled in
  * aligned locals and copied in (IP sits at offset 14: not 4-aligned). */
 int xwt_build(const struct xwt_frame *f, __u8 *buf);
-/* Run the program once on @len bytes of @buf; returns the XDP verdict. */
+/* One BPF_PROG_TEST_RUN of an XDP program (the tests' and bench/xdp_cost's):
+ * @len bytes of @buf as received on @ifindex queue @queue, @repeat times
+ * (the kernel's loop); the frame as the program left it into @out
+ * (XWT_MAX_FRAME bytes; NULL: not wanted). */
+struct xwt_run_args {
+	int prog_fd, ifindex;
+	__u32 queue;
+	const void *buf;
+	__u32 len;
+	int repeat;
+	void *out;
+};
+
+struct xwt_run_res {
+	__u32 retval;	/* the verdict (of the last iteration) */
+	__u32 duration;	/* ns per iteration, measured by the kernel */
+	__u32 out_len;
+};
+
+/* 0 or -errno. */
+int xwt_test_run(const struct xwt_run_args *a, struct xwt_run_res *r);
+/* Run x's program once on @len bytes of @buf; returns the XDP verdict (a
+ * failure stops the test). */
 int xwt_run(struct xwt_xdp *x, const void *buf, int len, __u32 queue,
 	    int *out_len, void *out);
 const char *xwt_verdict(int v);

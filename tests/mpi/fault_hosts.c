@@ -93,10 +93,10 @@ int main(int argc, char **argv)
 	}
 	printf("ready\n");
 	fflush(stdout);
-	end = xwf_mono_ns() + LIFETIME_MS * 1000000ULL;
+	end = xwu_now_ns() + LIFETIME_MS * 1000000ULL;
 	for (;;) {
 		struct pollfd p = { .fd = 0, .events = POLLIN };
-		__u64 now = xwf_mono_ns();
+		__u64 now = xwu_now_ns();
 		int n;
 
 		if (now >= end)

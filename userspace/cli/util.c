@@ -14,13 +14,11 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "measure.h"
 
 double cli_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	return xwu_now_ns() / 1e9;
 }
 
 int cli_parse_ulong(const char *s, unsigned long min, unsigned long max, unsigned long *v)
