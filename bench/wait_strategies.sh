@@ -298,6 +298,22 @@ if [ -z "$only" ] || [ "$only" = a ]; then
 	unset 'PIDS[-1]'
 fi
 
+# reap: the exit codes of the clients (cpids), comma-separated, into rcs;
+# then each server (spids) gets 5 s to end on its own before it is stopped.
+reap() {
+	local p j
+	rcs=
+	for p in "${cpids[@]}"; do
+		wait "$p"
+		rcs="$rcs,$?"
+	done
+	for p in "${spids[@]}"; do
+		for ((j = 0; j < 100; j++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
+		kill_tree "$p"
+	done
+	PIDS=()
+}
+
 # ---- experiment B: five pairs at once, with and without a CPU hog ---------------
 
 if [ -z "$only" ] || [ "$only" = b ]; then
@@ -359,16 +375,7 @@ if [ -z "$only" ] || [ "$only" = b ]; then
 					end=$(date +%s%N)
 					read -r b1 t1 si1 st1 < <(proc_stat)
 					[ -n "$hpid" ] && kill_tree "$hpid"
-					rcs=
-					for p in "${cpids[@]}"; do
-						wait "$p"
-						rcs="$rcs,$?"
-					done
-					for p in "${spids[@]}"; do
-						for ((j = 0; j < 100; j++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
-						kill_tree "$p"
-					done
-					PIDS=()
+					reap
 					wall=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')
 					echo "B $rep $hog $s $n $wall $timed_out ${rcs#,} $((b1 - b0)) $((t1 - t0)) $((si1 - si0))" \
 						"$((st1 - st0)) ${base#"$RAW"/}" >>"$RAW/index"
@@ -420,16 +427,7 @@ c_run() {
 		cpids+=($!)
 		PIDS+=($!)
 	done
-	rcs=
-	for p in "${cpids[@]}"; do
-		wait "$p"
-		rcs="$rcs,$?"
-	done
-	for p in "${spids[@]}"; do
-		for ((j = 0; j < 100; j++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
-		kill_tree "$p"
-	done
-	PIDS=()
+	reap
 	echo "C $rep $place $s $np ${rcs#,} ${base#"$RAW"/}" >>"$RAW/index"
 	if [ "${rcs//[,0]/}" != "" ]; then
 		failed=$((failed + 1))

@@ -77,7 +77,6 @@
 #include "shell.h"
 #include "stats.h"
 
-#define EXIT_SKIP 77
 #define BENCH_EP 1u		/* endpoint id used by every xdpwake frame */
 #define BENCH_PEER_EP 7u	/* the sending peer's endpoint id (src_ep) */
 #define BENCH_SESSION 0x5e55100du /* the peer's session in every frame */
@@ -203,27 +202,6 @@ static void parse_args(int argc, char **argv)
 /* Setup                                                               */
 /* ------------------------------------------------------------------ */
 
-__attribute__((noreturn, format(printf, 1, 2))) static void skip(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("SKIP: ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	exit(EXIT_SKIP);
-}
-
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (level != LIBBPF_WARN)
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
-
 struct bench {
 	struct xw_xdp_bpf *xw;
 	struct bench_pass_bpf *pass;
@@ -277,26 +255,26 @@ static void setup_netns_xsk(struct bench *b)
 	int err;
 
 	if (unshare(CLONE_NEWNET))
-		skip("unshare(CLONE_NEWNET): %s", strerror(errno));
+		xwt_skip("unshare(CLONE_NEWNET): %s", strerror(errno));
 	if (xwu_sh("ip link set lo up"))
-		skip("'ip link set lo up' failed (iproute2 missing?)");
+		xwt_skip("'ip link set lo up' failed (iproute2 missing?)");
 	if (xwu_sh("ip link add " IF_A " type veth peer name " IF_B) ||
 	    xwu_sh("ip link set " IF_A " up") || xwu_sh("ip link set " IF_B " up"))
-		skip("cannot create the veth pair " IF_A "/" IF_B);
+		xwt_skip("cannot create the veth pair " IF_A "/" IF_B);
 	b->ifindex = (int)if_nametoindex(IF_A);
 	if (!b->ifindex)
-		skip("if_nametoindex(" IF_A "): %s", strerror(errno));
+		xwt_skip("if_nametoindex(" IF_A "): %s", strerror(errno));
 
 	b->umem_area = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 			    -1, 0);
 	if (b->umem_area == MAP_FAILED)
-		skip("mmap umem: %s", strerror(errno));
+		xwt_skip("mmap umem: %s", strerror(errno));
 	err = xsk_umem__create(&b->umem, b->umem_area, len, &b->fill, &b->comp, NULL);
 	if (err)
-		skip("xsk_umem__create: %s", strerror(-err));
+		xwt_skip("xsk_umem__create: %s", strerror(-err));
 	err = xsk_socket__create(&b->xsk, IF_A, 0, b->umem, &b->rx, &b->tx, &cfg);
 	if (err)
-		skip("xsk_socket__create(" IF_A ", queue 0, copy mode): %s", strerror(-err));
+		xwt_skip("xsk_socket__create(" IF_A ", queue 0, copy mode): %s", strerror(-err));
 }
 
 static void die(const char *what, int err)
@@ -316,7 +294,7 @@ static void setup_bpf(struct bench *b)
 	long page = sysconf(_SC_PAGESIZE);
 	int err;
 
-	libbpf_set_print(libbpf_print);
+	libbpf_set_print(xwt_silent);
 	b->pass = bench_pass_bpf__open_and_load();
 	if (!b->pass)
 		die("bench_pass_bpf__open_and_load", errno);
@@ -1187,7 +1165,7 @@ int main(int argc, char **argv)
 
 	parse_args(argc, argv);
 	if (geteuid() != 0)
-		skip("needs root (CAP_NET_ADMIN, CAP_BPF, CAP_SYS_ADMIN)");
+		xwt_skip("needs root (CAP_NET_ADMIN, CAP_BPF, CAP_SYS_ADMIN)");
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	setup_netns_xsk(&b);

@@ -968,12 +968,7 @@ static void transfer(struct xw_endpoint *ep, int chan, const struct xw_addr *pee
 	long d;
 	int err;
 
-	if (cap < len + 64) {
-		free(buf);
-		cap = len + 64;
-		buf = malloc(cap);
-		REQUIRE(buf, "malloc %zu", cap);
-	}
+	buf = xwt_grow(buf, &cap, len + 64);
 	if (sender) {
 		xwt_fill(buf, len, seed);
 		bar(chan, "posted");

@@ -27,6 +27,7 @@
 #include <sys/socket.h>
 
 #include "chan.h"
+#include "counters.h"
 #include "harness.h"
 #include "xdpwake.h"
 #include "internal.h" /* xwi_iface_shared() */
@@ -82,22 +83,6 @@ static struct xw_addr addr_of(struct xw_endpoint *ep)
 
 	REQUIRE(xw_endpoint__addr(ep, &a) == 0, "addr");
 	return a;
-}
-
-static struct xw_endpoint_stats stats(struct xw_endpoint *ep)
-{
-	struct xw_endpoint_stats s = { .sz = sizeof(s) };
-
-	REQUIRE(xw_endpoint__stats(ep, &s) == 0, "stats");
-	return s;
-}
-
-static struct xw_stats xdp_stats(struct xw_endpoint *ep, __u16 id)
-{
-	struct xw_stats s;
-
-	REQUIRE(xw_iface__stats(xw_endpoint__iface(ep), id, &s) == 0, "xdp stats");
-	return s;
 }
 
 /* Wait for every request of @r (NULL entries skipped), progressing all of
@@ -228,7 +213,7 @@ static void xfer_peer(int fd, struct xw_endpoint *ep, const struct xw_addr *peer
 /* Every frame of @ep went the local way, and some did. */
 static void all_local(struct xw_endpoint *ep, const char *what)
 {
-	struct xw_endpoint_stats s = stats(ep);
+	struct xw_endpoint_stats s = xwt_ep_stats(ep);
 
 	CHECK(s.local_tx_frames > 0 && s.local_tx_frames == s.tx_frames && s.local_lost == 0,
 	      "%s: %s: %llu frames sent, %llu of them local, %llu lost", who, what,
@@ -326,7 +311,7 @@ static void wake_part(int fd, struct xw_endpoint *ep, const struct xw_addr *peer
 					   XW_POLICY_MARKER) == 0, "policy");
 		REQUIRE(xw_endpoint__irecv(ep, buf, sizeof(buf), 0x77, ~0ULL, &req) == 0, "irecv");
 		xw_endpoint__wait_stats(ep, &w0);
-		x0 = xdp_stats(ep, 2);
+		x0 = xwt_xdp_stats(ep, 2);
 		bar(fd, NULL, "sleeping");
 		t0 = xwu_now_ns();
 		{
@@ -337,7 +322,7 @@ static void wake_part(int fd, struct xw_endpoint *ep, const struct xw_addr *peer
 		}
 		t1 = xwu_now_ns();
 		xw_endpoint__wait_stats(ep, &w1);
-		x1 = xdp_stats(ep, 2);
+		x1 = xwt_xdp_stats(ep, 2);
 		CHECK(err == 0 && st.error == 0 && st.len == 8 && !strcmp(buf, "wake up"),
 		      "%s: the message: %s / error %d len %zu", xw_wait_strategy_name(ss[k]),
 		      xw_strerror(err), st.error, st.len);
@@ -396,7 +381,7 @@ static void plant(struct xw_endpoint *ep, __u16 id, __u16 from, const struct xwi
 static void corrupt_part(struct xw_endpoint *e1, struct xw_endpoint *e3)
 {
 	struct xwi_local_rec rec = { .encap = XW_ENCAP_ETH };
-	struct xw_endpoint_stats s0 = stats(e3), s1 = { .sz = sizeof(s1) };
+	struct xw_endpoint_stats s0 = xwt_ep_stats(e3), s1 = { .sz = sizeof(s1) };
 	struct xw_hdr h = { .version = XW_VERSION, .type = XW_PKT_SMALL };
 	__u8 body[XW_HDR_LEN + 16];
 
@@ -406,7 +391,7 @@ static void corrupt_part(struct xw_endpoint *e1, struct xw_endpoint *e3)
 	plant(e3, 3, 9, &rec, body, 16);
 	for (int i = 0; i < 10; i++)
 		xw_endpoint__progress(e3);
-	s1 = stats(e3);
+	s1 = xwt_ep_stats(e3);
 	CHECK(s1.local_rx_bad == s0.local_rx_bad + 1, "bad record length: local_rx_bad %llu -> %llu",
 	      (unsigned long long)s0.local_rx_bad, (unsigned long long)s1.local_rx_bad);
 
@@ -423,7 +408,7 @@ static void corrupt_part(struct xw_endpoint *e1, struct xw_endpoint *e3)
 	for (int i = 0; i < 10; i++)
 		xw_endpoint__progress(e3);
 	s0 = s1;
-	s1 = stats(e3);
+	s1 = xwt_ep_stats(e3);
 	CHECK(s1.local_rx_frames == s0.local_rx_frames + 1 &&
 	      s1.crc_failures + s1.rx_bad > s0.crc_failures + s0.rx_bad &&
 	      s1.local_rx_bad == s0.local_rx_bad,
@@ -599,7 +584,7 @@ static void kill_part(int fb, struct xw_endpoint *e3, struct xw_addr *a2)
 	a4 = addr_of(e5);
 	a4.ep = 4;
 	bar(fb, e3, "kill starts");
-	s0 = stats(e5);
+	s0 = xwt_ep_stats(e5);
 	REQUIRE(xw_endpoint__isend(e5, &a4, big, 8u << 20, 0x500, &sreq) == 0, "isend big");
 	/* Kill C once a good part is on its way. */
 	t0 = xwu_now_ns();
@@ -608,7 +593,7 @@ static void kill_part(int fb, struct xw_endpoint *e3, struct xw_addr *a2)
 
 		xw_endpoint__progress(e5);
 		xw_endpoint__progress(e3);
-		s = stats(e5);
+		s = xwt_ep_stats(e5);
 		if (s.local_tx_frames - s0.local_tx_frames > 500)
 			break;
 		REQUIRE(xwu_now_ns() - t0 < 10000000000ULL, "the large send did not start");

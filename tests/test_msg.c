@@ -17,6 +17,7 @@
 #include <poll.h>
 
 #include "chan.h"
+#include "counters.h"
 #include "harness.h"
 #include "hosts.h"
 #include "xdpwake.h"
@@ -97,12 +98,7 @@ static void transfer(struct xw_endpoint *ep, const struct xw_addr *peer, int sen
 	long d;
 	int err;
 
-	if (cap < len + 64) {
-		free(buf);
-		cap = len + 64;
-		buf = malloc(cap);
-		REQUIRE(buf, "malloc %zu", cap);
-	}
+	buf = xwt_grow(buf, &cap, len + 64);
 	if (sender) {
 		xwt_fill(buf, len, seed);
 		bar(late ? "counted" : "posted");
@@ -305,14 +301,6 @@ static void many(struct xw_endpoint *ep, const struct xw_addr *peer, const char 
 	xw_endpoint__close(e2);
 }
 
-static struct xw_stats xdp_stats(struct xw_endpoint *ep, __u16 id)
-{
-	struct xw_stats s;
-
-	REQUIRE(xw_iface__stats(xw_endpoint__iface(ep), id, &s) == 0, "xdp stats");
-	return s;
-}
-
 /* Progress for @ms milliseconds: delayed acks go out and are taken. */
 static void settle_ms(struct xw_endpoint *ep, int ms)
 {
@@ -376,13 +364,13 @@ static void marks_on_wire(struct xw_endpoint *ep, const struct xw_addr *peer, __
 		settle_ms(ep, 3);
 		bar("marks start");
 		settle_ms(ep, 1);
-		a = xdp_stats(ep, id);
+		a = xwt_xdp_stats(ep, id);
 		rel_a = rel_frames(ep);
 		transfer(ep, peer, !hosts.is_b, len, 0, 900 + k);
 		settle_ms(ep, 3);
 		bar("marks measured");
 		settle_ms(ep, 1);
-		b = xdp_stats(ep, id);
+		b = xwt_xdp_stats(ep, id);
 		rel_b = rel_frames(ep);
 		if (hosts.is_b) {
 			long long lat = (long long)(b.lat_frames - a.lat_frames);

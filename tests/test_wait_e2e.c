@@ -39,6 +39,7 @@
 #include <sys/socket.h>
 
 #include "chan.h"
+#include "counters.h"
 #include "harness.h"
 #include "rand.h"
 #include "hosts.h"
@@ -116,31 +117,6 @@ static __u64 rusage_ns(int who)
 	REQUIRE(getrusage(who, &r) == 0, "getrusage");
 	return ((__u64)r.ru_utime.tv_sec + (__u64)r.ru_stime.tv_sec) * 1000000000ULL +
 	       ((__u64)r.ru_utime.tv_usec + (__u64)r.ru_stime.tv_usec) * 1000ULL;
-}
-
-/* Involuntary context switches of this thread: it was preempted. */
-static long nivcsw(void)
-{
-	struct rusage r;
-
-	REQUIRE(getrusage(RUSAGE_THREAD, &r) == 0, "getrusage");
-	return r.ru_nivcsw;
-}
-
-static struct xw_wait_stats wstats(struct xw_endpoint *ep)
-{
-	struct xw_wait_stats s = { .sz = sizeof(s) };
-
-	REQUIRE(xw_endpoint__wait_stats(ep, &s) == 0, "wait stats");
-	return s;
-}
-
-static struct xw_stats xdp_stats(struct xw_endpoint *ep, __u16 id)
-{
-	struct xw_stats s;
-
-	REQUIRE(xw_iface__stats(xw_endpoint__iface(ep), id, &s) == 0, "xdp stats");
-	return s;
 }
 
 #define D(a, b, f) ((unsigned long long)((b).f - (a).f))
@@ -242,7 +218,7 @@ static void pingpong(struct xw_endpoint *ep, const struct xw_addr *peer, enum xw
 
 	/* Counters first: the notify thread may handle the first ping
 	 * (and call back) before this host leaves the barrier. */
-	a = wstats(ep);
+	a = xwt_wait_stats(ep);
 	notify_calls = 0;
 	notify_ep_seen = NULL;
 	if (s == XW_WAIT_NOTIFY)
@@ -299,7 +275,7 @@ static void pingpong(struct xw_endpoint *ep, const struct xw_addr *peer, enum xw
 	 * counts a run, then calls back. */
 	if (s == XW_WAIT_NOTIFY)
 		REQUIRE(xw_endpoint__set_notify(ep, NULL, NULL) == 0, "stop notify");
-	b = wstats(ep);
+	b = xwt_wait_stats(ep);
 	if (!per_call)
 		REQUIRE(xw_endpoint__set_wait(ep, XW_WAIT_SPIN_BLOCK, 0) == 0, "restore");
 
@@ -389,8 +365,8 @@ static void idle_second(struct xw_endpoint *ep, int watchdog)
 	if (watchdog)
 		REQUIRE(xw_endpoint__set_watchdog(ep, 50) == 0, "watchdog on");
 	REQUIRE(xw_endpoint__irecv(ep, buf, sizeof(buf), 0xD1E, ~0ULL, &req) == 0, "irecv");
-	a = wstats(ep);
-	xa = xdp_stats(ep, 1);
+	a = xwt_wait_stats(ep);
+	xa = xwt_xdp_stats(ep, 1);
 	self0 = rusage_ns(RUSAGE_SELF);
 	thr0 = rusage_ns(RUSAGE_THREAD);
 	t0 = now();
@@ -398,8 +374,8 @@ static void idle_second(struct xw_endpoint *ep, int watchdog)
 	el = now() - t0;
 	thr = rusage_ns(RUSAGE_THREAD) - thr0;
 	self = rusage_ns(RUSAGE_SELF) - self0;
-	b = wstats(ep);
-	xb = xdp_stats(ep, 1);
+	b = xwt_wait_stats(ep);
+	xb = xwt_xdp_stats(ep, 1);
 	CHECK(err == -ETIMEDOUT, "idle receive: %s", xw_strerror(err));
 	/* The deadline never fires early; the upper bound is a hang guard. */
 	CHECK(el >= 990 * MS && el < TMO * MS, "idle wait lasted %llu ms",
@@ -523,7 +499,7 @@ static void delay_phase(struct xw_endpoint *ep, const struct xw_addr *peer, int 
 			struct xw_wait_stats a = { .sz = sizeof(a) }, b = { .sz = sizeof(b) };
 			struct xw_endpoint_stats e0 = { .sz = sizeof(e0) }, e1 = { .sz = sizeof(e1) };
 			__u64 t0, ts;
-			long cs0 = nivcsw();
+			long cs0 = xwt_nivcsw();
 
 			REQUIRE(xw_endpoint__stats(ep, &e0) == 0, "stats");
 
@@ -533,7 +509,7 @@ static void delay_phase(struct xw_endpoint *ep, const struct xw_addr *peer, int 
 			ts = now();
 			REQUIRE(xw_endpoint__send(ep, peer, ping, sizeof(ping), match, TMO) == 0,
 				"ping");
-			a = wstats(ep);
+			a = xwt_wait_stats(ep);
 			t0 = now();
 			{
 				XW_OPTS(xw_wait_opts, o, .timeout_ms = TMO, .strategy = s,
@@ -542,12 +518,12 @@ static void delay_phase(struct xw_endpoint *ep, const struct xw_addr *peer, int 
 			}
 			dl->dur[i] = now() - t0;
 			dl->rtt[i] = now() - ts;
-			b = wstats(ep);
+			b = xwt_wait_stats(ep);
 			REQUIRE(err == 0, "A: pong %d: %s", i, xw_strerror(err));
 			snprintf(ping, sizeof(ping), "pong %d", i);
 			CHECK(!strcmp(pong, ping), "pong %d: \"%.32s\"", i, pong);
 			dl->blocked[i] = (int)D(a, b, blocks);
-			dl->preempted[i] = nivcsw() - cs0;
+			dl->preempted[i] = xwt_nivcsw() - cs0;
 			REQUIRE(xw_endpoint__stats(ep, &e1) == 0, "stats");
 			dl->rtx[i] = e1.retransmits - e0.retransmits;
 			dl->woken[i] = D(a, b, wakes);
@@ -729,7 +705,7 @@ static void part_delays(struct xw_endpoint *ep, const struct xw_addr *peer)
 			    per_call ? XW_WAIT_ADAPTIVE : XW_WAIT_DEFAULT, 0, &dl);
 		if (hosts.is_b)
 			continue;
-		w = wstats(ep);
+		w = xwt_wait_stats(ep);
 		CHECK(w.adaptive_spin_ns == w.block_cost_ns / 2,
 		      "adaptive (%s) after %d waits of %llu ms: spin %llu ns, want B/2 = %llu",
 		      per_call ? "per call" : "endpoint default", ADAPT_N,
@@ -783,15 +759,15 @@ static void part_race(struct xw_endpoint *ep, const struct xw_addr *peer)
 		}
 	} else {
 		static __u64 lat[RACE_N], dur[RACE_N];
-		struct xw_wait_stats a = wstats(ep), b = { .sz = sizeof(b) };
-		struct xw_stats xa = xdp_stats(ep, 1), xb;
+		struct xw_wait_stats a = xwt_wait_stats(ep), b = { .sz = sizeof(b) };
+		struct xw_stats xa = xwt_xdp_stats(ep, 1), xb;
 		int slow = 0, lost = 0, blocked_waits = 0, done = 0;
 		struct xw_request *req;
 
 		for (__u32 i = 0; i < RACE_N; i++) {
-			struct xw_wait_stats w0 = wstats(ep), w1 = { .sz = sizeof(w1) };
+			struct xw_wait_stats w0 = xwt_wait_stats(ep), w1 = { .sz = sizeof(w1) };
 			__u64 t0, t1;
-			long cs0 = nivcsw(), cs;
+			long cs0 = xwt_nivcsw(), cs;
 			int err;
 
 			memset(&m, 0, sizeof(m));
@@ -813,8 +789,8 @@ static void part_race(struct xw_endpoint *ep, const struct xw_addr *peer)
 				break;
 			}
 			done++;
-			w1 = wstats(ep);
-			cs = nivcsw() - cs0;
+			w1 = xwt_wait_stats(ep);
+			cs = xwt_nivcsw() - cs0;
 			dur[i] = t1 - t0;
 			lat[i] = t1 > m.sent_ns ? t1 - m.sent_ns : 0;
 			slow += lat[i] >= 100 * MS;
@@ -833,8 +809,8 @@ static void part_race(struct xw_endpoint *ep, const struct xw_addr *peer)
 				       D(w0, w1, blocks));
 			}
 		}
-		b = wstats(ep);
-		xb = xdp_stats(ep, 1);
+		b = xwt_wait_stats(ep);
+		xb = xwt_xdp_stats(ep, 1);
 		CHECK(done == RACE_N, "%d of %d race receives completed", done, RACE_N);
 		if (done == RACE_N) {
 			/* How late messages were is the machine's business (on a
@@ -902,8 +878,8 @@ static void watchdog_run(struct xw_endpoint *ep, const struct xw_addr *peer, __u
 			period, rt_prio);
 		memset(buf, 0xEE, WD_LEN + 64);
 		REQUIRE(xw_endpoint__irecv(ep, buf, WD_LEN, match, ~0ULL, &req) == 0, "irecv");
-		a = wstats(ep);
-		xa = xdp_stats(ep, 1);
+		a = xwt_wait_stats(ep);
+		xa = xwt_xdp_stats(ep, 1);
 		self0 = rusage_ns(RUSAGE_SELF);
 		thr0 = rusage_ns(RUSAGE_THREAD);
 		t0 = now();
@@ -933,8 +909,8 @@ static void watchdog_run(struct xw_endpoint *ep, const struct xw_addr *peer, __u
 		}
 		t1 = now();
 		done_at_t1 = req_is_done(req);
-		b = wstats(ep);
-		xb = xdp_stats(ep, 1);
+		b = xwt_wait_stats(ep);
+		xb = xwt_xdp_stats(ep, 1);
 		thr1 = rusage_ns(RUSAGE_THREAD) - thr0;
 		self1 = rusage_ns(RUSAGE_SELF) - self0;
 		others = self1 > thr1 ? self1 - thr1 : 0;
@@ -1056,14 +1032,14 @@ static void part_wait_any(struct xw_endpoint *ep, const struct xw_addr *peer, co
 			} else {
 				struct xw_waitable items[3] = { { .ep = eps[0] }, { .ep = eps[1] },
 								{ .ep = eps[2] } };
-				struct xw_wait_stats w0 = wstats(eps[0]), w1 = { .sz = sizeof(w1) };
+				struct xw_wait_stats w0 = xwt_wait_stats(eps[0]), w1 = { .sz = sizeof(w1) };
 				__u64 t0 = now();
-				long cs0 = nivcsw();
+				long cs0 = xwt_nivcsw();
 				int r;
 
 				XW_OPTS(xw_wait_opts, o, .timeout_ms = 5000, .strategy = cases[c].s);
 				r = xw_wait_any(items, 3, &o);
-				w1 = wstats(eps[0]);
+				w1 = xwt_wait_stats(eps[0]);
 				CHECK(r == t, "wait_any (%s): %d, want %d", xw_wait_strategy_name(cases[c].s),
 				      r, t);
 				/* r == t: it returned for the message, not its
@@ -1072,7 +1048,7 @@ static void part_wait_any(struct xw_endpoint *ep, const struct xw_addr *peer, co
 				      (unsigned long long)((now() - t0) / MS));
 				/* it slept, unless this thread was preempted
 				 * until the message was there */
-				if (cases[c].s == XW_WAIT_BLOCK && cases[c].delay && nivcsw() == cs0)
+				if (cases[c].s == XW_WAIT_BLOCK && cases[c].delay && xwt_nivcsw() == cs0)
 					CHECK(D(w0, w1, blocks) > 0, "wait_any (block) never slept");
 				memset(got, 0xEE, sizeof(got));
 				CHECK(xw_endpoint__recv(eps[t], got, sizeof(got), 0x600 + c, ~0ULL, &st,

@@ -38,6 +38,7 @@
 #include <sys/resource.h>
 
 #include "chan.h"
+#include "counters.h"
 #include "harness.h"
 #include "hosts.h"
 #include "xdpwake.h"
@@ -65,22 +66,6 @@ static void bar(const char *what)
 	xwt_bar(hosts.chan[0], bar_ep, what);
 }
 
-static long nivcsw(void)
-{
-	struct rusage r;
-
-	REQUIRE(getrusage(RUSAGE_THREAD, &r) == 0, "getrusage");
-	return r.ru_nivcsw;
-}
-
-static struct xw_wait_stats wstats(struct xw_endpoint *ep)
-{
-	struct xw_wait_stats s = { .sz = sizeof(s) };
-
-	REQUIRE(xw_endpoint__wait_stats(ep, &s) == 0, "wait stats");
-	return s;
-}
-
 #define D(a, b, f) ((unsigned long long)((b).f - (a).f))
 
 struct run {
@@ -104,8 +89,8 @@ static void pingpong(struct xw_endpoint *ep, const struct xw_addr *peer, enum xw
 
 	REQUIRE(xw_endpoint__set_wait(ep, s, 0) == 0, "set_wait %s", name);
 	bar("pp start");
-	r->a = wstats(ep);
-	cs0 = nivcsw();
+	r->a = xwt_wait_stats(ep);
+	cs0 = xwt_nivcsw();
 	t0 = xwu_now_ns();
 	for (int i = 0; i < PP; i++) {
 		__u64 in_match = 0x5000000ULL * (__u64)(s + 1) + (__u64)i * 2 + !hosts.is_b;
@@ -137,8 +122,8 @@ static void pingpong(struct xw_endpoint *ep, const struct xw_addr *peer, enum xw
 		}
 	}
 	r->ns = xwu_now_ns() - t0;
-	r->cs = nivcsw() - cs0;
-	r->b = wstats(ep);
+	r->cs = xwt_nivcsw() - cs0;
+	r->b = xwt_wait_stats(ep);
 	bar("pp done");
 }
 

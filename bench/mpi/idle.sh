@@ -34,15 +34,10 @@ echo "experiment,transport,run,x,value" > "$csv"
 one() {
 	local e=$1 t=$2 run=$3 x=$4 parse=$5 v
 	shift 6
-	# shellcheck disable=SC2086 # CFG entries are option lists
-	if timeout --kill-after=10 600 mpirun "${LAUNCH[@]}" ${CFG[$t]} "$@" \
-		> "$TMP/$e-$t.out" 2> "$TMP/$e-$t.err"; then
+	if mpi_run "$e-$t" "$e $t run $run x $x" "$t" "$@"; then
 		v=$(sed -n "$parse" "$TMP/$e-$t.out" | head -1)
 		echo "$e,$t,$run,$x,$v" >> "$csv"
 		echo "$e $t run $run x $x: $v" >&2
-	else
-		echo "$e $t run $run x $x: failed" >&2
-		tail -5 "$TMP/$e-$t.err" >&2
 	fi
 }
 

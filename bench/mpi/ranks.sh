@@ -28,15 +28,10 @@ echo "transport,ranks_per_host,run,kind,size,rtt_us,mb_per_s,cpu_us_per_msg,rtt_
 one() {
 	local t=$1 tag=$2 run=$3
 	shift 3
-	# shellcheck disable=SC2086 # CFG entries are option lists
-	if timeout --kill-after=10 600 mpirun "${LAUNCH[@]}" ${CFG[$t]} "$@" \
-		> "$TMP/$t.out" 2> "$TMP/$t.err"; then
+	if mpi_run "$t" "$t $tag run $run" "$t" "$@"; then
 		grep -E '^(pingpong|pairs),' "$TMP/$t.out" | awk -F, -v OFS=, '{ if (NF < 6) $6 = ""; print }' |
 			sed "s/^/$t,$tag,$run,/" >> "$csv"
 		echo "$t $tag run $run: ok" >&2
-	else
-		echo "$t $tag run $run: failed (see below)" >&2
-		tail -5 "$TMP/$t.err" >&2
 	fi
 }
 

@@ -114,6 +114,17 @@ void xwt_fill(unsigned char *p, size_t n, unsigned int seed)
 		p[i] = (unsigned char)xwu_xorshift32(&x);
 }
 
+unsigned char *xwt_grow(unsigned char *buf, size_t *cap, size_t want)
+{
+	if (*cap >= want)
+		return buf;
+	free(buf);
+	buf = malloc(want);
+	REQUIRE(buf, "malloc %zu", want);
+	*cap = want;
+	return buf;
+}
+
 /* The Internet checksum (RFC 1071) of @n bytes (even) at @p, as stored. */
 unsigned short xwt_ip_csum(const void *p, size_t n)
 {

@@ -78,6 +78,9 @@ const char *xwt_pin_root(void);
 /* A deterministic payload pattern (xorshift from @seed), for checking every
  * byte a test sends. */
 void xwt_fill(unsigned char *p, size_t n, unsigned int seed);
+/* A scratch buffer of at least @want bytes: @buf (of *@cap bytes) when it
+ * is large enough, else a new one (the old freed, its bytes lost). */
+unsigned char *xwt_grow(unsigned char *buf, size_t *cap, size_t want);
 /* The Internet checksum (RFC 1071) of @n bytes (even) at @p, as stored:
  * an IPv4 header's (its check field 0), an ICMP message's. */
 unsigned short xwt_ip_csum(const void *p, size_t n);
