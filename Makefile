@@ -230,7 +230,7 @@ $(OUTPUT)/tests/%: tests/%.c $(XWT_HDRS) $(XWT_A) $(LIB_A) $(UTIL_A) $(PUB_HDRS)
 	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Iuserspace/util -Itests/lib \
 		-o $@ $< $(XWT_A) $(LIB_A) $(UTIL_A) $(LDLIBS)
 
-$(OUTPUT)/bench/%: bench/%.c $(wildcard bench/*.h) $(LIB_A) $(UTIL_A) $(UTIL_HDRS) $(PUB_HDRS) $(INT_HDRS) $(SKELS) $(BENCH_SKELS) \
+$(OUTPUT)/bench/%: bench/%.c $(LIB_A) $(UTIL_A) $(UTIL_HDRS) $(PUB_HDRS) $(INT_HDRS) $(SKELS) $(BENCH_SKELS) \
 		| $(OUTPUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Iuserspace/util \
