@@ -353,65 +353,45 @@ echo "kernel $(uname -r), $(nproc) x $(sed -n 's/^model name[^:]*: *//p' /proc/c
 echo "results: $results${md:+, summary: $md}; raw runs: $raw"
 T_ALL=$(date +%s)
 
-# ---- experiment 1: ping-pong latency vs size ------------------------------------------
-
-if want 1; then
+# cli_exp EXP TEST NAME SIZES DUR TITLE: the tool's TEST client (files
+# NAME-POLICY-REP.json) against its server, every policy, receivers
+# blocking, REPS repetitions, then the experiment's report.
+cli_exp() {
+	local e=$1 test=$2 name=$3 sizes=$4 dur=$5 rep p out rc n k=0 cmd
 	t0=$(date +%s)
 	echo
-	echo "Experiment 1: ping-pong latency, sizes $E1_SIZES, policies $POLICIES, receivers blocking, $REPS reps"
-	write_meta 1
+	echo "$6, sizes $sizes, policies $POLICIES, receivers blocking, $REPS reps"
+	write_meta "$e"
 	cli_server_start
-	n=$((REPS * 4)) k=0
+	n=$((REPS * 4))
 	for ((rep = 1; rep <= REPS; rep++)); do
 		for p in $POLICIES; do
 			k=$((k + 1))
 			progress "$k" "$n" "rep $rep $p"
-			out=$raw/1/pp-$p-$rep.json
-			cmd=("$X" -j pingpong "$IF_C" --client "${SPEER[@]}" --policy "$p" --wait block
-				--sizes "$E1_SIZES" --duration "$E1_DUR")
+			out=$raw/$e/$name-$p-$rep.json
+			cmd=("$X" -j "$test" "$IF_C" --client "${SPEER[@]}" --policy "$p" --wait block
+				--sizes "$sizes" --duration "$dur")
 			run_c 300 "${cmd[@]}" >"$out" 2>"$out.err"
 			rc=$?
-			log_run 1 "$rc" "\"rep\": $rep, \"policy\": \"$p\"" "${out#"$raw"/}" "" \
-				"xdpwake -j pingpong IFACE --client --peer ADDR --policy $p --wait block --sizes $E1_SIZES --duration $E1_DUR" \
+			log_run "$e" "$rc" "\"rep\": $rep, \"policy\": \"$p\"" "${out#"$raw"/}" "" \
+				"xdpwake -j $test IFACE --client --peer ADDR --policy $p --wait block --sizes $sizes --duration $dur" \
 				"xdpwake pingpong IFACE --server"
 			[ "$rc" = 0 ] || { failed=$((failed + 1)); echo " FAILED (exit $rc): $(tail -1 "$out.err")"; }
 		done
 	done
 	stop_b
 	echo
-	report 1
+	report "$e"
 	echo "  done in $(elapsed "$t0")"
-fi
+}
+
+# ---- experiment 1: ping-pong latency vs size ------------------------------------------
+
+want 1 && cli_exp 1 pingpong pp "$E1_SIZES" "$E1_DUR" "Experiment 1: ping-pong latency"
 
 # ---- experiment 2: message rate --------------------------------------------------------
 
-if want 2; then
-	t0=$(date +%s)
-	echo
-	echo "Experiment 2: unidirectional stream, sizes $E2_SIZES, policies $POLICIES, receivers blocking, $REPS reps"
-	write_meta 2
-	cli_server_start
-	n=$((REPS * 4)) k=0
-	for ((rep = 1; rep <= REPS; rep++)); do
-		for p in $POLICIES; do
-			k=$((k + 1))
-			progress "$k" "$n" "rep $rep $p"
-			out=$raw/2/stream-$p-$rep.json
-			cmd=("$X" -j stream "$IF_C" --client "${SPEER[@]}" --policy "$p" --wait block
-				--sizes "$E2_SIZES" --duration "$E2_DUR")
-			run_c 300 "${cmd[@]}" >"$out" 2>"$out.err"
-			rc=$?
-			log_run 2 "$rc" "\"rep\": $rep, \"policy\": \"$p\"" "${out#"$raw"/}" "" \
-				"xdpwake -j stream IFACE --client --peer ADDR --policy $p --wait block --sizes $E2_SIZES --duration $E2_DUR" \
-				"xdpwake pingpong IFACE --server"
-			[ "$rc" = 0 ] || { failed=$((failed + 1)); echo " FAILED (exit $rc): $(tail -1 "$out.err")"; }
-		done
-	done
-	stop_b
-	echo
-	report 2
-	echo "  done in $(elapsed "$t0")"
-fi
+want 2 && cli_exp 2 stream stream "$E2_SIZES" "$E2_DUR" "Experiment 2: unidirectional stream"
 
 # ---- experiment 3: anatomy of one 234 KiB message --------------------------------------
 

@@ -613,6 +613,24 @@ static int test_run(struct bench *b, int prog_fd, const struct frame *f, int rep
 	return 0;
 }
 
+/* One test run of path @p's frame: a failed run and a verdict other than
+ * the path's counted in @p; the kernel's ns per iteration in *@duration. */
+static int path_run(struct bench *b, struct path *p, int prog_fd, int repeat, __u32 *duration)
+{
+	__u32 ret = 0;
+	int err = test_run(b, prog_fd, p->frame, repeat, &ret, duration);
+
+	if (err) {
+		p->run_err++;
+		return err;
+	}
+	if (ret != p->want_ret) {
+		p->bad_ret++;
+		p->bad_ret_val = ret;
+	}
+	return 0;
+}
+
 /* Fresh per-endpoint engine state for the next measurement. */
 static int reset_state(struct bench *b, const struct path *p)
 {
@@ -663,7 +681,7 @@ static int measure(struct bench *b, struct path *p)
 	__u64 ep0[NSTAT], if0[NSTAT], ep1[NSTAT], if1[NSTAT];
 	volatile struct xw_shared *shp = &b->sh[BENCH_EP];
 	__u64 wakes0;
-	__u32 ret = 0, dur = 0;
+	__u32 dur = 0;
 	double ns;
 	int err;
 
@@ -678,15 +696,9 @@ static int measure(struct bench *b, struct path *p)
 		 * matters to the timer's wake, not to the frame path). */
 		if (p->arm)
 			shp->armed = 1;
-		err = test_run(b, prog_fd, p->frame, (int)opt.repeat, &ret, &dur);
-		if (err) {
-			p->run_err++;
+		err = path_run(b, p, prog_fd, (int)opt.repeat, &dur);
+		if (err)
 			return err;
-		}
-		if (ret != p->want_ret) {
-			p->bad_ret++;
-			p->bad_ret_val = ret;
-		}
 		ns = dur;
 		p->frames += (unsigned long long)opt.repeat;
 	} else {
@@ -697,15 +709,9 @@ static int measure(struct bench *b, struct path *p)
 				shp->consumed = shp->produced;
 			if (p->arm)
 				shp->armed = 1;
-			err = test_run(b, prog_fd, p->frame, 1, &ret, &dur);
-			if (err) {
-				p->run_err++;
+			err = path_run(b, p, prog_fd, 1, &dur);
+			if (err)
 				return err;
-			}
-			if (ret != p->want_ret) {
-				p->bad_ret++;
-				p->bad_ret_val = ret;
-			}
 			sum += dur;
 			if ((i & 127) == 127)
 				ring_buffer__consume(b->rb);
