@@ -541,7 +541,13 @@ static int rtx_holes(struct xwi_engine *e, struct peer *p)
 	return n;
 }
 
-static void rx_ack(struct xwi_engine *e, struct peer *p, __u32 ack, bool pure)
+/*
+ * Take the peer's cumulative @ack (@pure: of an ACK frame).  True when
+ * the message layer is to be kicked (xwi_msg_kick): the connection was
+ * established or the window opened - the caller kicks once it is done
+ * with the frame (xwi_msg_rx does so for a frame it hands up).
+ */
+static bool rx_ack(struct xwi_engine *e, struct peer *p, __u32 ack, bool pure)
 {
 	__u64 t, sample = 0;
 	bool have_sample = false;
@@ -551,18 +557,20 @@ static void rx_ack(struct xwi_engine *e, struct peer *p, __u32 ack, bool pure)
 	 * peer has acked something; our ISN is chosen so that no real ack
 	 * before that can be 0 (at most `window` frames, no wrap).
 	 */
+	bool kick = false;
+
 	if (p->cn.cstate == C_NONE || (!ack && !p->cn.acked_once))
-		return;
+		return false;
 	if (seq_before(p->cn.snd_nxt, ack)) {
 		e->st.bad_acks++;
-		return;
+		return false;
 	}
 	if (p->cn.cstate == C_SYN && p->cn.rx_known && ack_knows_us(p, ack)) {
 		establish(e, p); /* the peer acks our frames: it knows us */
-		xwi_msg_kick(e, p);
+		kick = true;
 	}
 	if (seq_before(ack, p->cn.snd_una))
-		return; /* old */
+		return kick; /* old */
 	if (ack == p->cn.snd_una) {
 		if (pure && p->cn.inflight)
 			p->cn.last_dupack = now(e); /* alive, refusing (or lost data) */
@@ -570,7 +578,7 @@ static void rx_ack(struct xwi_engine *e, struct peer *p, __u32 ack, bool pure)
 			e->st.fast_rtx++;
 			p->cn.rtx_now = true;
 		}
-		return;
+		return kick;
 	}
 	t = now(e);
 	p->cn.acked_once = true;
@@ -603,7 +611,7 @@ static void rx_ack(struct xwi_engine *e, struct peer *p, __u32 ack, bool pure)
 		else
 			p->cn.in_recovery = false;
 	}
-	xwi_msg_kick(e, p);
+	return true;
 }
 
 static int rx_connect(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h)
@@ -670,7 +678,7 @@ static int rx_connect(struct xwi_engine *e, const struct xw_addr *src, const str
 		 * replaces it, and ours must now be made known to it. */
 		readopt(e, p, sid, isn);
 	} else {
-		if (p->cn.rx_known && xwi_msg_same_endpoint(p, peer_eid)) {
+		if (p->cn.rx_known && peer_eid && peer_eid == p->cn.peer_eid) {
 			/* the same endpoint, a new session (it gave us up,
 			 * or forgot a session): the streams go on */
 			e->st.reconnects++;
@@ -681,6 +689,7 @@ static int rx_connect(struct xwi_engine *e, const struct xw_addr *src, const str
 		}
 		adopt(e, p, sid, isn);
 	}
+	p->cn.peer_eid = peer_eid;
 	xwi_msg_stream_sync(e, p, peer_eid, resume, ntohl(h->msg_len));
 	p->cn.reply_owed = true;
 	if (p->cn.cstate == C_NONE) {
@@ -739,8 +748,8 @@ static int rx_connect_reply(struct xwi_engine *e, const struct xw_addr *src,
 			rtt_sample(e, p, now(e) - p->cn.conn_start);
 		adopt(e, p, sid, isn);
 	}
-	xwi_msg_stream_sync(e, p, (__u32)(be64toh(h->match) >> 32), (__u32)be64toh(h->match),
-		    ntohl(h->msg_len));
+	p->cn.peer_eid = (__u32)(be64toh(h->match) >> 32);
+	xwi_msg_stream_sync(e, p, p->cn.peer_eid, (__u32)be64toh(h->match), ntohl(h->msg_len));
 	establish(e, p);
 	rx_ack(e, p, ntohl(h->ack), false);
 	xwi_msg_kick(e, p);
@@ -849,7 +858,7 @@ static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 {
 	__u32 sid = ntohl(h->session), seq = ntohl(h->seq);
 	size_t plen = ntohs(h->payload_len);
-	bool filled = false;
+	bool filled = false, kick;
 	struct peer *p;
 	int rc;
 
@@ -881,16 +890,20 @@ static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 		return 0;
 	}
 	p->cn.last_heard = now(e);
-	rx_ack(e, p, ntohl(h->ack), h->type == XW_PKT_ACK);
+	kick = rx_ack(e, p, ntohl(h->ack), h->type == XW_PKT_ACK);
 	if (h->type == XW_PKT_ACK && e->cfg.sack)
 		rx_sack(e, p, ntohl(h->ack), be64toh(h->match));
 	if (h->type == XW_PKT_ACK) {
 		e->st.rx_frames[XW_PKT_ACK]++;
+		if (kick)
+			xwi_msg_kick(e, p);
 		return 0;
 	}
 	if (h->type == XW_PKT_CLOSE) {
 		e->st.rx_frames[XW_PKT_CLOSE]++;
 		e->st.peer_closes++;
+		if (kick)
+			xwi_msg_kick(e, p);
 		xwi_conn_reset(e, p, -ECONNRESET, RM_NEWPEER);
 		xwi_msg_kick(e, p);
 		return 0;
@@ -901,9 +914,12 @@ static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 		else
 			ooo_hold(e, p, seq, h, payload, plen);
 		p->cn.ack_now = true;
+		if (kick)
+			xwi_msg_kick(e, p);
 		return 0;
 	}
-	rc = xwi_msg_rx(e, &p->addr, h, payload);
+	/* up, once: the message layer kicks @p afterwards (see rx_ack) */
+	rc = xwi_msg_rx(e, p, &p->addr, h, payload);
 	if (rc == -ENOBUFS || rc == -ENOMEM) {
 		e->st.rx_nobufs++;
 		p->cn.ack_now = true;
@@ -917,7 +933,7 @@ static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 
 		if (f->seq != p->cn.rcv_nxt)
 			break;
-		r2 = xwi_msg_rx(e, &p->addr, &f->h, f->pl);
+		r2 = xwi_msg_rx(e, p, &p->addr, &f->h, f->pl);
 		if (r2 == -ENOBUFS || r2 == -ENOMEM) {
 			e->st.rx_nobufs++;
 			break;
@@ -1183,10 +1199,8 @@ __u64 xwi_conn_deadline(const struct xwi_engine *e)
 	return d;
 }
 
-void xwi_engine_shutdown(struct xwi_engine *e, bool send_close)
+void xwi_conn_close_all(struct xwi_engine *e, bool send_close)
 {
-	if (!e || !e->cfg.reliable)
-		return;
 	for (struct xl *l = e->peers.next; l != &e->peers; l = l->next) {
 		struct peer *p = xl_entry(l, struct peer, link);
 
@@ -1200,40 +1214,34 @@ void xwi_engine_shutdown(struct xwi_engine *e, bool send_close)
 	}
 }
 
-int xwi_engine_rx(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
-		  const void *payload, size_t len)
+int xwi_conn_rx(struct xwi_engine *e, const struct xw_addr *src, struct xw_hdr *h,
+		const void *payload, size_t len)
 {
-	struct xw_hdr hc;
-
-	if (!e || !src || !h || (!payload && len))
-		return -EINVAL;
-	memcpy(&hc, h, sizeof(hc)); /* @h need not be aligned */
-	h = &hc;
 	/* The CRC first: a corrupted frame is counted as such, whatever
 	 * field the corruption hit (but payload_len must fit to check it). */
-	if (e->cfg.crc && ntohs(hc.payload_len) <= len) {
-		__u32 want = ntohl(hc.csum), got;
-		__be32 d = hc.data;
+	if (e->cfg.crc && ntohs(h->payload_len) <= len) {
+		__u32 want = ntohl(h->csum), got;
+		__be32 d = h->data;
 
-		hc.csum = 0;
-		if (hc.type == XW_PKT_PROBE_REPLY) /* the answerer's, outside the CRC */
-			hc.data = 0;
-		got = xwi_crc32c(xwi_crc32c(0, &hc, sizeof(hc)), payload, ntohs(hc.payload_len));
-		hc.csum = htonl(want);
-		hc.data = d;
+		h->csum = 0;
+		if (h->type == XW_PKT_PROBE_REPLY) /* the answerer's, outside the CRC */
+			h->data = 0;
+		got = xwi_crc32c(xwi_crc32c(0, h, sizeof(*h)), payload, ntohs(h->payload_len));
+		h->csum = htonl(want);
+		h->data = d;
 		if (got != want) {
 			e->st.crc_failures++;
 			return -EBADMSG;
 		}
 	}
-	if (xwi_msg_check(e, h, len) || src->ep != ntohs(h->src_ep)) {
+	if (xwi_frame_check(e, h, len) || src->ep != ntohs(h->src_ep)) {
 		e->st.rx_bad++;
 		return -EPROTO;
 	}
 	if (e->cfg.reliable)
 		return rel_rx(e, src, h, payload);
-	/* ACK, CONNECT*, CLOSE: no connections without cfg.reliable */
-	return xwi_msg_rx(e, src, h, payload);
+	/* no connections: every frame goes up as it came */
+	return xwi_msg_rx(e, xwi_peer_find(e, src), src, h, payload);
 }
 
 void xwi_conn_forget(struct xwi_engine *e, struct peer *p)

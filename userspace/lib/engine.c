@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * engine.c - the message protocol engine (see engine.h for the interface):
- * configuration and creation, the peer table, the progress pass and the
- * next deadline, teardown.  The layers are in conn.c (connection), msg.c
- * and stream.c (messages) and match.c (matching); engine_int.h says who
+ * engine.c - the message protocol engine's entry points (see engine.h for
+ * the interface): configuration and creation, the frame entry
+ * (xwi_engine_rx), the progress pass and the next deadline, shutdown and
+ * teardown.  It calls the layers below: the message layer (msg.c,
+ * stream.c, with matching, match.c; msg.h) and the connection layer
+ * (conn.c, with the peer table, peer.c; conn.h).  engine_int.h says who
  * owns which state.
  *
  * Pure protocol: no sockets, no threads, no clock, nothing printed; errors
@@ -122,80 +124,25 @@ __u64 xwi_engine_peers_unacked(const struct xwi_engine *e)
 	return n;
 }
 
-/* ---- peers ------------------------------------------------------------- */
+/* ---- the receive entry ------------------------------------------------- */
 
 /*
- * A peer we exchanged nothing with: no sequenced frame either way, no
- * message, no ack of ours, nothing queued - either half-open (it sent a
- * CONNECT, we answered, nothing since) or unknown (frames of a session we
- * do not know; we introduced ourselves).  Forged frames from made-up
- * addresses leave exactly such peers behind; a real peer sends its data
- * right after the handshake.  No message of it may be left either: a
- * connection reset keeps the complete ones in the unexpected queue.
+ * A received frame goes to the connection layer once (xwi_conn_rx: CRC,
+ * header rules, session, ack, sequence, order), which hands a frame of the
+ * message layer up once (xwi_msg_rx: streams, matching, requests).
  */
-bool xwi_peer_idle(const struct xwi_engine *e, const struct peer *p)
+int xwi_engine_rx(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
+		  const void *payload, size_t len)
 {
-	return xwi_conn_idle(p) && xwi_msg_idle(e, p);
+	struct xw_hdr hc;
+
+	if (!e || !src || !h || (!payload && len))
+		return -EINVAL;
+	memcpy(&hc, h, sizeof(hc)); /* @h need not be aligned */
+	return xwi_conn_rx(e, src, &hc, payload, len);
 }
 
-void xwi_peer_forget(struct xwi_engine *e, struct peer *p)
-{
-	xwi_conn_forget(e, p);
-	xl_del(&p->link);
-	if (e->last_peer == p)
-		e->last_peer = NULL;
-	e->npeers--;
-	xwi_msg_peer_fini(p);
-	free(p);
-}
-
-/*
- * The peer table is full: forget the idle peer (see xwi_peer_idle) heard
- * from least recently, if it has been silent for 4 rto_max (1 s) at least:
- * a real peer sends its data well within that after its handshake, so it
- * is never evicted before it is established.  A flood of forged frames
- * from made-up addresses thus cannot lock real peers out for long (new
- * peers are refused while every idle peer is younger, and their handshake
- * is retried); established peers are never evicted.
- */
-static bool peer_evict(struct xwi_engine *e)
-{
-	__u64 t = now(e), young = 4 * e->cfg.rto_max_ns;
-	struct peer *victim = NULL;
-
-	for (struct xl *l = e->peers.next; l != &e->peers; l = l->next) {
-		struct peer *p = xl_entry(l, struct peer, link);
-
-		if (xwi_peer_idle(e, p) && t - xwi_conn_heard(p) >= young &&
-		    (!victim || xwi_conn_heard(p) < xwi_conn_heard(victim)))
-			victim = p;
-	}
-	if (!victim)
-		return false;
-	e->st.peers_evicted++;
-	xwi_peer_forget(e, victim);
-	return true;
-}
-
-struct peer *xwi_peer_get(struct xwi_engine *e, const struct xw_addr *a)
-{
-	struct peer *p = xwi_peer_find(e, a);
-
-	if (p)
-		return p;
-	if (e->npeers >= (e->cfg.peers_max ? e->cfg.peers_max : XW_MAX_CONNS) && !peer_evict(e))
-		return NULL;
-	p = zalloc(1, sizeof(*p));
-	if (!p)
-		return NULL;
-	e->npeers++;
-	p->addr = *a;
-	xwi_conn_init(e, p);
-	xwi_msg_peer_init(p);
-	xl_add_tail(&p->link, &e->peers);
-	e->last_peer = p;
-	return p;
-}
+/* ---- progress, deadlines ----------------------------------------------- */
 
 int xwi_engine_progress(struct xwi_engine *e, int budget)
 {
@@ -251,45 +198,18 @@ __u64 xwi_engine_next_deadline(const struct xwi_engine *e)
 
 /* ---- teardown ---------------------------------------------------------- */
 
+void xwi_engine_shutdown(struct xwi_engine *e, bool send_close)
+{
+	if (e && e->cfg.reliable)
+		xwi_conn_close_all(e, send_close);
+}
+
 void xwi_engine_free(struct xwi_engine *e)
 {
-	struct xl *l, *n;
-
 	if (!e)
 		return;
-	/* standalone control frames (NOTIFY) and carried frames still queued
-	 * (before the requests, whose queue links go with them) */
-	for (l = e->peers.next; l != &e->peers; l = l->next) {
-		struct peer *p = xl_entry(l, struct peer, link);
-
-		xwi_carry_free(p);
-		while (!xl_empty(&p->ms.ctrlq)) {
-			struct ctrl *c = xl_entry(p->ms.ctrlq.next, struct ctrl, tx.link);
-
-			xl_del(&c->tx.link);
-			if (c->standalone)
-				free(c);
-		}
-	}
-	while (!xl_empty(&e->rmsgs))
-		xwi_rmsg_free(e, xl_entry(e->rmsgs.next, struct rmsg, alink));
-	for (l = e->pending.next; l != &e->pending; l = n) {
-		struct xwi_req_priv *r = xl_entry(l, struct xwi_req_priv, elink);
-
-		n = l->next;
-		while (!xl_empty(&r->jobs))
-			xwi_job_free(xl_entry(r->jobs.next, struct job, slink));
-		free(r->copy);
-		free(xl_entry(r->req, struct reqbox, pub));
-	}
-	for (l = e->peers.next; l != &e->peers; l = n) {
-		struct peer *p = xl_entry(l, struct peer, link);
-
-		n = l->next;
-		xwi_conn_fini(p);
-		xwi_msg_peer_fini(p);
-		free(p);
-	}
+	xwi_msg_fini(e);
+	xwi_peers_free(e);
 	xwi_cache_drain(&e->c_req);
 	xwi_cache_drain(&e->c_rmsg);
 	xwi_cache_drain(&e->c_frame);

@@ -480,6 +480,17 @@ void xwi_ctrl_unqueue(struct peer *p, struct ctrl *c)
 	}
 }
 
+void xwi_ctrlq_drop(struct peer *p)
+{
+	while (!xl_empty(&p->ms.ctrlq)) {
+		struct ctrl *c = xl_entry(p->ms.ctrlq.next, struct ctrl, tx.link);
+
+		xl_del(&c->tx.link);
+		if (c->standalone)
+			free(c);
+	}
+}
+
 void xwi_rmsg_free(struct xwi_engine *e, struct rmsg *m)
 {
 	struct peer *p = m->peer;
@@ -985,14 +996,14 @@ static bool rx_small_now(struct xwi_engine *e, struct peer *p, const struct xw_h
 	return true;
 }
 
-int xwi_msg_rx_data(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
-		    const void *payload)
+/* A data frame (SMALL, MEDIUM, RNDV, PULL_REPLY) of an incoming message. */
+static int rx_data(struct xwi_engine *e, struct peer *p, const struct xw_addr *src,
+		   const struct xw_hdr *h, const void *payload)
 {
 	__u32 id = ntohl(h->msg_id), mlen = ntohl(h->msg_len), cnt = ntohl(h->frag_count);
 	__u32 idx = ntohl(h->frag_idx), plen = ntohs(h->payload_len);
 	bool rndv = h->type == XW_PKT_RNDV || h->type == XW_PKT_PULL_REPLY;
 	__u64 match = be64toh(h->match);
-	struct peer *p = xwi_peer_find(e, src);
 	struct rmsg *m = p ? rmsg_find(p, id) : NULL;
 	__u32 next = p ? p->ms.rx_next_id : 0;
 	bool redo = false;
@@ -1064,13 +1075,13 @@ int xwi_msg_rx_data(struct xwi_engine *e, const struct xw_addr *src, const struc
 	return 0;
 }
 
-int xwi_msg_rx_pull(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
-		    const void *payload)
+/* A PULL: the receiver asks for a block of a large send's fragments. */
+static int rx_pull(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h,
+		   const void *payload)
 {
 	__u32 id = ntohl(h->msg_id), idx = ntohl(h->frag_idx), cnt = ntohl(h->frag_count);
 	struct xwi_req_priv *s;
 	struct xw_pull_req pr;
-	struct peer *p;
 	struct job *j;
 	__u32 nf;
 
@@ -1080,7 +1091,6 @@ int xwi_msg_rx_pull(struct xwi_engine *e, const struct xw_addr *src, const struc
 		e->st.rx_bad++;
 		return -EPROTO;
 	}
-	p = xwi_peer_find(e, src);
 	s = p ? send_find(p, id) : NULL;
 	if (!s || s->notified) {
 		e->st.rx_frames[h->type]++;
@@ -1106,9 +1116,9 @@ int xwi_msg_rx_pull(struct xwi_engine *e, const struct xw_addr *src, const struc
 	return 0;
 }
 
-int xwi_msg_rx_notify(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h)
+/* A NOTIFY: the receiver has the whole of a large send. */
+static int rx_notify(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h)
 {
-	struct peer *p = xwi_peer_find(e, src);
 	struct xwi_req_priv *s = p ? send_find(p, ntohl(h->msg_id)) : NULL;
 
 	if (s && s->len != ntohl(h->msg_len)) {
@@ -1121,6 +1131,35 @@ int xwi_msg_rx_notify(struct xwi_engine *e, const struct xw_addr *src, const str
 		send_try_finish(e, s);
 	}
 	return 0;
+}
+
+int xwi_msg_rx(struct xwi_engine *e, struct peer *p, const struct xw_addr *src,
+	       const struct xw_hdr *h, const void *payload)
+{
+	int rc;
+
+	switch (h->type) {
+	case XW_PKT_SMALL:
+	case XW_PKT_MEDIUM:
+	case XW_PKT_RNDV:
+	case XW_PKT_PULL_REPLY:
+		rc = rx_data(e, p, src, h, payload);
+		if (!p) /* made by rx_data if the frame was taken */
+			return rc;
+		break;
+	case XW_PKT_PULL:
+		rc = rx_pull(e, p, h, payload);
+		break;
+	case XW_PKT_NOTIFY:
+		rc = rx_notify(e, p, h);
+		break;
+	default: /* ACK, CONNECT*, CLOSE without cfg.reliable: no connections */
+		e->st.rx_frames[h->type]++;
+		return 0;
+	}
+	if (p)
+		xwi_msg_kick(e, p);
+	return rc;
 }
 
 /*
@@ -1204,4 +1243,32 @@ int xwi_engine_abort(struct xwi_engine *e, struct xw_request *req, int err)
 	req->status.error = err;
 	xwi_req_done(e, req);
 	return 0;
+}
+
+/* Free what the message layer holds (the engine goes): queued control and
+ * carried frames, incoming messages, pending requests; the peers' own
+ * parts go with the peer table (xwi_msg_peer_fini). */
+void xwi_msg_fini(struct xwi_engine *e)
+{
+	struct xl *l, *n;
+
+	/* standalone control frames (NOTIFY) and carried frames still queued
+	 * (before the requests, whose queue links go with them) */
+	for (l = e->peers.next; l != &e->peers; l = l->next) {
+		struct peer *p = xl_entry(l, struct peer, link);
+
+		xwi_carry_free(p);
+		xwi_ctrlq_drop(p);
+	}
+	while (!xl_empty(&e->rmsgs))
+		xwi_rmsg_free(e, xl_entry(e->rmsgs.next, struct rmsg, alink));
+	for (l = e->pending.next; l != &e->pending; l = n) {
+		struct xwi_req_priv *r = xl_entry(l, struct xwi_req_priv, elink);
+
+		n = l->next;
+		while (!xl_empty(&r->jobs))
+			xwi_job_free(xl_entry(r->jobs.next, struct job, slink));
+		free(r->copy);
+		free(xl_entry(r->req, struct reqbox, pub));
+	}
 }
