@@ -14,6 +14,8 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <stdint.h>
+#include <sys/random.h>
 
 #include "engine_int.h"
 #include "conn.h"
@@ -232,6 +234,25 @@ int xwi_conn_emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const 
 		ack_sent(e, p, false);
 	e->st.tx_frames[h->type]++;
 	return 0;
+}
+
+/* Session ids, ISNs, probe nonces, the endpoint incarnation: see conn.h. */
+void xwi_rand_bytes(struct xwi_engine *e, void *buf, size_t len)
+{
+	if (e->ops.random) {
+		e->ops.random(e->ctx, buf, len);
+		return;
+	}
+	if (getrandom(buf, len, 0) != (ssize_t)len) {
+		/* no getrandom: mix the clock and the engine's address */
+		__u64 x = now(e) ^ (__u64)(uintptr_t)e ^ 0x9E3779B97F4A7C15ULL;
+
+		for (size_t i = 0; i < len; i++) {
+			x ^= x >> 29;
+			x *= 0xBF58476D1CE4E5B9ULL;
+			((unsigned char *)buf)[i] = (unsigned char)(x >> 56);
+		}
+	}
 }
 
 static bool seq_before(__u32 a, __u32 b)

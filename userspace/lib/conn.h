@@ -31,6 +31,9 @@ enum xwi_reset_mode {
 	RM_GIVEUP,	/* the peer is silent: everything with it fails */
 };
 
+/* @len random bytes (ops->random, else getrandom(), else the clock). */
+void xwi_rand_bytes(struct xwi_engine *e, void *buf, size_t len);
+
 /* The handshake starts (if none is under way): CONNECT goes out now, or
  * from progress. */
 void xwi_conn_start(struct xwi_engine *e, struct peer *p);

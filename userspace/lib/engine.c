@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
-#include <sys/random.h>
 
 #include "engine_int.h"
 #include "conn.h"
@@ -142,6 +141,97 @@ int xwi_engine_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 	return xwi_conn_rx(e, src, &hc, payload, len);
 }
 
+/* ---- sends and receives ----------------------------------------------- */
+
+int xwi_engine_isend(struct xwi_engine *e, const struct xw_addr *dst, const void *buf, size_t len,
+		     __u64 match, struct xw_request **reqp)
+{
+	return xwi_engine_isend_flags(e, dst, buf, len, match, 0, reqp);
+}
+
+int xwi_engine_isend_flags(struct xwi_engine *e, const struct xw_addr *dst, const void *buf,
+			   size_t len, __u64 match, __u32 flags, struct xw_request **reqp)
+{
+	if (flags & XWI_SEND_DATA)
+		return -EINVAL;
+	return xwi_engine_isend_data(e, dst, buf, len, match, flags, 0, reqp);
+}
+
+int xwi_engine_isend_data(struct xwi_engine *e, const struct xw_addr *dst, const void *buf,
+			  size_t len, __u64 match, __u32 flags, __u32 data, struct xw_request **reqp)
+{
+	if (!e || !dst || !reqp || (!buf && len) || dst->ep >= XW_MAX_ENDPOINTS ||
+	    (flags & ~(XWI_SEND_MORE | XWI_SEND_DATA)))
+		return -EINVAL;
+	if ((__u64)len > UINT32_MAX)
+		return -EMSGSIZE;
+	return xwi_msg_send(e, dst, buf, len, match, flags, data, reqp);
+}
+
+int xwi_engine_irecv(struct xwi_engine *e, void *buf, size_t len, __u64 match, __u64 mask,
+		     struct xw_request **reqp)
+{
+	return xwi_engine_irecv_from(e, buf, len, match, mask, NULL, reqp);
+}
+
+int xwi_engine_irecv_from(struct xwi_engine *e, void *buf, size_t len, __u64 match, __u64 mask,
+			  const struct xw_addr *src, struct xw_request **reqp)
+{
+	if (!e || !reqp || (!buf && len))
+		return -EINVAL;
+	return xwi_match_recv(e, buf, len, match, mask, src, reqp);
+}
+
+int xwi_engine_peek(struct xwi_engine *e, __u64 match, __u64 mask, const struct xw_addr *src,
+		    bool claim, struct xw_status *st, __u64 *claim_id)
+{
+	if (!e || (claim && !claim_id))
+		return -EINVAL;
+	return xwi_match_peek(e, match, mask, src, claim, st, claim_id);
+}
+
+int xwi_engine_irecv_claimed(struct xwi_engine *e, __u64 claim_id, void *buf, size_t len,
+			     struct xw_request **reqp)
+{
+	if (!e || !reqp || !claim_id || (!buf && len))
+		return -EINVAL;
+	return xwi_match_recv_claimed(e, claim_id, buf, len, reqp);
+}
+
+bool xwi_engine_has_unexpected(const struct xwi_engine *e)
+{
+	return xwi_match_has_unexpected(e);
+}
+
+int xwi_engine_cancel(struct xwi_engine *e, struct xw_request *req)
+{
+	if (!e || !req || req->eng != e)
+		return -EINVAL;
+	if (req->state != XWI_REQ_PENDING)
+		return -EBUSY;
+	return xwi_msg_cancel(e, req);
+}
+
+int xwi_engine_abort(struct xwi_engine *e, struct xw_request *req, int err)
+{
+	if (!e || !req || req->eng != e || err >= 0)
+		return -EINVAL;
+	if (req->state != XWI_REQ_PENDING)
+		return -EALREADY;
+	xwi_msg_abort(e, req, err);
+	return 0;
+}
+
+int xwi_request_free(struct xw_request *req)
+{
+	if (!req)
+		return -EINVAL;
+	if (req->state != XWI_REQ_DONE)
+		return -EBUSY;
+	xwi_cache_put(&req->eng->c_req, xl_entry(req, struct reqbox, pub));
+	return 0;
+}
+
 /* ---- progress, deadlines ----------------------------------------------- */
 
 int xwi_engine_progress(struct xwi_engine *e, int budget)
@@ -163,26 +253,6 @@ int xwi_engine_progress(struct xwi_engine *e, int budget)
 bool xwi_engine_tx_pending(const struct xwi_engine *e)
 {
 	return e && (!xl_empty(&e->txrr) || (e->cfg.reliable && xwi_conn_pending(e)));
-}
-
-/* ---- randomness -------------------------------------------------------- */
-
-void xwi_rand_bytes(struct xwi_engine *e, void *buf, size_t len)
-{
-	if (e->ops.random) {
-		e->ops.random(e->ctx, buf, len);
-		return;
-	}
-	if (getrandom(buf, len, 0) != (ssize_t)len) {
-		/* no getrandom: mix the clock and the engine's address */
-		__u64 x = now(e) ^ (__u64)(uintptr_t)e ^ 0x9E3779B97F4A7C15ULL;
-
-		for (size_t i = 0; i < len; i++) {
-			x ^= x >> 29;
-			x *= 0xBF58476D1CE4E5B9ULL;
-			((unsigned char *)buf)[i] = (unsigned char)(x >> 56);
-		}
-	}
 }
 
 __u64 xwi_engine_next_deadline(const struct xwi_engine *e)

@@ -593,7 +593,4 @@ static inline void xwi_frames_free(struct xl *q)
 	}
 }
 
-/* @len random bytes (ops->random, else getrandom(), else the clock). */
-void xwi_rand_bytes(struct xwi_engine *e, void *buf, size_t len);
-
 #endif

@@ -113,16 +113,6 @@ static void send_try_finish(struct xwi_engine *e, struct xwi_req_priv *s)
 		xwi_send_complete(e, s, 0);
 }
 
-int xwi_request_free(struct xw_request *req)
-{
-	if (!req)
-		return -EINVAL;
-	if (req->state != XWI_REQ_DONE)
-		return -EBUSY;
-	xwi_cache_put(&req->eng->c_req, xl_entry(req, struct reqbox, pub));
-	return 0;
-}
-
 /* The message's data, on each of its data frames. */
 static void hdr_data(struct xw_hdr *h, const struct xwi_req_priv *s)
 {
@@ -338,22 +328,8 @@ int xwi_tx_run(struct xwi_engine *e, int budget)
 	return n;
 }
 
-int xwi_engine_isend(struct xwi_engine *e, const struct xw_addr *dst, const void *buf, size_t len,
-		     __u64 match, struct xw_request **reqp)
-{
-	return xwi_engine_isend_flags(e, dst, buf, len, match, 0, reqp);
-}
-
-int xwi_engine_isend_flags(struct xwi_engine *e, const struct xw_addr *dst, const void *buf,
-			   size_t len, __u64 match, __u32 flags, struct xw_request **reqp)
-{
-	if (flags & XWI_SEND_DATA)
-		return -EINVAL;
-	return xwi_engine_isend_data(e, dst, buf, len, match, flags, 0, reqp);
-}
-
-int xwi_engine_isend_data(struct xwi_engine *e, const struct xw_addr *dst, const void *buf,
-			  size_t len, __u64 match, __u32 flags, __u32 data, struct xw_request **reqp)
+int xwi_msg_send(struct xwi_engine *e, const struct xw_addr *dst, const void *buf, size_t len,
+		 __u64 match, __u32 flags, __u32 data, struct xw_request **reqp)
 {
 	__u32 P, n;
 	struct xwi_req_priv *s;
@@ -362,11 +338,6 @@ int xwi_engine_isend_data(struct xwi_engine *e, const struct xw_addr *dst, const
 	struct reqbox *done = NULL;
 	struct peer *p;
 
-	if (!e || !dst || !reqp || (!buf && len) || dst->ep >= XW_MAX_ENDPOINTS ||
-	    (flags & ~(XWI_SEND_MORE | XWI_SEND_DATA)))
-		return -EINVAL;
-	if ((__u64)len > UINT32_MAX)
-		return -EMSGSIZE;
 	if (e->backlog >= e->cfg.tx_backlog_max)
 		return -EAGAIN;
 	P = e->cfg.frag_payload;
@@ -1190,15 +1161,10 @@ bool xwi_msg_idle(const struct xwi_engine *e, const struct peer *p)
 	return true;
 }
 
-int xwi_engine_cancel(struct xwi_engine *e, struct xw_request *req)
+int xwi_msg_cancel(struct xwi_engine *e, struct xw_request *req)
 {
-	struct xwi_req_priv *r;
+	struct xwi_req_priv *r = req->priv;
 
-	if (!e || !req || req->eng != e)
-		return -EINVAL;
-	if (req->state != XWI_REQ_PENDING)
-		return -EBUSY;
-	r = req->priv;
 	if (req->kind == XWI_REQ_RECV) {
 		if (r->m)
 			return -EBUSY;
@@ -1214,18 +1180,13 @@ int xwi_engine_cancel(struct xwi_engine *e, struct xw_request *req)
 	return 0;
 }
 
-int xwi_engine_abort(struct xwi_engine *e, struct xw_request *req, int err)
+void xwi_msg_abort(struct xwi_engine *e, struct xw_request *req, int err)
 {
-	struct xwi_req_priv *r;
+	struct xwi_req_priv *r = req->priv;
 
-	if (!e || !req || req->eng != e || err >= 0)
-		return -EINVAL;
-	if (req->state != XWI_REQ_PENDING)
-		return -EALREADY;
-	r = req->priv;
 	if (req->kind == XWI_REQ_SEND) {
 		xwi_send_complete(e, r, err);
-		return 0;
+		return;
 	}
 	if (r->m) {
 		struct rmsg *m = r->m;
@@ -1242,7 +1203,6 @@ int xwi_engine_abort(struct xwi_engine *e, struct xw_request *req, int err)
 	memset(&req->status, 0, sizeof(req->status));
 	req->status.error = err;
 	xwi_req_done(e, req);
-	return 0;
 }
 
 /* Free what the message layer holds (the engine goes): queued control and

@@ -32,6 +32,12 @@ void xwi_msg_timers(struct xwi_engine *e);
 __u64 xwi_msg_deadline(const struct xwi_engine *e);
 /* Free what the message layer holds (the engine goes). */
 void xwi_msg_fini(struct xwi_engine *e);
+/* xwi_engine_isend_data() with its arguments checked. */
+int xwi_msg_send(struct xwi_engine *e, const struct xw_addr *dst, const void *buf, size_t len,
+		 __u64 match, __u32 flags, __u32 data, struct xw_request **reqp);
+/* xwi_engine_cancel() / xwi_engine_abort() of pending request @req. */
+int xwi_msg_cancel(struct xwi_engine *e, struct xw_request *req);
+void xwi_msg_abort(struct xwi_engine *e, struct xw_request *req, int err);
 
 /* ---- inside the message layer (msg.c, stream.c, match.c) ----------------- */
 
