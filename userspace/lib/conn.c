@@ -4,13 +4,18 @@
  * connection that delivers the message layer's frames exactly once and in
  * order - sessions and the CONNECT / CONNECT_REPLY handshake, sequence
  * numbers, cumulative and selective acks, RTO and retransmission, the
- * out-of-order window, CRC32C, resets and give-ups - and the frame entry
- * point (xwi_engine_rx).  See docs/PROTOCOL.md, "Connection layer".
+ * out-of-order window, CRC32C, resets and give-ups - and the receive
+ * path's first layer (xwi_conn_rx, from xwi_engine_rx in engine.c).  See
+ * docs/PROTOCOL.md, "Connection layer".  Sections: sending, liveness,
+ * sessions and the handshake, loss recovery (RTT, RTO, acks,
+ * retransmission: all of it in one section), the receive path, timers.
  *
- * It owns struct xwi_conn (peer->cn) and nothing else of the engine's
- * state: it hands frames up in order through xwi_msg_rx(), and tells the
- * message layer about resets through xwi_msg_reset() and about the peer's
- * message stream through xwi_msg_stream_sync() (the up-calls of msg.h).
+ * It owns struct xwi_conn (peer->cn) and, with peer.c, the peer table,
+ * and nothing else of the engine's state: it hands frames up in order
+ * through xwi_msg_rx(), each once, and tells the message layer about
+ * resets through xwi_msg_reset() and about the peer's message stream
+ * through xwi_msg_stream_sync() (the up-calls of msg.h, its only calls
+ * upwards).
  */
 #include <endian.h>
 #include <errno.h>
@@ -23,6 +28,9 @@
 
 static void conn_send(struct xwi_engine *e, struct peer *p, __u64 t);
 static __u64 sack_bits(const struct peer *p);
+static __u64 rto_cur(const struct xwi_engine *e, const struct peer *p);
+
+/* ---- the connection's own frames ---------------------------------------- */
 
 /* csum of a complete header (network order) and its payload. */
 static void hdr_seal(const struct xwi_engine *e, struct xw_hdr *h, const void *payload, size_t len)
@@ -40,15 +48,6 @@ static bool hook_drop(struct xwi_engine *e, __u8 type)
 	e->hook_done = true;
 	e->st.hook_drops++;
 	return true;
-}
-
-static __u64 rto_cur(const struct xwi_engine *e, const struct peer *p)
-{
-	__u64 r = p->cn.rto;
-
-	for (__u32 i = 0; i < p->cn.backoff && r < e->cfg.rto_max_ns; i++)
-		r *= 2;
-	return r < e->cfg.rto_max_ns ? r : e->cfg.rto_max_ns;
 }
 
 /* A frame carrying our current ack went out: no ACK owed any more - except
@@ -90,6 +89,8 @@ static int emit_ctl(struct xwi_engine *e, struct peer *p, __u8 type, __u32 seq, 
 		ack_sent(e, p, type == XW_PKT_ACK);
 	return 0;
 }
+
+/* ---- liveness of silent peers -------------------------------------------- */
 
 /*
  * Liveness of a peer that is silent while something is owed (docs/
@@ -176,6 +177,8 @@ static __u64 max64(__u64 a, __u64 b)
 	return a > b ? a : b;
 }
 
+/* ---- sending the message layer's frames ---------------------------------- */
+
 /* The application's one-frame message is in the transmit path: on the
  * wire before the bookkeeping (see xwi_engine_ops.kick). */
 static void kick_early(struct xwi_engine *e)
@@ -235,6 +238,8 @@ int xwi_conn_emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const 
 	e->st.tx_frames[h->type]++;
 	return 0;
 }
+
+/* ---- sessions and the handshake ------------------------------------------ */
 
 /* Session ids, ISNs, probe nonces, the endpoint incarnation: see conn.h. */
 void xwi_rand_bytes(struct xwi_engine *e, void *buf, size_t len)
@@ -432,6 +437,27 @@ static void conn_retry(struct xwi_engine *e, struct peer *p)
 	p->cn.conn_due = t + rto_cur(e, p);
 }
 
+/* ---- loss recovery: RTT, RTO, acks, retransmission ---------------------- */
+/*
+ * Everything that decides when a frame is resent is here: the RTO
+ * (rto_cur: the smoothed RTT, its variance and the backoff; rtt_sample,
+ * Karn), cumulative acks (rx_ack: RTT samples, duplicate acks, fast
+ * retransmit, recovery), selective acks (sack_bits, rx_sack, rtx_holes),
+ * the resends (rtx_frame, rtx_head) and the retransmission timer
+ * (rtx_timers, from xwi_conn_timers).  The timer is armed by
+ * xwi_conn_emit (the first frame in flight) and rx_ack; the give-up of a
+ * peer that acknowledges nothing is the liveness rule's (giveup_at).
+ */
+
+static __u64 rto_cur(const struct xwi_engine *e, const struct peer *p)
+{
+	__u64 r = p->cn.rto;
+
+	for (__u32 i = 0; i < p->cn.backoff && r < e->cfg.rto_max_ns; i++)
+		r *= 2;
+	return r < e->cfg.rto_max_ns ? r : e->cfg.rto_max_ns;
+}
+
 static void rtt_sample(struct xwi_engine *e, struct peer *p, __u64 r)
 {
 	__u64 rto;
@@ -562,6 +588,37 @@ static int rtx_holes(struct xwi_engine *e, struct peer *p)
 	return n;
 }
 
+/* The retransmission timer of @p (frames in flight) and the resends owed
+ * (the oldest frame, holes).  Frames sent. */
+static int rtx_timers(struct xwi_engine *e, struct peer *p, __u64 t)
+{
+	int n = 0;
+
+	if (p->cn.rtx_due && t >= p->cn.rtx_due) {
+		/* a new round: holes may be resent again */
+		for (struct xl *q = p->cn.rtxq.next; q != &p->cn.rtxq; q = q->next)
+			xl_entry(q, struct xwi_frame, link)->sack &= (__u8)~RF_HOLED;
+		e->st.rtx_timeouts++;
+		p->cn.backoff++;
+		p->cn.in_recovery = true;
+		p->cn.recover = p->cn.snd_nxt;
+		p->cn.dupacks = 0;
+		p->cn.rtx_now = true;
+		p->cn.rtx_due = t + rto_cur(e, p);
+	}
+	if (p->cn.rtx_now) {
+		int r = rtx_head(e, p);
+
+		if (r >= 0) {
+			p->cn.rtx_now = false;
+			n += r;
+		}
+	}
+	if (p->cn.holes)
+		n += rtx_holes(e, p);
+	return n;
+}
+
 /*
  * Take the peer's cumulative @ack (@pure: of an ACK frame).  True when
  * the message layer is to be kicked (xwi_msg_kick): the connection was
@@ -634,6 +691,8 @@ static bool rx_ack(struct xwi_engine *e, struct peer *p, __u32 ack, bool pure)
 	}
 	return true;
 }
+
+/* ---- the receive path ---------------------------------------------------- */
 
 static int rx_connect(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h)
 {
@@ -973,6 +1032,8 @@ static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 	return rc;
 }
 
+/* ---- timers, acks, deadlines --------------------------------------------- */
+
 static void conn_send(struct xwi_engine *e, struct peer *p, __u64 t)
 {
 	__u64 r = p->cn.rto;
@@ -1100,28 +1161,7 @@ int xwi_conn_timers(struct xwi_engine *e)
 			}
 			n += live_check(e, p, t, since);
 		}
-		if (p->cn.rtx_due && t >= p->cn.rtx_due) {
-			/* a new round: holes may be resent again */
-			for (struct xl *q = p->cn.rtxq.next; q != &p->cn.rtxq; q = q->next)
-				xl_entry(q, struct xwi_frame, link)->sack &= (__u8)~RF_HOLED;
-			e->st.rtx_timeouts++;
-			p->cn.backoff++;
-			p->cn.in_recovery = true;
-			p->cn.recover = p->cn.snd_nxt;
-			p->cn.dupacks = 0;
-			p->cn.rtx_now = true;
-			p->cn.rtx_due = t + rto_cur(e, p);
-		}
-		if (p->cn.rtx_now) {
-			int r = rtx_head(e, p);
-
-			if (r >= 0) {
-				p->cn.rtx_now = false;
-				n += r;
-			}
-		}
-		if (p->cn.holes)
-			n += rtx_holes(e, p);
+		n += rtx_timers(e, p, t);
 	}
 	return n;
 }
@@ -1219,6 +1259,8 @@ __u64 xwi_conn_deadline(const struct xwi_engine *e)
 	}
 	return d;
 }
+
+/* ---- entries of the engine (engine.c) ------------------------------------ */
 
 void xwi_conn_close_all(struct xwi_engine *e, bool send_close)
 {

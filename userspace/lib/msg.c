@@ -5,8 +5,10 @@
  * the TX scheduler (peers with frames served round-robin), incoming
  * messages (reassembly, per-peer order, pulls, bounded memory) and
  * cancel/abort.  Frames go down through xwi_conn_emit() (conn.h) and come
- * up through xwi_msg_rx() (msg.h); matching is match.c's, the streams
- * across resets stream.c's.  See docs/PROTOCOL.md, "Message layer".
+ * up, each once, through xwi_msg_rx() (msg.h); matching is match.c's, the
+ * streams across resets stream.c's.  The pull pipeline (PULL blocks,
+ * jobs, PULL_REPLY) is one section.  See docs/PROTOCOL.md, "Message
+ * layer".
  */
 #include <endian.h>
 #include <errno.h>
@@ -16,6 +18,8 @@
 #include "conn.h"
 #include "match.h"
 #include "msg.h"
+
+static int tx_job(struct xwi_engine *e, struct peer *p, struct job *j, bool other);
 
 /* Does @p hold a queued item other than @it? */
 static bool peer_has_other(const struct peer *p, const struct txitem *it)
@@ -32,6 +36,8 @@ static bool peer_has_other(const struct peer *p, const struct txitem *it)
 	}
 	return false;
 }
+
+/* ---- requests ----------------------------------------------------------- */
 
 struct xw_request *xwi_req_new(struct xwi_engine *e, enum xwi_req_kind kind)
 {
@@ -113,6 +119,8 @@ static void send_try_finish(struct xwi_engine *e, struct xwi_req_priv *s)
 		xwi_send_complete(e, s, 0);
 }
 
+/* ---- the TX scheduler ----------------------------------------------------- */
+
 /* The message's data, on each of its data frames. */
 static void hdr_data(struct xw_hdr *h, const struct xwi_req_priv *s)
 {
@@ -189,42 +197,6 @@ static int tx_send(struct xwi_engine *e, struct peer *p, struct xwi_req_priv *s,
 			xwi_send_complete(e, s, 0);
 		else
 			send_try_finish(e, s);
-	}
-	return 0;
-}
-
-static int tx_job(struct xwi_engine *e, struct peer *p, struct job *j, bool other)
-{
-	struct xwi_req_priv *s = j->s;
-	__u32 P = e->cfg.frag_payload, i = j->next, pos = i - j->first;
-	bool last = pos + 1 == j->n;
-	__u32 fsz = frag_size(s->len, P, i);
-	struct xw_hdr h;
-	__u8 flags = 0;
-	int err;
-
-	hdr_init(e, &h, p, XW_PKT_PULL_REPLY);
-	if ((e->cfg.marks & XWI_MARK_PULL_REPLY) && pos == mark_pos(e, j->n))
-		flags |= XW_F_LAT;
-	if (last)
-		flags |= XW_F_LAST;
-	if (!last || other)
-		flags |= XW_F_MORE;
-	h.flags = flags;
-	hdr_data(&h, s);
-	h.msg_id = htonl(s->msg_id);
-	h.msg_len = htonl(s->len);
-	h.frag_idx = htonl(i);
-	h.frag_off = htonl(i * P);
-	h.frag_count = htonl(s->nfrags);
-	h.match = htobe64(s->match);
-	err = xwi_conn_emit(e, p, &h, fsz ? s->data + (size_t)i * P : NULL, fsz);
-	if (err)
-		return err;
-	j->next++;
-	if (last) {
-		xwi_job_free(j);
-		send_try_finish(e, s);
 	}
 	return 0;
 }
@@ -327,6 +299,8 @@ int xwi_tx_run(struct xwi_engine *e, int budget)
 	}
 	return n;
 }
+
+/* ---- sends ---------------------------------------------------------------- */
 
 int xwi_msg_send(struct xwi_engine *e, const struct xw_addr *dst, const void *buf, size_t len,
 		 __u64 match, __u32 flags, __u32 data, struct xw_request **reqp)
@@ -431,6 +405,8 @@ int xwi_msg_send(struct xwi_engine *e, const struct xw_addr *dst, const void *bu
 	}
 	return 0;
 }
+
+/* ---- incoming messages ----------------------------------------------------- */
 
 static struct xwi_req_priv *send_find(struct peer *p, __u32 id)
 {
@@ -551,6 +527,17 @@ static void rmsg_drop_data(struct xwi_engine *e, struct rmsg *m)
 	m->data_len = 0;
 }
 
+/* ---- the pull pipeline ---------------------------------------------------- */
+/*
+ * A large message after its pushed bytes: the receiver asks for the rest
+ * in PULL blocks of up to cfg.pull_block fragments, cfg.pull_inflight of
+ * them in flight (pull_fill, block_account: struct block, rmsg.blocks);
+ * the sender answers each PULL with a job (rx_pull) whose PULL_REPLY
+ * frames the TX scheduler emits (tx_job); NOTIFY ends the message
+ * (rmsg_complete, rx_notify).  The RNDV and the pushed fragments are
+ * tx_send's; fragment sizes are frag_size() (engine_int.h).
+ */
+
 static bool expected_push(const struct rmsg *m, __u32 i)
 {
 	return i < m->npush && !m->push_dropped;
@@ -618,6 +605,85 @@ static void block_account(struct xwi_engine *e, struct rmsg *m, __u32 i)
 		return;
 	}
 }
+
+static int tx_job(struct xwi_engine *e, struct peer *p, struct job *j, bool other)
+{
+	struct xwi_req_priv *s = j->s;
+	__u32 P = e->cfg.frag_payload, i = j->next, pos = i - j->first;
+	bool last = pos + 1 == j->n;
+	__u32 fsz = frag_size(s->len, P, i);
+	struct xw_hdr h;
+	__u8 flags = 0;
+	int err;
+
+	hdr_init(e, &h, p, XW_PKT_PULL_REPLY);
+	if ((e->cfg.marks & XWI_MARK_PULL_REPLY) && pos == mark_pos(e, j->n))
+		flags |= XW_F_LAT;
+	if (last)
+		flags |= XW_F_LAST;
+	if (!last || other)
+		flags |= XW_F_MORE;
+	h.flags = flags;
+	hdr_data(&h, s);
+	h.msg_id = htonl(s->msg_id);
+	h.msg_len = htonl(s->len);
+	h.frag_idx = htonl(i);
+	h.frag_off = htonl(i * P);
+	h.frag_count = htonl(s->nfrags);
+	h.match = htobe64(s->match);
+	err = xwi_conn_emit(e, p, &h, fsz ? s->data + (size_t)i * P : NULL, fsz);
+	if (err)
+		return err;
+	j->next++;
+	if (last) {
+		xwi_job_free(j);
+		send_try_finish(e, s);
+	}
+	return 0;
+}
+
+/* A PULL: the receiver asks for a block of a large send's fragments. */
+static int rx_pull(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h,
+		   const void *payload)
+{
+	__u32 id = ntohl(h->msg_id), idx = ntohl(h->frag_idx), cnt = ntohl(h->frag_count);
+	struct xwi_req_priv *s;
+	struct xw_pull_req pr;
+	struct job *j;
+	__u32 nf;
+
+	memcpy(&pr, payload, sizeof(pr));
+	nf = ntohl(pr.nfrags);
+	if (nf == 0 || (__u64)idx + nf > cnt) {
+		e->st.rx_bad++;
+		return -EPROTO;
+	}
+	s = p ? send_find(p, id) : NULL;
+	if (!s || s->notified) {
+		e->st.rx_frames[h->type]++;
+		return 0; /* unknown or finished send */
+	}
+	if (s->len != ntohl(h->msg_len) || s->match != be64toh(h->match)) {
+		e->st.rx_bad++;
+		return -EPROTO;
+	}
+	j = zalloc(1, sizeof(*j));
+	if (!j)
+		return -ENOMEM;
+	e->st.rx_frames[h->type]++;
+	j->tx.kind = TX_JOB;
+	j->s = s;
+	j->block_id = ntohl(pr.block_id);
+	j->first = idx;
+	j->n = nf;
+	j->next = idx;
+	xl_add_tail(&j->slink, &s->jobs);
+	xl_add_tail(&j->tx.link, &p->ms.dataq);
+	xwi_msg_kick(e, p);
+	return 0;
+}
+
+/* ---- receives completing, the turn of messages ----------------------------- */
 
 /* Receive @req completes with a message of @msg_len bytes from @p (its
  * buffer holds what fitted). */
@@ -1046,47 +1112,6 @@ static int rx_data(struct xwi_engine *e, struct peer *p, const struct xw_addr *s
 	return 0;
 }
 
-/* A PULL: the receiver asks for a block of a large send's fragments. */
-static int rx_pull(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h,
-		   const void *payload)
-{
-	__u32 id = ntohl(h->msg_id), idx = ntohl(h->frag_idx), cnt = ntohl(h->frag_count);
-	struct xwi_req_priv *s;
-	struct xw_pull_req pr;
-	struct job *j;
-	__u32 nf;
-
-	memcpy(&pr, payload, sizeof(pr));
-	nf = ntohl(pr.nfrags);
-	if (nf == 0 || (__u64)idx + nf > cnt) {
-		e->st.rx_bad++;
-		return -EPROTO;
-	}
-	s = p ? send_find(p, id) : NULL;
-	if (!s || s->notified) {
-		e->st.rx_frames[h->type]++;
-		return 0; /* unknown or finished send */
-	}
-	if (s->len != ntohl(h->msg_len) || s->match != be64toh(h->match)) {
-		e->st.rx_bad++;
-		return -EPROTO;
-	}
-	j = zalloc(1, sizeof(*j));
-	if (!j)
-		return -ENOMEM;
-	e->st.rx_frames[h->type]++;
-	j->tx.kind = TX_JOB;
-	j->s = s;
-	j->block_id = ntohl(pr.block_id);
-	j->first = idx;
-	j->n = nf;
-	j->next = idx;
-	xl_add_tail(&j->slink, &s->jobs);
-	xl_add_tail(&j->tx.link, &p->ms.dataq);
-	xwi_msg_kick(e, p);
-	return 0;
-}
-
 /* A NOTIFY: the receiver has the whole of a large send. */
 static int rx_notify(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h)
 {
@@ -1160,6 +1185,8 @@ bool xwi_msg_idle(const struct xwi_engine *e, const struct peer *p)
 			return false;
 	return true;
 }
+
+/* ---- cancel, abort, teardown ----------------------------------------------- */
 
 int xwi_msg_cancel(struct xwi_engine *e, struct xw_request *req)
 {
