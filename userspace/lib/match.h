@@ -18,14 +18,17 @@ static inline void xwi_match_init(struct xwi_engine *e)
 	xl_init(&e->unexp);
 }
 
-/* xwi_engine_irecv_from(), xwi_engine_peek(), xwi_engine_irecv_claimed(),
- * xwi_engine_has_unexpected() with their arguments checked. */
+/* The entry points' work, their arguments checked (engine.c): a receive
+ * takes the oldest unexpected message it matches, or is posted. */
 int xwi_match_recv(struct xwi_engine *e, void *buf, size_t len, __u64 match, __u64 mask,
 		   const struct xw_addr *src, struct xw_request **reqp);
+/* xwi_engine_peek() */
 int xwi_match_peek(struct xwi_engine *e, __u64 match, __u64 mask, const struct xw_addr *src,
 		   bool claim, struct xw_status *st, __u64 *claim_id);
+/* xwi_engine_irecv_claimed() */
 int xwi_match_recv_claimed(struct xwi_engine *e, __u64 claim_id, void *buf, size_t len,
 			   struct xw_request **reqp);
+/* xwi_engine_has_unexpected() */
 bool xwi_match_has_unexpected(const struct xwi_engine *e);
 
 /* The oldest posted receive that takes a message with match @match from
