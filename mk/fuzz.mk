@@ -13,7 +13,7 @@ FUZZ_CC ?= $(CLANG)
 FUZZ_SECONDS ?= 300
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
-FUZZ_LIB := engine conn msg stream match crc32c frame addr
+FUZZ_LIB := engine conn peer msg stream match crc32c frame addr
 # The in-memory link and payload pattern of the engine tests (tests/lib/link.c),
 # compiled again with the fuzzers' flags.
 FUZZ_LIB_OBJS := $(patsubst %,$(OUTPUT)/fuzz/obj/%.o,$(FUZZ_LIB)) $(OUTPUT)/fuzz/obj/link.o

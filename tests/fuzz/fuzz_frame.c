@@ -93,7 +93,7 @@ static void ref_parse(const uint8_t *d, size_t n, struct ref *r)
 	r->end = end;
 }
 
-/* ---- reference header rules (include/xdpwake/proto.h, msg.h xwi_msg_check) ------ */
+/* ---- reference header rules (include/xdpwake/proto.h, engine_int.h xwi_frame_check) ------ */
 
 static __u64 nfrags(__u64 len)
 {

@@ -4,16 +4,23 @@
  * connection that delivers the message layer's frames exactly once and in
  * order - sessions and the CONNECT / CONNECT_REPLY handshake, sequence
  * numbers, cumulative and selective acks, RTO and retransmission, the
- * out-of-order window, CRC32C, resets and give-ups - and the frame entry
- * point (xwi_engine_rx).  See docs/PROTOCOL.md, "Connection layer".
+ * out-of-order window, CRC32C, resets and give-ups - and the receive
+ * path's first layer (xwi_conn_rx, from xwi_engine_rx in engine.c).  See
+ * docs/PROTOCOL.md, "Connection layer".  Sections: sending, liveness,
+ * sessions and the handshake, loss recovery (RTT, RTO, acks,
+ * retransmission: all of it in one section), the receive path, timers.
  *
- * It owns struct xwi_conn (peer->cn) and nothing else of the engine's
- * state: it hands frames up in order through xwi_msg_rx(), and tells the
- * message layer about resets through xwi_msg_reset() and about the peer's
- * message stream through xwi_msg_stream_sync() (the up-calls of msg.h).
+ * It owns struct xwi_conn (peer->cn) and, with peer.c, the peer table,
+ * and nothing else of the engine's state: it hands frames up in order
+ * through xwi_msg_rx(), each once, and tells the message layer about
+ * resets through xwi_msg_reset() and about the peer's message stream
+ * through xwi_msg_stream_sync() (the up-calls of msg.h, its only calls
+ * upwards).
  */
 #include <endian.h>
 #include <errno.h>
+#include <stdint.h>
+#include <sys/random.h>
 
 #include "engine_int.h"
 #include "conn.h"
@@ -21,6 +28,9 @@
 
 static void conn_send(struct xwi_engine *e, struct peer *p, __u64 t);
 static __u64 sack_bits(const struct peer *p);
+static __u64 rto_cur(const struct xwi_engine *e, const struct peer *p);
+
+/* ---- the connection's own frames ---------------------------------------- */
 
 /* csum of a complete header (network order) and its payload. */
 static void hdr_seal(const struct xwi_engine *e, struct xw_hdr *h, const void *payload, size_t len)
@@ -38,15 +48,6 @@ static bool hook_drop(struct xwi_engine *e, __u8 type)
 	e->hook_done = true;
 	e->st.hook_drops++;
 	return true;
-}
-
-static __u64 rto_cur(const struct xwi_engine *e, const struct peer *p)
-{
-	__u64 r = p->cn.rto;
-
-	for (__u32 i = 0; i < p->cn.backoff && r < e->cfg.rto_max_ns; i++)
-		r *= 2;
-	return r < e->cfg.rto_max_ns ? r : e->cfg.rto_max_ns;
 }
 
 /* A frame carrying our current ack went out: no ACK owed any more - except
@@ -88,6 +89,8 @@ static int emit_ctl(struct xwi_engine *e, struct peer *p, __u8 type, __u32 seq, 
 		ack_sent(e, p, type == XW_PKT_ACK);
 	return 0;
 }
+
+/* ---- liveness of silent peers -------------------------------------------- */
 
 /*
  * Liveness of a peer that is silent while something is owed (docs/
@@ -174,6 +177,8 @@ static __u64 max64(__u64 a, __u64 b)
 	return a > b ? a : b;
 }
 
+/* ---- sending the message layer's frames ---------------------------------- */
+
 /* The application's one-frame message is in the transmit path: on the
  * wire before the bookkeeping (see xwi_engine_ops.kick). */
 static void kick_early(struct xwi_engine *e)
@@ -232,6 +237,27 @@ int xwi_conn_emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const 
 		ack_sent(e, p, false);
 	e->st.tx_frames[h->type]++;
 	return 0;
+}
+
+/* ---- sessions and the handshake ------------------------------------------ */
+
+/* Session ids, ISNs, probe nonces, the endpoint incarnation: see conn.h. */
+void xwi_rand_bytes(struct xwi_engine *e, void *buf, size_t len)
+{
+	if (e->ops.random) {
+		e->ops.random(e->ctx, buf, len);
+		return;
+	}
+	if (getrandom(buf, len, 0) != (ssize_t)len) {
+		/* no getrandom: mix the clock and the engine's address */
+		__u64 x = now(e) ^ (__u64)(uintptr_t)e ^ 0x9E3779B97F4A7C15ULL;
+
+		for (size_t i = 0; i < len; i++) {
+			x ^= x >> 29;
+			x *= 0xBF58476D1CE4E5B9ULL;
+			((unsigned char *)buf)[i] = (unsigned char)(x >> 56);
+		}
+	}
 }
 
 static bool seq_before(__u32 a, __u32 b)
@@ -411,6 +437,27 @@ static void conn_retry(struct xwi_engine *e, struct peer *p)
 	p->cn.conn_due = t + rto_cur(e, p);
 }
 
+/* ---- loss recovery: RTT, RTO, acks, retransmission ---------------------- */
+/*
+ * Everything that decides when a frame is resent is here: the RTO
+ * (rto_cur: the smoothed RTT, its variance and the backoff; rtt_sample,
+ * Karn), cumulative acks (rx_ack: RTT samples, duplicate acks, fast
+ * retransmit, recovery), selective acks (sack_bits, rx_sack, rtx_holes),
+ * the resends (rtx_frame, rtx_head) and the retransmission timer
+ * (rtx_timers, from xwi_conn_timers).  The timer is armed by
+ * xwi_conn_emit (the first frame in flight) and rx_ack; the give-up of a
+ * peer that acknowledges nothing is the liveness rule's (giveup_at).
+ */
+
+static __u64 rto_cur(const struct xwi_engine *e, const struct peer *p)
+{
+	__u64 r = p->cn.rto;
+
+	for (__u32 i = 0; i < p->cn.backoff && r < e->cfg.rto_max_ns; i++)
+		r *= 2;
+	return r < e->cfg.rto_max_ns ? r : e->cfg.rto_max_ns;
+}
+
 static void rtt_sample(struct xwi_engine *e, struct peer *p, __u64 r)
 {
 	__u64 rto;
@@ -541,7 +588,44 @@ static int rtx_holes(struct xwi_engine *e, struct peer *p)
 	return n;
 }
 
-static void rx_ack(struct xwi_engine *e, struct peer *p, __u32 ack, bool pure)
+/* The retransmission timer of @p (frames in flight) and the resends owed
+ * (the oldest frame, holes).  Frames sent. */
+static int rtx_timers(struct xwi_engine *e, struct peer *p, __u64 t)
+{
+	int n = 0;
+
+	if (p->cn.rtx_due && t >= p->cn.rtx_due) {
+		/* a new round: holes may be resent again */
+		for (struct xl *q = p->cn.rtxq.next; q != &p->cn.rtxq; q = q->next)
+			xl_entry(q, struct xwi_frame, link)->sack &= (__u8)~RF_HOLED;
+		e->st.rtx_timeouts++;
+		p->cn.backoff++;
+		p->cn.in_recovery = true;
+		p->cn.recover = p->cn.snd_nxt;
+		p->cn.dupacks = 0;
+		p->cn.rtx_now = true;
+		p->cn.rtx_due = t + rto_cur(e, p);
+	}
+	if (p->cn.rtx_now) {
+		int r = rtx_head(e, p);
+
+		if (r >= 0) {
+			p->cn.rtx_now = false;
+			n += r;
+		}
+	}
+	if (p->cn.holes)
+		n += rtx_holes(e, p);
+	return n;
+}
+
+/*
+ * Take the peer's cumulative @ack (@pure: of an ACK frame).  True when
+ * the message layer is to be kicked (xwi_msg_kick): the connection was
+ * established or the window opened - the caller kicks once it is done
+ * with the frame (xwi_msg_rx does so for a frame it hands up).
+ */
+static bool rx_ack(struct xwi_engine *e, struct peer *p, __u32 ack, bool pure)
 {
 	__u64 t, sample = 0;
 	bool have_sample = false;
@@ -551,18 +635,20 @@ static void rx_ack(struct xwi_engine *e, struct peer *p, __u32 ack, bool pure)
 	 * peer has acked something; our ISN is chosen so that no real ack
 	 * before that can be 0 (at most `window` frames, no wrap).
 	 */
+	bool kick = false;
+
 	if (p->cn.cstate == C_NONE || (!ack && !p->cn.acked_once))
-		return;
+		return false;
 	if (seq_before(p->cn.snd_nxt, ack)) {
 		e->st.bad_acks++;
-		return;
+		return false;
 	}
 	if (p->cn.cstate == C_SYN && p->cn.rx_known && ack_knows_us(p, ack)) {
 		establish(e, p); /* the peer acks our frames: it knows us */
-		xwi_msg_kick(e, p);
+		kick = true;
 	}
 	if (seq_before(ack, p->cn.snd_una))
-		return; /* old */
+		return kick; /* old */
 	if (ack == p->cn.snd_una) {
 		if (pure && p->cn.inflight)
 			p->cn.last_dupack = now(e); /* alive, refusing (or lost data) */
@@ -570,7 +656,7 @@ static void rx_ack(struct xwi_engine *e, struct peer *p, __u32 ack, bool pure)
 			e->st.fast_rtx++;
 			p->cn.rtx_now = true;
 		}
-		return;
+		return kick;
 	}
 	t = now(e);
 	p->cn.acked_once = true;
@@ -603,8 +689,10 @@ static void rx_ack(struct xwi_engine *e, struct peer *p, __u32 ack, bool pure)
 		else
 			p->cn.in_recovery = false;
 	}
-	xwi_msg_kick(e, p);
+	return true;
 }
+
+/* ---- the receive path ---------------------------------------------------- */
 
 static int rx_connect(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h)
 {
@@ -670,7 +758,7 @@ static int rx_connect(struct xwi_engine *e, const struct xw_addr *src, const str
 		 * replaces it, and ours must now be made known to it. */
 		readopt(e, p, sid, isn);
 	} else {
-		if (p->cn.rx_known && xwi_msg_same_endpoint(p, peer_eid)) {
+		if (p->cn.rx_known && peer_eid && peer_eid == p->cn.peer_eid) {
 			/* the same endpoint, a new session (it gave us up,
 			 * or forgot a session): the streams go on */
 			e->st.reconnects++;
@@ -681,6 +769,7 @@ static int rx_connect(struct xwi_engine *e, const struct xw_addr *src, const str
 		}
 		adopt(e, p, sid, isn);
 	}
+	p->cn.peer_eid = peer_eid;
 	xwi_msg_stream_sync(e, p, peer_eid, resume, ntohl(h->msg_len));
 	p->cn.reply_owed = true;
 	if (p->cn.cstate == C_NONE) {
@@ -739,8 +828,8 @@ static int rx_connect_reply(struct xwi_engine *e, const struct xw_addr *src,
 			rtt_sample(e, p, now(e) - p->cn.conn_start);
 		adopt(e, p, sid, isn);
 	}
-	xwi_msg_stream_sync(e, p, (__u32)(be64toh(h->match) >> 32), (__u32)be64toh(h->match),
-		    ntohl(h->msg_len));
+	p->cn.peer_eid = (__u32)(be64toh(h->match) >> 32);
+	xwi_msg_stream_sync(e, p, p->cn.peer_eid, (__u32)be64toh(h->match), ntohl(h->msg_len));
 	establish(e, p);
 	rx_ack(e, p, ntohl(h->ack), false);
 	xwi_msg_kick(e, p);
@@ -849,7 +938,7 @@ static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 {
 	__u32 sid = ntohl(h->session), seq = ntohl(h->seq);
 	size_t plen = ntohs(h->payload_len);
-	bool filled = false;
+	bool filled = false, kick;
 	struct peer *p;
 	int rc;
 
@@ -881,16 +970,20 @@ static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 		return 0;
 	}
 	p->cn.last_heard = now(e);
-	rx_ack(e, p, ntohl(h->ack), h->type == XW_PKT_ACK);
+	kick = rx_ack(e, p, ntohl(h->ack), h->type == XW_PKT_ACK);
 	if (h->type == XW_PKT_ACK && e->cfg.sack)
 		rx_sack(e, p, ntohl(h->ack), be64toh(h->match));
 	if (h->type == XW_PKT_ACK) {
 		e->st.rx_frames[XW_PKT_ACK]++;
+		if (kick)
+			xwi_msg_kick(e, p);
 		return 0;
 	}
 	if (h->type == XW_PKT_CLOSE) {
 		e->st.rx_frames[XW_PKT_CLOSE]++;
 		e->st.peer_closes++;
+		if (kick)
+			xwi_msg_kick(e, p);
 		xwi_conn_reset(e, p, -ECONNRESET, RM_NEWPEER);
 		xwi_msg_kick(e, p);
 		return 0;
@@ -901,9 +994,12 @@ static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 		else
 			ooo_hold(e, p, seq, h, payload, plen);
 		p->cn.ack_now = true;
+		if (kick)
+			xwi_msg_kick(e, p);
 		return 0;
 	}
-	rc = xwi_msg_rx(e, &p->addr, h, payload);
+	/* up, once: the message layer kicks @p afterwards (see rx_ack) */
+	rc = xwi_msg_rx(e, p, &p->addr, h, payload);
 	if (rc == -ENOBUFS || rc == -ENOMEM) {
 		e->st.rx_nobufs++;
 		p->cn.ack_now = true;
@@ -917,7 +1013,7 @@ static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 
 		if (f->seq != p->cn.rcv_nxt)
 			break;
-		r2 = xwi_msg_rx(e, &p->addr, &f->h, f->pl);
+		r2 = xwi_msg_rx(e, p, &p->addr, &f->h, f->pl);
 		if (r2 == -ENOBUFS || r2 == -ENOMEM) {
 			e->st.rx_nobufs++;
 			break;
@@ -935,6 +1031,8 @@ static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 		p->cn.ack_due = now(e) + e->cfg.ack_delay_ns;
 	return rc;
 }
+
+/* ---- timers, acks, deadlines --------------------------------------------- */
 
 static void conn_send(struct xwi_engine *e, struct peer *p, __u64 t)
 {
@@ -1063,28 +1161,7 @@ int xwi_conn_timers(struct xwi_engine *e)
 			}
 			n += live_check(e, p, t, since);
 		}
-		if (p->cn.rtx_due && t >= p->cn.rtx_due) {
-			/* a new round: holes may be resent again */
-			for (struct xl *q = p->cn.rtxq.next; q != &p->cn.rtxq; q = q->next)
-				xl_entry(q, struct xwi_frame, link)->sack &= (__u8)~RF_HOLED;
-			e->st.rtx_timeouts++;
-			p->cn.backoff++;
-			p->cn.in_recovery = true;
-			p->cn.recover = p->cn.snd_nxt;
-			p->cn.dupacks = 0;
-			p->cn.rtx_now = true;
-			p->cn.rtx_due = t + rto_cur(e, p);
-		}
-		if (p->cn.rtx_now) {
-			int r = rtx_head(e, p);
-
-			if (r >= 0) {
-				p->cn.rtx_now = false;
-				n += r;
-			}
-		}
-		if (p->cn.holes)
-			n += rtx_holes(e, p);
+		n += rtx_timers(e, p, t);
 	}
 	return n;
 }
@@ -1183,10 +1260,10 @@ __u64 xwi_conn_deadline(const struct xwi_engine *e)
 	return d;
 }
 
-void xwi_engine_shutdown(struct xwi_engine *e, bool send_close)
+/* ---- entries of the engine (engine.c) ------------------------------------ */
+
+void xwi_conn_close_all(struct xwi_engine *e, bool send_close)
 {
-	if (!e || !e->cfg.reliable)
-		return;
 	for (struct xl *l = e->peers.next; l != &e->peers; l = l->next) {
 		struct peer *p = xl_entry(l, struct peer, link);
 
@@ -1200,40 +1277,34 @@ void xwi_engine_shutdown(struct xwi_engine *e, bool send_close)
 	}
 }
 
-int xwi_engine_rx(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
-		  const void *payload, size_t len)
+int xwi_conn_rx(struct xwi_engine *e, const struct xw_addr *src, struct xw_hdr *h,
+		const void *payload, size_t len)
 {
-	struct xw_hdr hc;
-
-	if (!e || !src || !h || (!payload && len))
-		return -EINVAL;
-	memcpy(&hc, h, sizeof(hc)); /* @h need not be aligned */
-	h = &hc;
 	/* The CRC first: a corrupted frame is counted as such, whatever
 	 * field the corruption hit (but payload_len must fit to check it). */
-	if (e->cfg.crc && ntohs(hc.payload_len) <= len) {
-		__u32 want = ntohl(hc.csum), got;
-		__be32 d = hc.data;
+	if (e->cfg.crc && ntohs(h->payload_len) <= len) {
+		__u32 want = ntohl(h->csum), got;
+		__be32 d = h->data;
 
-		hc.csum = 0;
-		if (hc.type == XW_PKT_PROBE_REPLY) /* the answerer's, outside the CRC */
-			hc.data = 0;
-		got = xwi_crc32c(xwi_crc32c(0, &hc, sizeof(hc)), payload, ntohs(hc.payload_len));
-		hc.csum = htonl(want);
-		hc.data = d;
+		h->csum = 0;
+		if (h->type == XW_PKT_PROBE_REPLY) /* the answerer's, outside the CRC */
+			h->data = 0;
+		got = xwi_crc32c(xwi_crc32c(0, h, sizeof(*h)), payload, ntohs(h->payload_len));
+		h->csum = htonl(want);
+		h->data = d;
 		if (got != want) {
 			e->st.crc_failures++;
 			return -EBADMSG;
 		}
 	}
-	if (xwi_msg_check(e, h, len) || src->ep != ntohs(h->src_ep)) {
+	if (xwi_frame_check(e, h, len) || src->ep != ntohs(h->src_ep)) {
 		e->st.rx_bad++;
 		return -EPROTO;
 	}
 	if (e->cfg.reliable)
 		return rel_rx(e, src, h, payload);
-	/* ACK, CONNECT*, CLOSE: no connections without cfg.reliable */
-	return xwi_msg_rx(e, src, h, payload);
+	/* no connections: every frame goes up as it came */
+	return xwi_msg_rx(e, xwi_peer_find(e, src), src, h, payload);
 }
 
 void xwi_conn_forget(struct xwi_engine *e, struct peer *p)

@@ -1,15 +1,23 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
- * conn.h - the connection layer's interface (conn.c), for the layer above
- * (the message layer: msg.c, stream.c) and the engine (engine.c).
+ * conn.h - the connection layer's interface (conn.c, peer.c), for the
+ * layer above (the message layer: msg.c, stream.c, match.c) and the
+ * engine's entry points (engine.c).
+ *
+ * Received frames come in through xwi_conn_rx() (from xwi_engine_rx):
+ * the CRC, the header rules, then the connection's own frames are taken
+ * here and the message layer's go up in order, each once, through
+ * xwi_msg_rx().  Every up-call of this layer is declared in msg.h's
+ * section "up-calls of the connection layer"; nothing else of the layers
+ * above is called from here.
  *
  * With cfg.reliable, every frame of the message layer goes out through
  * xwi_conn_emit() (it takes a sequence number and is kept until acked);
- * the connection hands received frames up in order (xwi_msg_rx, msg.h)
- * and reports resets and give-ups (xwi_msg_reset).  Without cfg.reliable
- * xwi_conn_emit() transmits at once and frames go up as they come.  The
- * connection's state (struct xwi_conn, peer->cn) is read by no one else;
- * the inline accessors below are what the layer above may know of it.
+ * resets and give-ups are reported up (xwi_msg_reset).  Without
+ * cfg.reliable xwi_conn_emit() transmits at once and frames go up as they
+ * come.  The connection's state (struct xwi_conn, peer->cn) is read by no
+ * one else; the inline accessors below are what the layers above may
+ * know of it.
  */
 #ifndef XWI_CONN_H
 #define XWI_CONN_H
@@ -22,6 +30,13 @@ enum xwi_reset_mode {
 	RM_RECONNECT,	/* the same peer endpoint, a new session: streams go on */
 	RM_GIVEUP,	/* the peer is silent: everything with it fails */
 };
+
+/* @len random bytes (ops->random, else getrandom(), else the clock). */
+void xwi_rand_bytes(struct xwi_engine *e, void *buf, size_t len);
+
+/* The handshake starts (if none is under way): CONNECT goes out now, or
+ * from progress. */
+void xwi_conn_start(struct xwi_engine *e, struct peer *p);
 
 /* A new peer's connection: none yet. */
 static inline void xwi_conn_init(const struct xwi_engine *e, struct peer *p)
@@ -48,6 +63,18 @@ static inline bool xwi_conn_can_tx(const struct xwi_engine *e, const struct peer
 {
 	return (p->cn.cstate == C_EST || (p->cn.cstate == C_SYN && p->cn.conn_tries)) &&
 	       p->cn.inflight < e->cfg.window;
+}
+
+/* May the message layer's frames go to @p now?  With cfg.reliable a
+ * connection is needed: the handshake starts if none is under way (the
+ * frames wait for the CONNECT to go out, or for the window). */
+static inline bool xwi_conn_tx_ready(struct xwi_engine *e, struct peer *p)
+{
+	if (!e->cfg.reliable)
+		return true;
+	if (p->cn.cstate == C_NONE)
+		xwi_conn_start(e, p);
+	return xwi_conn_can_tx(e, p);
 }
 
 /* Do we know the peer's session (a connection is up or half-open)? */
@@ -78,9 +105,6 @@ static inline bool xwi_conn_idle(const struct peer *p)
 		 !xl_empty(&p->cn.rtxq) || !xl_empty(&p->cn.ooo));
 }
 
-/* The handshake starts (if none is under way): CONNECT goes out now, or
- * from progress. */
-void xwi_conn_start(struct xwi_engine *e, struct peer *p);
 /*
  * Transmit a frame of the message layer to @p: @h complete but for
  * payload_len (and, reliable, session/seq/ack), in network order.  0, or
@@ -95,6 +119,21 @@ void xwi_conn_forget(struct xwi_engine *e, struct peer *p);
  * the frames not acknowledged, then the connection state is cleared. */
 void xwi_conn_reset(struct xwi_engine *e, struct peer *p, int err, enum xwi_reset_mode mode);
 
+/*
+ * A frame received from @src (xwi_engine_rx: arguments checked, @h
+ * aligned, network order; @len bytes follow it).  The CRC (cfg.crc), the
+ * header rules (xwi_frame_check), then: the connection's own frames
+ * (CONNECT*, PROBE*, ACK, CLOSE) are taken here; a frame of the message
+ * layer goes up once, through xwi_msg_rx() - with cfg.reliable in order,
+ * after its session, ack and sequence number were taken.  Returns as
+ * xwi_engine_rx().
+ */
+int xwi_conn_rx(struct xwi_engine *e, const struct xw_addr *src, struct xw_hdr *h,
+		const void *payload, size_t len);
+/* xwi_engine_shutdown(): CLOSE to every connected peer if @send_close,
+ * then every connection forgotten (conn_event(peer, 0)). */
+void xwi_conn_close_all(struct xwi_engine *e, bool send_close);
+
 /* Timers of every connection: handshake retries, introductions, CONNECT
  * replies, probes, retransmissions, give-ups.  Frames sent. */
 int xwi_conn_timers(struct xwi_engine *e);
@@ -104,5 +143,34 @@ int xwi_conn_acks(struct xwi_engine *e);
 bool xwi_conn_pending(const struct xwi_engine *e);
 /* The next connection timer (0: now; UINT64_MAX: none). */
 __u64 xwi_conn_deadline(const struct xwi_engine *e);
+
+/* ---- the peer table (peer.c) -------------------------------------------- */
+
+/* The entry of address @a, NULL if none (the last one found is cached). */
+static inline struct peer *xwi_peer_find(struct xwi_engine *e, const struct xw_addr *a)
+{
+	struct xl *l;
+
+	if (e->last_peer && xw_addr_equal(&e->last_peer->addr, a))
+		return e->last_peer;
+	for (l = e->peers.next; l != &e->peers; l = l->next) {
+		struct peer *p = xl_entry(l, struct peer, link);
+
+		if (xw_addr_equal(&p->addr, a)) {
+			e->last_peer = p;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* @a's entry, made if new (NULL: no memory, or the table is full). */
+struct peer *xwi_peer_get(struct xwi_engine *e, const struct xw_addr *a);
+/* Nothing exchanged with @p, nothing held for it (may be forgotten). */
+bool xwi_peer_idle(const struct xwi_engine *e, const struct peer *p);
+/* Drop @p from the table and free it. */
+void xwi_peer_forget(struct xwi_engine *e, struct peer *p);
+/* Free every entry (the engine goes; the message layer freed its part). */
+void xwi_peers_free(struct xwi_engine *e);
 
 #endif

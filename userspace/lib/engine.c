@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * engine.c - the message protocol engine (see engine.h for the interface):
- * configuration and creation, the peer table, the progress pass and the
- * next deadline, teardown.  The layers are in conn.c (connection), msg.c
- * and stream.c (messages) and match.c (matching); engine_int.h says who
+ * engine.c - the message protocol engine's entry points (see engine.h for
+ * the interface): configuration and creation, the frame entry
+ * (xwi_engine_rx), the progress pass and the next deadline, shutdown and
+ * teardown.  It calls the layers below: the message layer (msg.c,
+ * stream.c, with matching, match.c; msg.h) and the connection layer
+ * (conn.c, with the peer table, peer.c; conn.h).  engine_int.h says who
  * owns which state.
  *
  * Pure protocol: no sockets, no threads, no clock, nothing printed; errors
@@ -20,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
-#include <sys/random.h>
 
 #include "engine_int.h"
 #include "conn.h"
@@ -122,80 +123,116 @@ __u64 xwi_engine_peers_unacked(const struct xwi_engine *e)
 	return n;
 }
 
-/* ---- peers ------------------------------------------------------------- */
+/* ---- the receive entry ------------------------------------------------- */
 
 /*
- * A peer we exchanged nothing with: no sequenced frame either way, no
- * message, no ack of ours, nothing queued - either half-open (it sent a
- * CONNECT, we answered, nothing since) or unknown (frames of a session we
- * do not know; we introduced ourselves).  Forged frames from made-up
- * addresses leave exactly such peers behind; a real peer sends its data
- * right after the handshake.  No message of it may be left either: a
- * connection reset keeps the complete ones in the unexpected queue.
+ * A received frame goes to the connection layer once (xwi_conn_rx: CRC,
+ * header rules, session, ack, sequence, order), which hands a frame of the
+ * message layer up once (xwi_msg_rx: streams, matching, requests).
  */
-bool xwi_peer_idle(const struct xwi_engine *e, const struct peer *p)
+int xwi_engine_rx(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
+		  const void *payload, size_t len)
 {
-	return xwi_conn_idle(p) && xwi_msg_idle(e, p);
+	struct xw_hdr hc;
+
+	if (!e || !src || !h || (!payload && len))
+		return -EINVAL;
+	memcpy(&hc, h, sizeof(hc)); /* @h need not be aligned */
+	return xwi_conn_rx(e, src, &hc, payload, len);
 }
 
-void xwi_peer_forget(struct xwi_engine *e, struct peer *p)
+/* ---- sends and receives ----------------------------------------------- */
+
+int xwi_engine_isend(struct xwi_engine *e, const struct xw_addr *dst, const void *buf, size_t len,
+		     __u64 match, struct xw_request **reqp)
 {
-	xwi_conn_forget(e, p);
-	xl_del(&p->link);
-	if (e->last_peer == p)
-		e->last_peer = NULL;
-	e->npeers--;
-	xwi_msg_peer_fini(p);
-	free(p);
+	return xwi_engine_isend_flags(e, dst, buf, len, match, 0, reqp);
 }
 
-/*
- * The peer table is full: forget the idle peer (see xwi_peer_idle) heard
- * from least recently, if it has been silent for 4 rto_max (1 s) at least:
- * a real peer sends its data well within that after its handshake, so it
- * is never evicted before it is established.  A flood of forged frames
- * from made-up addresses thus cannot lock real peers out for long (new
- * peers are refused while every idle peer is younger, and their handshake
- * is retried); established peers are never evicted.
- */
-static bool peer_evict(struct xwi_engine *e)
+int xwi_engine_isend_flags(struct xwi_engine *e, const struct xw_addr *dst, const void *buf,
+			   size_t len, __u64 match, __u32 flags, struct xw_request **reqp)
 {
-	__u64 t = now(e), young = 4 * e->cfg.rto_max_ns;
-	struct peer *victim = NULL;
-
-	for (struct xl *l = e->peers.next; l != &e->peers; l = l->next) {
-		struct peer *p = xl_entry(l, struct peer, link);
-
-		if (xwi_peer_idle(e, p) && t - xwi_conn_heard(p) >= young &&
-		    (!victim || xwi_conn_heard(p) < xwi_conn_heard(victim)))
-			victim = p;
-	}
-	if (!victim)
-		return false;
-	e->st.peers_evicted++;
-	xwi_peer_forget(e, victim);
-	return true;
+	if (flags & XWI_SEND_DATA)
+		return -EINVAL;
+	return xwi_engine_isend_data(e, dst, buf, len, match, flags, 0, reqp);
 }
 
-struct peer *xwi_peer_get(struct xwi_engine *e, const struct xw_addr *a)
+int xwi_engine_isend_data(struct xwi_engine *e, const struct xw_addr *dst, const void *buf,
+			  size_t len, __u64 match, __u32 flags, __u32 data, struct xw_request **reqp)
 {
-	struct peer *p = xwi_peer_find(e, a);
-
-	if (p)
-		return p;
-	if (e->npeers >= (e->cfg.peers_max ? e->cfg.peers_max : XW_MAX_CONNS) && !peer_evict(e))
-		return NULL;
-	p = zalloc(1, sizeof(*p));
-	if (!p)
-		return NULL;
-	e->npeers++;
-	p->addr = *a;
-	xwi_conn_init(e, p);
-	xwi_msg_peer_init(p);
-	xl_add_tail(&p->link, &e->peers);
-	e->last_peer = p;
-	return p;
+	if (!e || !dst || !reqp || (!buf && len) || dst->ep >= XW_MAX_ENDPOINTS ||
+	    (flags & ~(XWI_SEND_MORE | XWI_SEND_DATA)))
+		return -EINVAL;
+	if ((__u64)len > UINT32_MAX)
+		return -EMSGSIZE;
+	return xwi_msg_send(e, dst, buf, len, match, flags, data, reqp);
 }
+
+int xwi_engine_irecv(struct xwi_engine *e, void *buf, size_t len, __u64 match, __u64 mask,
+		     struct xw_request **reqp)
+{
+	return xwi_engine_irecv_from(e, buf, len, match, mask, NULL, reqp);
+}
+
+int xwi_engine_irecv_from(struct xwi_engine *e, void *buf, size_t len, __u64 match, __u64 mask,
+			  const struct xw_addr *src, struct xw_request **reqp)
+{
+	if (!e || !reqp || (!buf && len))
+		return -EINVAL;
+	return xwi_match_recv(e, buf, len, match, mask, src, reqp);
+}
+
+int xwi_engine_peek(struct xwi_engine *e, __u64 match, __u64 mask, const struct xw_addr *src,
+		    bool claim, struct xw_status *st, __u64 *claim_id)
+{
+	if (!e || (claim && !claim_id))
+		return -EINVAL;
+	return xwi_match_peek(e, match, mask, src, claim, st, claim_id);
+}
+
+int xwi_engine_irecv_claimed(struct xwi_engine *e, __u64 claim_id, void *buf, size_t len,
+			     struct xw_request **reqp)
+{
+	if (!e || !reqp || !claim_id || (!buf && len))
+		return -EINVAL;
+	return xwi_match_recv_claimed(e, claim_id, buf, len, reqp);
+}
+
+bool xwi_engine_has_unexpected(const struct xwi_engine *e)
+{
+	return xwi_match_has_unexpected(e);
+}
+
+int xwi_engine_cancel(struct xwi_engine *e, struct xw_request *req)
+{
+	if (!e || !req || req->eng != e)
+		return -EINVAL;
+	if (req->state != XWI_REQ_PENDING)
+		return -EBUSY;
+	return xwi_msg_cancel(e, req);
+}
+
+int xwi_engine_abort(struct xwi_engine *e, struct xw_request *req, int err)
+{
+	if (!e || !req || req->eng != e || err >= 0)
+		return -EINVAL;
+	if (req->state != XWI_REQ_PENDING)
+		return -EALREADY;
+	xwi_msg_abort(e, req, err);
+	return 0;
+}
+
+int xwi_request_free(struct xw_request *req)
+{
+	if (!req)
+		return -EINVAL;
+	if (req->state != XWI_REQ_DONE)
+		return -EBUSY;
+	xwi_cache_put(&req->eng->c_req, xl_entry(req, struct reqbox, pub));
+	return 0;
+}
+
+/* ---- progress, deadlines ----------------------------------------------- */
 
 int xwi_engine_progress(struct xwi_engine *e, int budget)
 {
@@ -218,26 +255,6 @@ bool xwi_engine_tx_pending(const struct xwi_engine *e)
 	return e && (!xl_empty(&e->txrr) || (e->cfg.reliable && xwi_conn_pending(e)));
 }
 
-/* ---- randomness -------------------------------------------------------- */
-
-void xwi_rand_bytes(struct xwi_engine *e, void *buf, size_t len)
-{
-	if (e->ops.random) {
-		e->ops.random(e->ctx, buf, len);
-		return;
-	}
-	if (getrandom(buf, len, 0) != (ssize_t)len) {
-		/* no getrandom: mix the clock and the engine's address */
-		__u64 x = now(e) ^ (__u64)(uintptr_t)e ^ 0x9E3779B97F4A7C15ULL;
-
-		for (size_t i = 0; i < len; i++) {
-			x ^= x >> 29;
-			x *= 0xBF58476D1CE4E5B9ULL;
-			((unsigned char *)buf)[i] = (unsigned char)(x >> 56);
-		}
-	}
-}
-
 __u64 xwi_engine_next_deadline(const struct xwi_engine *e)
 {
 	__u64 c, m;
@@ -251,45 +268,18 @@ __u64 xwi_engine_next_deadline(const struct xwi_engine *e)
 
 /* ---- teardown ---------------------------------------------------------- */
 
+void xwi_engine_shutdown(struct xwi_engine *e, bool send_close)
+{
+	if (e && e->cfg.reliable)
+		xwi_conn_close_all(e, send_close);
+}
+
 void xwi_engine_free(struct xwi_engine *e)
 {
-	struct xl *l, *n;
-
 	if (!e)
 		return;
-	/* standalone control frames (NOTIFY) and carried frames still queued
-	 * (before the requests, whose queue links go with them) */
-	for (l = e->peers.next; l != &e->peers; l = l->next) {
-		struct peer *p = xl_entry(l, struct peer, link);
-
-		xwi_carry_free(p);
-		while (!xl_empty(&p->ms.ctrlq)) {
-			struct ctrl *c = xl_entry(p->ms.ctrlq.next, struct ctrl, tx.link);
-
-			xl_del(&c->tx.link);
-			if (c->standalone)
-				free(c);
-		}
-	}
-	while (!xl_empty(&e->rmsgs))
-		xwi_rmsg_free(e, xl_entry(e->rmsgs.next, struct rmsg, alink));
-	for (l = e->pending.next; l != &e->pending; l = n) {
-		struct xwi_req_priv *r = xl_entry(l, struct xwi_req_priv, elink);
-
-		n = l->next;
-		while (!xl_empty(&r->jobs))
-			xwi_job_free(xl_entry(r->jobs.next, struct job, slink));
-		free(r->copy);
-		free(xl_entry(r->req, struct reqbox, pub));
-	}
-	for (l = e->peers.next; l != &e->peers; l = n) {
-		struct peer *p = xl_entry(l, struct peer, link);
-
-		n = l->next;
-		xwi_conn_fini(p);
-		xwi_msg_peer_fini(p);
-		free(p);
-	}
+	xwi_msg_fini(e);
+	xwi_peers_free(e);
 	xwi_cache_drain(&e->c_req);
 	xwi_cache_drain(&e->c_rmsg);
 	xwi_cache_drain(&e->c_frame);

@@ -4,21 +4,27 @@
  * installed; the endpoint layer uses engine.h only): the intrusive list,
  * the state structures and small helpers.
  *
- * The engine is split by layer (docs/ARCHITECTURE.md, docs/PROTOCOL.md):
- *   engine.c  creation, the peer table, progress and deadlines, teardown
- *   conn.c    the connection layer (conn.h): sessions, handshake,
- *             seq/ack/SACK, RTO and retransmission, in-order delivery,
- *             resets and give-ups
+ * The engine is split by layer (docs/ARCHITECTURE.md, docs/PROTOCOL.md);
+ * calls go downwards only, but for the connection layer's up-calls, all
+ * declared in one section of msg.h:
+ *   engine.c  the entry points (engine.h): creation, the frame entry
+ *             xwi_engine_rx, sends and receives, progress, deadlines,
+ *             shutdown, teardown
  *   msg.c     the message layer (msg.h): requests, sends, eager and
  *             push-pull framing, the TX scheduler, incoming messages
  *   stream.c  message streams across the connection layer's resets
  *   match.c   matching (match.h): posted and unexpected queues, peek
+ *   conn.c    the connection layer (conn.h): CRC and header checks,
+ *             sessions, handshake, seq/ack/SACK, RTO and retransmission,
+ *             in-order delivery, resets and give-ups
+ *   peer.c    the connection layer's peer table (conn.h)
  * Each structure below says which part owns it; a part reads or writes
  * another's state only through that part's header.
  */
 #ifndef XWI_ENGINE_INT_H
 #define XWI_ENGINE_INT_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -138,6 +144,8 @@ struct xwi_conn {
 	__u64 probing_since;   /* the first of them since the last sign of life */
 	__u32 probe_nonce;     /* the last PROBE's nonce (seq)                  */
 	__u32 alive_consumed;  /* the consumed count of the last answer         */
+	__u32 peer_eid;	       /* the peer endpoint's incarnation its CONNECT*
+				* announced (0: none yet)                    */
 	bool alive_seen;       /* ... known                                     */
 	__u64 last_dupack;     /* a pure ACK of snd_una while frames were out   */
 	__u64 unsol_due;       /* introduce ourselves (no session) then        */
@@ -172,8 +180,8 @@ struct xwi_mpeer {
 				    /*   never sent (again), not waited for      */
 };
 
-/* A peer address: the engine's peer table (engine.c) holds one for every
- * address it exchanges frames with. */
+/* A peer address: the peer table (peer.c, the connection layer) holds one
+ * for every address the engine exchanges frames with. */
 struct peer {
 	struct xl link;	       /* e->peers                                     */
 	struct xw_addr addr;
@@ -380,7 +388,7 @@ struct xwi_engine {
 	struct xwi_cache c_req, c_rmsg, c_frame, c_copy;
 	size_t small;
 	struct xwi_engine_stats st;
-	/* the peer table (engine.c) */
+	/* the peer table (peer.c) */
 	struct xl peers;
 	struct peer *last_peer;
 	__u32 npeers;
@@ -521,6 +529,59 @@ static inline void hdr_init(const struct xwi_engine *e, struct xw_hdr *h, const 
 	h->src_ep = htons(e->cfg.ep);
 }
 
+/*
+ * The rules of a received header that need no state (the header rules and
+ * the fragment geometry of every packet type, docs/PROTOCOL.md "Header",
+ * "Fragments"): the connection layer checks them (xwi_conn_rx), after the
+ * CRC and before anything changes.  0 or -EPROTO.
+ */
+static inline int xwi_frame_check(const struct xwi_engine *e, const struct xw_hdr *h, size_t len)
+{
+	__u64 P = e->cfg.frag_payload;
+	__u32 plen = ntohs(h->payload_len), mlen = ntohl(h->msg_len), off = ntohl(h->frag_off);
+	__u32 idx = ntohl(h->frag_idx), cnt = ntohl(h->frag_count);
+
+	if (h->version != XW_VERSION || h->type == XW_PKT_INVALID || h->type >= XW_PKT_TYPE_MAX)
+		return -EPROTO;
+	if (plen > len || ntohs(h->dst_ep) != e->cfg.ep)
+		return -EPROTO;
+	switch (h->type) {
+	case XW_PKT_SMALL:
+	case XW_PKT_MEDIUM:
+	case XW_PKT_RNDV:
+	case XW_PKT_PULL_REPLY:
+	case XW_PKT_PULL:
+		break;
+	case XW_PKT_NOTIFY:
+		if (plen)
+			return -EPROTO;
+		/* fall through */
+	default:
+		return (off || idx || cnt) ? -EPROTO : 0;
+	}
+	if (cnt == 0 || idx >= cnt || cnt != nfrags_of(mlen, P))
+		return -EPROTO;
+	switch (h->type) {
+	case XW_PKT_SMALL:
+		if (plen != mlen || idx || off || mlen > P)
+			return -EPROTO;
+		break;
+	case XW_PKT_RNDV:
+		if (off || plen != frag_size(mlen, (__u32)P, 0))
+			return -EPROTO;
+		break;
+	case XW_PKT_PULL:
+		if (off != idx * P || plen != sizeof(struct xw_pull_req))
+			return -EPROTO;
+		break;
+	default: /* MEDIUM, PULL_REPLY */
+		if (off != idx * P || plen != frag_size(mlen, (__u32)P, idx))
+			return -EPROTO;
+		break;
+	}
+	return 0;
+}
+
 /* Free every struct xwi_frame on @q. */
 static inline void xwi_frames_free(struct xl *q)
 {
@@ -531,34 +592,5 @@ static inline void xwi_frames_free(struct xl *q)
 		free(f);
 	}
 }
-
-/* @len random bytes (ops->random, else getrandom(), else the clock). */
-void xwi_rand_bytes(struct xwi_engine *e, void *buf, size_t len);
-
-/* ---- the peer table (engine.c) ----------------------------------------- */
-
-static inline struct peer *xwi_peer_find(struct xwi_engine *e, const struct xw_addr *a)
-{
-	struct xl *l;
-
-	if (e->last_peer && xw_addr_equal(&e->last_peer->addr, a))
-		return e->last_peer;
-	for (l = e->peers.next; l != &e->peers; l = l->next) {
-		struct peer *p = xl_entry(l, struct peer, link);
-
-		if (xw_addr_equal(&p->addr, a)) {
-			e->last_peer = p;
-			return p;
-		}
-	}
-	return NULL;
-}
-
-/* @a's entry, made if new (NULL: no memory, or the table is full). */
-struct peer *xwi_peer_get(struct xwi_engine *e, const struct xw_addr *a);
-/* Nothing exchanged with @p, nothing held for it (may be forgotten). */
-bool xwi_peer_idle(const struct xwi_engine *e, const struct peer *p);
-/* Drop @p from the table and free it. */
-void xwi_peer_forget(struct xwi_engine *e, struct peer *p);
 
 #endif

@@ -66,18 +66,12 @@ void xwi_match_fail_directed(struct xwi_engine *e, const struct peer *p, int err
 	}
 }
 
-bool xwi_engine_has_unexpected(const struct xwi_engine *e)
+bool xwi_match_has_unexpected(const struct xwi_engine *e)
 {
 	for (const struct xl *l = e->unexp.next; l != &e->unexp; l = l->next)
 		if (!xl_entry(l, const struct rmsg, ulink)->claim)
 			return true;
 	return false;
-}
-
-int xwi_engine_irecv(struct xwi_engine *e, void *buf, size_t len, __u64 match, __u64 mask,
-		     struct xw_request **reqp)
-{
-	return xwi_engine_irecv_from(e, buf, len, match, mask, NULL, reqp);
 }
 
 /* The oldest unclaimed unexpected message a receive (@match, @mask, @src)
@@ -105,15 +99,13 @@ static struct xw_request *recv_new(struct xwi_engine *e, void *buf, size_t len)
 	return req;
 }
 
-int xwi_engine_irecv_from(struct xwi_engine *e, void *buf, size_t len, __u64 match, __u64 mask,
-			  const struct xw_addr *src, struct xw_request **reqp)
+int xwi_match_recv(struct xwi_engine *e, void *buf, size_t len, __u64 match, __u64 mask,
+		   const struct xw_addr *src, struct xw_request **reqp)
 {
 	struct xwi_req_priv *r;
 	struct xw_request *req;
 	struct rmsg *m;
 
-	if (!e || !reqp || (!buf && len))
-		return -EINVAL;
 	req = recv_new(e, buf, len);
 	if (!req)
 		return -ENOMEM;
@@ -135,14 +127,10 @@ int xwi_engine_irecv_from(struct xwi_engine *e, void *buf, size_t len, __u64 mat
 	return 0;
 }
 
-int xwi_engine_peek(struct xwi_engine *e, __u64 match, __u64 mask, const struct xw_addr *src,
-		    bool claim, struct xw_status *st, __u64 *claim_id)
+int xwi_match_peek(struct xwi_engine *e, __u64 match, __u64 mask, const struct xw_addr *src,
+		   bool claim, struct xw_status *st, __u64 *claim_id)
 {
-	struct rmsg *m;
-
-	if (!e || (claim && !claim_id))
-		return -EINVAL;
-	m = unexp_find(e, match, mask, src);
+	struct rmsg *m = unexp_find(e, match, mask, src);
 	if (!m)
 		return -ENOMSG;
 	if (st) {
@@ -161,13 +149,11 @@ int xwi_engine_peek(struct xwi_engine *e, __u64 match, __u64 mask, const struct 
 	return 0;
 }
 
-int xwi_engine_irecv_claimed(struct xwi_engine *e, __u64 claim_id, void *buf, size_t len,
-			     struct xw_request **reqp)
+int xwi_match_recv_claimed(struct xwi_engine *e, __u64 claim_id, void *buf, size_t len,
+			   struct xw_request **reqp)
 {
 	struct xw_request *req;
 
-	if (!e || !reqp || !claim_id || (!buf && len))
-		return -EINVAL;
 	for (struct xl *l = e->unexp.next; l != &e->unexp; l = l->next) {
 		struct rmsg *m = xl_entry(l, struct rmsg, ulink);
 

@@ -5,8 +5,10 @@
  * the TX scheduler (peers with frames served round-robin), incoming
  * messages (reassembly, per-peer order, pulls, bounded memory) and
  * cancel/abort.  Frames go down through xwi_conn_emit() (conn.h) and come
- * up through xwi_msg_rx() (msg.h); matching is match.c's, the streams
- * across resets stream.c's.  See docs/PROTOCOL.md, "Message layer".
+ * up, each once, through xwi_msg_rx() (msg.h); matching is match.c's, the
+ * streams across resets stream.c's.  The pull pipeline (PULL blocks,
+ * jobs, PULL_REPLY) is one section.  See docs/PROTOCOL.md, "Message
+ * layer".
  */
 #include <endian.h>
 #include <errno.h>
@@ -16,6 +18,8 @@
 #include "conn.h"
 #include "match.h"
 #include "msg.h"
+
+static int tx_job(struct xwi_engine *e, struct peer *p, struct job *j, bool other);
 
 /* Does @p hold a queued item other than @it? */
 static bool peer_has_other(const struct peer *p, const struct txitem *it)
@@ -32,6 +36,8 @@ static bool peer_has_other(const struct peer *p, const struct txitem *it)
 	}
 	return false;
 }
+
+/* ---- requests ----------------------------------------------------------- */
 
 struct xw_request *xwi_req_new(struct xwi_engine *e, enum xwi_req_kind kind)
 {
@@ -113,15 +119,7 @@ static void send_try_finish(struct xwi_engine *e, struct xwi_req_priv *s)
 		xwi_send_complete(e, s, 0);
 }
 
-int xwi_request_free(struct xw_request *req)
-{
-	if (!req)
-		return -EINVAL;
-	if (req->state != XWI_REQ_DONE)
-		return -EBUSY;
-	xwi_cache_put(&req->eng->c_req, xl_entry(req, struct reqbox, pub));
-	return 0;
-}
+/* ---- the TX scheduler ----------------------------------------------------- */
 
 /* The message's data, on each of its data frames. */
 static void hdr_data(struct xw_hdr *h, const struct xwi_req_priv *s)
@@ -199,42 +197,6 @@ static int tx_send(struct xwi_engine *e, struct peer *p, struct xwi_req_priv *s,
 			xwi_send_complete(e, s, 0);
 		else
 			send_try_finish(e, s);
-	}
-	return 0;
-}
-
-static int tx_job(struct xwi_engine *e, struct peer *p, struct job *j, bool other)
-{
-	struct xwi_req_priv *s = j->s;
-	__u32 P = e->cfg.frag_payload, i = j->next, pos = i - j->first;
-	bool last = pos + 1 == j->n;
-	__u32 fsz = frag_size(s->len, P, i);
-	struct xw_hdr h;
-	__u8 flags = 0;
-	int err;
-
-	hdr_init(e, &h, p, XW_PKT_PULL_REPLY);
-	if ((e->cfg.marks & XWI_MARK_PULL_REPLY) && pos == mark_pos(e, j->n))
-		flags |= XW_F_LAT;
-	if (last)
-		flags |= XW_F_LAST;
-	if (!last || other)
-		flags |= XW_F_MORE;
-	h.flags = flags;
-	hdr_data(&h, s);
-	h.msg_id = htonl(s->msg_id);
-	h.msg_len = htonl(s->len);
-	h.frag_idx = htonl(i);
-	h.frag_off = htonl(i * P);
-	h.frag_count = htonl(s->nfrags);
-	h.match = htobe64(s->match);
-	err = xwi_conn_emit(e, p, &h, fsz ? s->data + (size_t)i * P : NULL, fsz);
-	if (err)
-		return err;
-	j->next++;
-	if (last) {
-		xwi_job_free(j);
-		send_try_finish(e, s);
 	}
 	return 0;
 }
@@ -338,22 +300,10 @@ int xwi_tx_run(struct xwi_engine *e, int budget)
 	return n;
 }
 
-int xwi_engine_isend(struct xwi_engine *e, const struct xw_addr *dst, const void *buf, size_t len,
-		     __u64 match, struct xw_request **reqp)
-{
-	return xwi_engine_isend_flags(e, dst, buf, len, match, 0, reqp);
-}
+/* ---- sends ---------------------------------------------------------------- */
 
-int xwi_engine_isend_flags(struct xwi_engine *e, const struct xw_addr *dst, const void *buf,
-			   size_t len, __u64 match, __u32 flags, struct xw_request **reqp)
-{
-	if (flags & XWI_SEND_DATA)
-		return -EINVAL;
-	return xwi_engine_isend_data(e, dst, buf, len, match, flags, 0, reqp);
-}
-
-int xwi_engine_isend_data(struct xwi_engine *e, const struct xw_addr *dst, const void *buf,
-			  size_t len, __u64 match, __u32 flags, __u32 data, struct xw_request **reqp)
+int xwi_msg_send(struct xwi_engine *e, const struct xw_addr *dst, const void *buf, size_t len,
+		 __u64 match, __u32 flags, __u32 data, struct xw_request **reqp)
 {
 	__u32 P, n;
 	struct xwi_req_priv *s;
@@ -362,11 +312,6 @@ int xwi_engine_isend_data(struct xwi_engine *e, const struct xw_addr *dst, const
 	struct reqbox *done = NULL;
 	struct peer *p;
 
-	if (!e || !dst || !reqp || (!buf && len) || dst->ep >= XW_MAX_ENDPOINTS ||
-	    (flags & ~(XWI_SEND_MORE | XWI_SEND_DATA)))
-		return -EINVAL;
-	if ((__u64)len > UINT32_MAX)
-		return -EMSGSIZE;
 	if (e->backlog >= e->cfg.tx_backlog_max)
 		return -EAGAIN;
 	P = e->cfg.frag_payload;
@@ -461,6 +406,8 @@ int xwi_engine_isend_data(struct xwi_engine *e, const struct xw_addr *dst, const
 	return 0;
 }
 
+/* ---- incoming messages ----------------------------------------------------- */
+
 static struct xwi_req_priv *send_find(struct peer *p, __u32 id)
 {
 	for (struct xl *l = p->ms.sends.next; l != &p->ms.sends; l = l->next) {
@@ -477,6 +424,17 @@ void xwi_ctrl_unqueue(struct peer *p, struct ctrl *c)
 	if (!xl_empty(&c->tx.link)) {
 		xl_del(&c->tx.link);
 		xwi_tx_idle_check(p);
+	}
+}
+
+void xwi_ctrlq_drop(struct peer *p)
+{
+	while (!xl_empty(&p->ms.ctrlq)) {
+		struct ctrl *c = xl_entry(p->ms.ctrlq.next, struct ctrl, tx.link);
+
+		xl_del(&c->tx.link);
+		if (c->standalone)
+			free(c);
 	}
 }
 
@@ -569,6 +527,17 @@ static void rmsg_drop_data(struct xwi_engine *e, struct rmsg *m)
 	m->data_len = 0;
 }
 
+/* ---- the pull pipeline ---------------------------------------------------- */
+/*
+ * A large message after its pushed bytes: the receiver asks for the rest
+ * in PULL blocks of up to cfg.pull_block fragments, cfg.pull_inflight of
+ * them in flight (pull_fill, block_account: struct block, rmsg.blocks);
+ * the sender answers each PULL with a job (rx_pull) whose PULL_REPLY
+ * frames the TX scheduler emits (tx_job); NOTIFY ends the message
+ * (rmsg_complete, rx_notify).  The RNDV and the pushed fragments are
+ * tx_send's; fragment sizes are frag_size() (engine_int.h).
+ */
+
 static bool expected_push(const struct rmsg *m, __u32 i)
 {
 	return i < m->npush && !m->push_dropped;
@@ -636,6 +605,85 @@ static void block_account(struct xwi_engine *e, struct rmsg *m, __u32 i)
 		return;
 	}
 }
+
+static int tx_job(struct xwi_engine *e, struct peer *p, struct job *j, bool other)
+{
+	struct xwi_req_priv *s = j->s;
+	__u32 P = e->cfg.frag_payload, i = j->next, pos = i - j->first;
+	bool last = pos + 1 == j->n;
+	__u32 fsz = frag_size(s->len, P, i);
+	struct xw_hdr h;
+	__u8 flags = 0;
+	int err;
+
+	hdr_init(e, &h, p, XW_PKT_PULL_REPLY);
+	if ((e->cfg.marks & XWI_MARK_PULL_REPLY) && pos == mark_pos(e, j->n))
+		flags |= XW_F_LAT;
+	if (last)
+		flags |= XW_F_LAST;
+	if (!last || other)
+		flags |= XW_F_MORE;
+	h.flags = flags;
+	hdr_data(&h, s);
+	h.msg_id = htonl(s->msg_id);
+	h.msg_len = htonl(s->len);
+	h.frag_idx = htonl(i);
+	h.frag_off = htonl(i * P);
+	h.frag_count = htonl(s->nfrags);
+	h.match = htobe64(s->match);
+	err = xwi_conn_emit(e, p, &h, fsz ? s->data + (size_t)i * P : NULL, fsz);
+	if (err)
+		return err;
+	j->next++;
+	if (last) {
+		xwi_job_free(j);
+		send_try_finish(e, s);
+	}
+	return 0;
+}
+
+/* A PULL: the receiver asks for a block of a large send's fragments. */
+static int rx_pull(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h,
+		   const void *payload)
+{
+	__u32 id = ntohl(h->msg_id), idx = ntohl(h->frag_idx), cnt = ntohl(h->frag_count);
+	struct xwi_req_priv *s;
+	struct xw_pull_req pr;
+	struct job *j;
+	__u32 nf;
+
+	memcpy(&pr, payload, sizeof(pr));
+	nf = ntohl(pr.nfrags);
+	if (nf == 0 || (__u64)idx + nf > cnt) {
+		e->st.rx_bad++;
+		return -EPROTO;
+	}
+	s = p ? send_find(p, id) : NULL;
+	if (!s || s->notified) {
+		e->st.rx_frames[h->type]++;
+		return 0; /* unknown or finished send */
+	}
+	if (s->len != ntohl(h->msg_len) || s->match != be64toh(h->match)) {
+		e->st.rx_bad++;
+		return -EPROTO;
+	}
+	j = zalloc(1, sizeof(*j));
+	if (!j)
+		return -ENOMEM;
+	e->st.rx_frames[h->type]++;
+	j->tx.kind = TX_JOB;
+	j->s = s;
+	j->block_id = ntohl(pr.block_id);
+	j->first = idx;
+	j->n = nf;
+	j->next = idx;
+	xl_add_tail(&j->slink, &s->jobs);
+	xl_add_tail(&j->tx.link, &p->ms.dataq);
+	xwi_msg_kick(e, p);
+	return 0;
+}
+
+/* ---- receives completing, the turn of messages ----------------------------- */
 
 /* Receive @req completes with a message of @msg_len bytes from @p (its
  * buffer holds what fitted). */
@@ -985,14 +1033,14 @@ static bool rx_small_now(struct xwi_engine *e, struct peer *p, const struct xw_h
 	return true;
 }
 
-int xwi_msg_rx_data(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
-		    const void *payload)
+/* A data frame (SMALL, MEDIUM, RNDV, PULL_REPLY) of an incoming message. */
+static int rx_data(struct xwi_engine *e, struct peer *p, const struct xw_addr *src,
+		   const struct xw_hdr *h, const void *payload)
 {
 	__u32 id = ntohl(h->msg_id), mlen = ntohl(h->msg_len), cnt = ntohl(h->frag_count);
 	__u32 idx = ntohl(h->frag_idx), plen = ntohs(h->payload_len);
 	bool rndv = h->type == XW_PKT_RNDV || h->type == XW_PKT_PULL_REPLY;
 	__u64 match = be64toh(h->match);
-	struct peer *p = xwi_peer_find(e, src);
 	struct rmsg *m = p ? rmsg_find(p, id) : NULL;
 	__u32 next = p ? p->ms.rx_next_id : 0;
 	bool redo = false;
@@ -1064,51 +1112,9 @@ int xwi_msg_rx_data(struct xwi_engine *e, const struct xw_addr *src, const struc
 	return 0;
 }
 
-int xwi_msg_rx_pull(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
-		    const void *payload)
+/* A NOTIFY: the receiver has the whole of a large send. */
+static int rx_notify(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h)
 {
-	__u32 id = ntohl(h->msg_id), idx = ntohl(h->frag_idx), cnt = ntohl(h->frag_count);
-	struct xwi_req_priv *s;
-	struct xw_pull_req pr;
-	struct peer *p;
-	struct job *j;
-	__u32 nf;
-
-	memcpy(&pr, payload, sizeof(pr));
-	nf = ntohl(pr.nfrags);
-	if (nf == 0 || (__u64)idx + nf > cnt) {
-		e->st.rx_bad++;
-		return -EPROTO;
-	}
-	p = xwi_peer_find(e, src);
-	s = p ? send_find(p, id) : NULL;
-	if (!s || s->notified) {
-		e->st.rx_frames[h->type]++;
-		return 0; /* unknown or finished send */
-	}
-	if (s->len != ntohl(h->msg_len) || s->match != be64toh(h->match)) {
-		e->st.rx_bad++;
-		return -EPROTO;
-	}
-	j = zalloc(1, sizeof(*j));
-	if (!j)
-		return -ENOMEM;
-	e->st.rx_frames[h->type]++;
-	j->tx.kind = TX_JOB;
-	j->s = s;
-	j->block_id = ntohl(pr.block_id);
-	j->first = idx;
-	j->n = nf;
-	j->next = idx;
-	xl_add_tail(&j->slink, &s->jobs);
-	xl_add_tail(&j->tx.link, &p->ms.dataq);
-	xwi_msg_kick(e, p);
-	return 0;
-}
-
-int xwi_msg_rx_notify(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h)
-{
-	struct peer *p = xwi_peer_find(e, src);
 	struct xwi_req_priv *s = p ? send_find(p, ntohl(h->msg_id)) : NULL;
 
 	if (s && s->len != ntohl(h->msg_len)) {
@@ -1121,6 +1127,35 @@ int xwi_msg_rx_notify(struct xwi_engine *e, const struct xw_addr *src, const str
 		send_try_finish(e, s);
 	}
 	return 0;
+}
+
+int xwi_msg_rx(struct xwi_engine *e, struct peer *p, const struct xw_addr *src,
+	       const struct xw_hdr *h, const void *payload)
+{
+	int rc;
+
+	switch (h->type) {
+	case XW_PKT_SMALL:
+	case XW_PKT_MEDIUM:
+	case XW_PKT_RNDV:
+	case XW_PKT_PULL_REPLY:
+		rc = rx_data(e, p, src, h, payload);
+		if (!p) /* made by rx_data if the frame was taken */
+			return rc;
+		break;
+	case XW_PKT_PULL:
+		rc = rx_pull(e, p, h, payload);
+		break;
+	case XW_PKT_NOTIFY:
+		rc = rx_notify(e, p, h);
+		break;
+	default: /* ACK, CONNECT*, CLOSE without cfg.reliable: no connections */
+		e->st.rx_frames[h->type]++;
+		return 0;
+	}
+	if (p)
+		xwi_msg_kick(e, p);
+	return rc;
 }
 
 /*
@@ -1151,15 +1186,12 @@ bool xwi_msg_idle(const struct xwi_engine *e, const struct peer *p)
 	return true;
 }
 
-int xwi_engine_cancel(struct xwi_engine *e, struct xw_request *req)
-{
-	struct xwi_req_priv *r;
+/* ---- cancel, abort, teardown ----------------------------------------------- */
 
-	if (!e || !req || req->eng != e)
-		return -EINVAL;
-	if (req->state != XWI_REQ_PENDING)
-		return -EBUSY;
-	r = req->priv;
+int xwi_msg_cancel(struct xwi_engine *e, struct xw_request *req)
+{
+	struct xwi_req_priv *r = req->priv;
+
 	if (req->kind == XWI_REQ_RECV) {
 		if (r->m)
 			return -EBUSY;
@@ -1175,18 +1207,13 @@ int xwi_engine_cancel(struct xwi_engine *e, struct xw_request *req)
 	return 0;
 }
 
-int xwi_engine_abort(struct xwi_engine *e, struct xw_request *req, int err)
+void xwi_msg_abort(struct xwi_engine *e, struct xw_request *req, int err)
 {
-	struct xwi_req_priv *r;
+	struct xwi_req_priv *r = req->priv;
 
-	if (!e || !req || req->eng != e || err >= 0)
-		return -EINVAL;
-	if (req->state != XWI_REQ_PENDING)
-		return -EALREADY;
-	r = req->priv;
 	if (req->kind == XWI_REQ_SEND) {
 		xwi_send_complete(e, r, err);
-		return 0;
+		return;
 	}
 	if (r->m) {
 		struct rmsg *m = r->m;
@@ -1203,5 +1230,32 @@ int xwi_engine_abort(struct xwi_engine *e, struct xw_request *req, int err)
 	memset(&req->status, 0, sizeof(req->status));
 	req->status.error = err;
 	xwi_req_done(e, req);
-	return 0;
+}
+
+/* Free what the message layer holds (the engine goes): queued control and
+ * carried frames, incoming messages, pending requests; the peers' own
+ * parts go with the peer table (xwi_msg_peer_fini). */
+void xwi_msg_fini(struct xwi_engine *e)
+{
+	struct xl *l, *n;
+
+	/* standalone control frames (NOTIFY) and carried frames still queued
+	 * (before the requests, whose queue links go with them) */
+	for (l = e->peers.next; l != &e->peers; l = l->next) {
+		struct peer *p = xl_entry(l, struct peer, link);
+
+		xwi_carry_free(p);
+		xwi_ctrlq_drop(p);
+	}
+	while (!xl_empty(&e->rmsgs))
+		xwi_rmsg_free(e, xl_entry(e->rmsgs.next, struct rmsg, alink));
+	for (l = e->pending.next; l != &e->pending; l = n) {
+		struct xwi_req_priv *r = xl_entry(l, struct xwi_req_priv, elink);
+
+		n = l->next;
+		while (!xl_empty(&r->jobs))
+			xwi_job_free(xl_entry(r->jobs.next, struct job, slink));
+		free(r->copy);
+		free(xl_entry(r->req, struct reqbox, pub));
+	}
 }

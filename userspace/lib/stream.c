@@ -568,13 +568,7 @@ void xwi_msg_reset(struct xwi_engine *e, struct peer *p, int err, enum xwi_reset
 			xwi_redo_add(e, p, m->msg_id);
 		xwi_rmsg_free(e, m);
 	}
-	while (!xl_empty(&p->ms.ctrlq)) {
-		struct ctrl *c = xl_entry(p->ms.ctrlq.next, struct ctrl, tx.link);
-
-		xl_del(&c->tx.link);
-		if (c->standalone)
-			free(c);
-	}
+	xwi_ctrlq_drop(p);
 	if (mode == RM_GIVEUP)
 		xwi_match_fail_directed(e, p, err);
 	if (mode == RM_NEWPEER)
