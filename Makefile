@@ -54,11 +54,12 @@ SAN_FLAGS := $(if $(SANITIZE),-fsanitize=$(SANITIZE) -fno-omit-frame-pointer,)
 
 DEP_CFLAGS = $(shell $(PKG_CONFIG) --cflags libbpf libxdp 2>/dev/null)
 DEP_LIBS = $(shell $(PKG_CONFIG) --libs libbpf libxdp 2>/dev/null || echo -lxdp -lbpf -lelf -lz)
-BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARNINGS) -Iinclude -I$(OUTPUT) $(SAN_FLAGS)
+# -Ibpf: bpf/xdpwake_maps.h, the BPF map layouts (not installed).
+BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARNINGS) -Iinclude -Ibpf -I$(OUTPUT) $(SAN_FLAGS)
 LIB_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden
 LDLIBS := $(DEP_LIBS) -lpthread
 
-BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -Wall -Werror -Iinclude \
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -Wall -Werror -Iinclude -Ibpf \
 	-I/usr/include/$(ARCH_TRIPLE)
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
@@ -75,8 +76,9 @@ TEST_SKELS := $(patsubst tests/bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(TEST_BPF_SRCS))
 LIB_SRCS := $(wildcard userspace/lib/*.c)
 LIB_OBJS := $(patsubst userspace/lib/%.c,$(OUTPUT)/lib/%.o,$(LIB_SRCS))
 PUB_HDRS := include/xdpwake.h include/xdpwake/proto.h
-# Not installed: the BPF map layouts the program and the library share.
-INT_HDRS := include/xdpwake/maps.h
+# Not installed (the install rule names PUB_HDRS only): the BPF map layouts
+# the program, the library, the tests and the benchmarks share.
+INT_HDRS := bpf/xdpwake_maps.h
 LIB_A := $(OUTPUT)/libxdpwake.a
 SONAME := libxdpwake.so.$(SOVERSION)
 LIB_SO := $(OUTPUT)/libxdpwake.so.$(VERSION)

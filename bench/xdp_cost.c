@@ -67,7 +67,7 @@
 #include <bpf/libbpf.h>
 #include <xdp/xsk.h>
 
-#include "xdpwake/maps.h"
+#include "xdpwake_maps.h"
 #include "xdpwake.skel.h"
 #include "internal.h"
 #include "bench_pass.skel.h"

@@ -17,7 +17,7 @@
 #include <bpf/bpf_endian.h>
 #include <xdp/xdp_helpers.h>
 
-#include "xdpwake/maps.h"
+#include "xdpwake_maps.h"
 
 #ifndef EBUSY
 #define EBUSY 16 /* no <errno.h> for BPF targets */

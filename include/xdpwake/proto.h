@@ -9,7 +9,7 @@
  * fixed-width kernel types (<linux/types.h>, no <linux/bpf.h>) so that it
  * compiles unchanged in all of them, as C and as C++.  The layouts of the
  * BPF maps that only the program and the library see (struct bpf_timer and
- * all) are in xdpwake/maps.h, which is not installed.
+ * all) are in bpf/xdpwake_maps.h, which is not installed.
  *
  * Wire fields are big-endian (network byte order).  Map values are in host
  * byte order.

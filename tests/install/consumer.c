@@ -13,12 +13,12 @@
 #include <xdpwake.h>
 
 /* The installed headers need no <linux/bpf.h> (the BPF map layouts with
- * struct bpf_timer are in the library's internal xdpwake/maps.h). */
+ * struct bpf_timer are in the library's internal bpf/xdpwake_maps.h). */
 #if defined(__LINUX_BPF_H__) || defined(_UAPI__LINUX_BPF_H__)
 #error "<xdpwake.h> pulls in <linux/bpf.h>"
 #endif
 #ifdef XDPWAKE_MAPS_H
-#error "<xdpwake.h> pulls in the internal xdpwake/maps.h"
+#error "<xdpwake.h> pulls in the internal xdpwake_maps.h"
 #endif
 
 static int failures;

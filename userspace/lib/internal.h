@@ -7,7 +7,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include "xdpwake.h"
-#include "xdpwake/maps.h" /* the map layouts (not installed) */
+#include "xdpwake_maps.h" /* the map layouts (not installed) */
 
 struct xw_xdp_bpf;
 

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
- * xdpwake/maps.h - the layouts of the XDP program's maps that only the
+ * xdpwake_maps.h - the layouts of the XDP program's maps that only the
  * program and the library (and the project's tests and benchmarks) see: the
  * mmapped hand-over area, the wake records, the local path's input, the
  * timers' state (struct bpf_timer: needs <linux/bpf.h>), the connection
  * keys.  NOT installed: applications get xdpwake.h and xdpwake/proto.h only.
  *
- * Included by bpf/xdpwake.bpf.c and by userspace/lib/internal.h; built
- * with -Iinclude like proto.h.  Map values are in host byte order.
+ * Included by bpf/xdpwake.bpf.c and by userspace/lib/internal.h (and the
+ * tests and benchmarks); it lives beside the program, outside include/, and
+ * is found with -Ibpf (proto.h with -Iinclude).  Map values are in host byte
+ * order.
  */
 #ifndef XDPWAKE_MAPS_H
 #define XDPWAKE_MAPS_H
