@@ -246,10 +246,10 @@ $(OUTPUT)/bench/policy_demo: bench/policy_demo.c $(XWT_HDRS) $(XWT_A) $(LIB_A) $
 		-o $@ $< $(XWT_A) $(LIB_A) $(UTIL_A) $(LDLIBS)
 
 $(OUTPUT)/bench/xwbench: $(wildcard bench/xwbench/*.c bench/xwbench/*.h) $(LIB_A) $(UTIL_A) \
-		$(PUB_HDRS) | $(OUTPUT)/bench
+		$(PUB_HDRS) userspace/lib/testhook.h | $(OUTPUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/util -Ibench/xwbench \
-		-o $@ $(wildcard bench/xwbench/*.c) $(LIB_A) $(UTIL_A) $(LDLIBS)
+		-Iuserspace/lib -o $@ $(wildcard bench/xwbench/*.c) $(LIB_A) $(UTIL_A) $(LDLIBS)
 
 # Always regenerated: PREFIX/LIBDIR/INCLUDEDIR may differ between installs.
 # The man page and the README's command reference come from the tool's own

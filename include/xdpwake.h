@@ -290,9 +290,6 @@ struct xw_endpoint_opts {
 	/* Marks (ablation): set marks_set and a mask of XW_MARK_*. */
 	bool marks_set;
 	__u32 marks;
-	/* Test only: LAT on the N-1-mark_shift-th fragment instead of the
-	 * last (the coalescing paper's mis-ordering experiment). */
-	__u32 mark_shift;
 	/* Memory bounds (0: default 8 MiB / 4 MiB / 1024 queued sends). */
 	__u64 unexpected_max;
 	__u64 pushed_max;
@@ -308,10 +305,8 @@ struct xw_endpoint_opts {
 	__u32 watchdog_usecs;
 	/* Reliability: a connection with no progress (nothing acknowledged)
 	 * for give_up_ms (0: 5000) is reset and its requests complete with
-	 * -ETIMEDOUT.  crc_off: no CRC32C on frames (benchmarks only; both
-	 * ends must agree). */
+	 * -ETIMEDOUT. */
 	__u32 give_up_ms;
-	bool crc_off;
 	/* The watchdog thread's SCHED_FIFO priority (see xw_watchdog_opts). */
 	__u32 watchdog_rt_prio;
 };

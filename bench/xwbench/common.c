@@ -15,6 +15,7 @@
 #include "addrfile.h"
 #include "measure.h"
 #include "stats.h"
+#include "testhook.h"
 
 const char *const mode_names[4] = { "sends", "check", "watchdog", "notify" };
 
@@ -160,10 +161,12 @@ void ep_open(void)
 			.eager_max = frames_to_bytes(o.eager_max, o.eager_f),
 			.btp1 = frames_to_bytes(o.btp1, o.btp1_f),
 			.btp2 = frames_to_bytes(o.btp2, o.btp2_f), .marks_set = o.marks_set,
-			.marks = o.marks, .mark_shift = o.mark_shift,
-			.wait_strategy = (__u32)o.wait, .spin_ns = (__u64)o.spin_us * 1000);
+			.marks = o.marks, .wait_strategy = (__u32)o.wait,
+			.spin_ns = (__u64)o.spin_us * 1000);
+		/* The mis-ordering experiment's knob (exp4): a test hook. */
+		struct xwi_test_opts to = { .mark_shift = o.mark_shift };
 
-		while ((err = xw_endpoint__open(o.ifname, (__u16)o.ep, &eo, &ep)) == -EBUSY &&
+		while ((err = xwi_endpoint_open_test(o.ifname, (__u16)o.ep, &eo, &to, &ep)) == -EBUSY &&
 		       xwu_now_ns() < end)
 			usleep(20000);
 		if (err)
