@@ -1315,8 +1315,9 @@ static uint64_t mono_ms(void)
 static void ep_linger(struct xwfi_ep *ep)
 {
 	struct xw_waitable it = { .ep = ep->xep };
-	XW_OPTS(xw_wait_opts, wo, .timeout_ms = 1, .eps_no_unexpected = true);
-	XW_OPTS(xw_wait_opts, fo, .timeout_ms = XWFI_ACK_FLUSH_MS, .eps_no_unexpected = true);
+	XW_OPTS(xw_wait_opts, wo, .timeout_set = true, .timeout_ms = 1, .eps_no_unexpected = true);
+	XW_OPTS(xw_wait_opts, fo, .timeout_set = true, .timeout_ms = XWFI_ACK_FLUSH_MS,
+		.eps_no_unexpected = true);
 	uint64_t start = mono_ms();
 
 	for (int i = 0; i < 4 * XWFI_LINGER_MS; i++) {

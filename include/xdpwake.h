@@ -586,8 +586,13 @@ XW_API int xw_endpoint__set_notify(struct xw_endpoint *ep, xw_notify_fn fn, void
 /** Options of xw_request__wait_opts() and xw_wait_any(). */
 struct xw_wait_opts {
 	size_t sz;
-	int timeout_ms;		       /* < 0: no limit, 0: poll once, > 0: ms;
-					* NULL opts: no limit               */
+	/* The wait's bound.  Without timeout_set (zeroed options, as NULL
+	 * options): no limit.  With timeout_set, timeout_ms as everywhere:
+	 * < 0 no limit, 0 poll once (one pass, then -ETIMEDOUT if not ready),
+	 * > 0 milliseconds.  A non-zero timeout_ms without timeout_set is
+	 * -EINVAL (it would be ignored). */
+	bool timeout_set;
+	int timeout_ms;
 	enum xw_wait_strategy strategy; /* XW_WAIT_DEFAULT: the endpoint's  */
 	__u64 spin_ns;		       /* 0: the endpoint's                 */
 	/* xw_wait_any(): also ready when cond(arg) returns true (polled

@@ -133,7 +133,8 @@ static void wait_all(struct xw_request **r, struct xw_status *st, int n, const c
 				w[k] = (struct xw_waitable){ .req = r[i] };
 				idx[k++] = i;
 			}
-		XW_OPTS(xw_wait_opts, o, .timeout_ms = 100, .strategy = XW_WAIT_SPIN);
+		XW_OPTS(xw_wait_opts, o, .timeout_set = true, .timeout_ms = 100,
+			.strategy = XW_WAIT_SPIN);
 		got = xw_wait_any(w, k, &o);
 		REQUIRE(got >= 0 || got == -ETIMEDOUT, "%s: wait_any: %s", what,
 			xw_strerror(got));
@@ -346,8 +347,8 @@ static void wake_part(int fd, struct xw_endpoint *ep, const struct xw_addr *peer
 		t0 = xwt_now_ns();
 		{
 			/* spin-block spins 20 us, then sleeps */
-			XW_OPTS(xw_wait_opts, o, .timeout_ms = 5000, .strategy = ss[k],
-				.spin_ns = 20000);
+			XW_OPTS(xw_wait_opts, o, .timeout_set = true, .timeout_ms = 5000,
+				.strategy = ss[k], .spin_ns = 20000);
 			err = xw_request__wait_opts(req, &st, &o);
 		}
 		t1 = xwt_now_ns();

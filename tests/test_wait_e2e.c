@@ -186,7 +186,7 @@ static struct xw_endpoint *open_ep(const char *ifname, __u16 id)
 static int wait_with(struct xw_request *req, struct xw_status *st, enum xw_wait_strategy s,
 		     int timeout_ms)
 {
-	XW_OPTS(xw_wait_opts, o, .timeout_ms = timeout_ms, .strategy = s);
+	XW_OPTS(xw_wait_opts, o, .timeout_set = true, .timeout_ms = timeout_ms, .strategy = s);
 
 	return xw_request__wait_opts(req, st, &o);
 }
@@ -556,8 +556,8 @@ static void delay_phase(struct xw_endpoint *ep, const struct xw_addr *peer, int 
 			a = wstats(ep);
 			t0 = now();
 			{
-				XW_OPTS(xw_wait_opts, o, .timeout_ms = TMO, .strategy = s,
-					.spin_ns = spin);
+				XW_OPTS(xw_wait_opts, o, .timeout_set = true, .timeout_ms = TMO,
+					.strategy = s, .spin_ns = spin);
 				err = xw_request__wait_opts(req, &st, &o);
 			}
 			dl->dur[i] = now() - t0;
@@ -1084,7 +1084,8 @@ static void part_wait_any(struct xw_endpoint *ep, const struct xw_addr *peer, co
 				long cs0 = nivcsw();
 				int r;
 
-				XW_OPTS(xw_wait_opts, o, .timeout_ms = 5000, .strategy = cases[c].s);
+				XW_OPTS(xw_wait_opts, o, .timeout_set = true, .timeout_ms = 5000,
+					.strategy = cases[c].s);
 				r = xw_wait_any(items, 3, &o);
 				w1 = wstats(eps[0]);
 				CHECK(r == t, "wait_any (%s): %d, want %d", xw_wait_strategy_name(cases[c].s),
@@ -1107,8 +1108,8 @@ static void part_wait_any(struct xw_endpoint *ep, const struct xw_addr *peer, co
 					if (k != t) {
 						struct xw_waitable one = { .ep = eps[k] };
 
-						XW_OPTS(xw_wait_opts, q, .timeout_ms = 1,
-							.strategy = XW_WAIT_SPIN);
+						XW_OPTS(xw_wait_opts, q, .timeout_set = true,
+							.timeout_ms = 1, .strategy = XW_WAIT_SPIN);
 						CHECK(xw_wait_any(&one, 1, &q) == -ETIMEDOUT,
 						      "endpoint %d has a message too", k + 1);
 					}
@@ -1128,8 +1129,8 @@ static void part_wait_any(struct xw_endpoint *ep, const struct xw_addr *peer, co
 			__u64 t0 = now(), el;
 			int r;
 
-			XW_OPTS(xw_wait_opts, o, .timeout_ms = 5000, .strategy = ss[k],
-				.cond = cond_time);
+			XW_OPTS(xw_wait_opts, o, .timeout_set = true, .timeout_ms = 5000,
+				.strategy = ss[k], .cond = cond_time);
 			cond_at = t0 + 30 * MS;
 			r = xw_wait_any(items, 3, &o);
 			el = now() - t0;
@@ -1146,13 +1147,14 @@ static void part_wait_any(struct xw_endpoint *ep, const struct xw_addr *peer, co
 			__u64 t0 = now(), el;
 			int r;
 
-			XW_OPTS(xw_wait_opts, o, .timeout_ms = 50);
+			XW_OPTS(xw_wait_opts, o, .timeout_set = true, .timeout_ms = 50);
 			r = xw_wait_any(items, 2, &o);
 			el = now() - t0;
 			CHECK(r == -ETIMEDOUT && el >= 45 * MS && el < TMO * MS,
 			      "wait_any on nothing: %d after %llu ms", r, (unsigned long long)(el / MS));
 			/* timeout 0: poll once (as poll(2)), no waiting */
-			XW_OPTS(xw_wait_opts, z, .timeout_ms = 0, .strategy = XW_WAIT_BLOCK);
+			XW_OPTS(xw_wait_opts, z, .timeout_set = true, .timeout_ms = 0,
+				.strategy = XW_WAIT_BLOCK);
 			t0 = now();
 			r = xw_wait_any(items, 2, &z);
 			el = now() - t0;
@@ -1166,6 +1168,22 @@ static void part_wait_any(struct xw_endpoint *ep, const struct xw_addr *peer, co
 			CHECK(xw_wait_any(&one, 0, NULL) == -EINVAL, "n = 0");
 			CHECK(xw_wait_any(NULL, 1, NULL) == -EINVAL, "items NULL");
 			CHECK(xw_wait_any(&none, 1, NULL) == -EINVAL, "an empty item");
+		}
+		/* Zeroed options wait as NULL options do (no limit, not one
+		 * poll); a timeout_ms that timeout_set would ignore is refused. */
+		{
+			struct xw_waitable one = { .ep = eps[1] };
+			__u64 t0 = now(), el;
+			int r;
+
+			XW_OPTS(xw_wait_opts, o, .cond = cond_time);
+			cond_at = t0 + 30 * MS;
+			r = xw_wait_any(&one, 1, &o);
+			el = now() - t0;
+			CHECK(r == 1 && el >= 30 * MS, "zeroed options: %d after %llu ms, want 1 after 30",
+			      r, (unsigned long long)(el / MS));
+			o.timeout_ms = 50;
+			CHECK(xw_wait_any(&one, 1, &o) == -EINVAL, "timeout_ms without timeout_set");
 		}
 		{
 			struct xw_waitable many[XW_WAIT_ANY_MAX + 1];
@@ -1199,7 +1217,7 @@ static void part_wait_any(struct xw_endpoint *ep, const struct xw_addr *peer, co
 				items[k] = (struct xw_waitable){ .req = reqs[k] };
 			}
 			{
-				XW_OPTS(xw_wait_opts, o, .timeout_ms = 5000,
+				XW_OPTS(xw_wait_opts, o, .timeout_set = true, .timeout_ms = 5000,
 					.strategy = t == 1 ? XW_WAIT_DEFAULT : XW_WAIT_BLOCK);
 				r = xw_wait_any(items, 3, &o);
 			}

@@ -191,13 +191,10 @@ XW_API int xw_request__wait(struct xw_request *req, struct xw_status *st, int ti
 XW_API int xw_request__wait_opts(struct xw_request *req, struct xw_status *st,
 				 const struct xw_wait_opts *opts)
 {
-	if (!req || !XWI_OPTS_VALID(opts, xw_wait_opts))
-		return -EINVAL;
-	if ((unsigned int)XWI_OPT(opts, strategy, XW_WAIT_DEFAULT) >= XW_WAIT_MAX)
+	if (!req || !xwi_wait_opts_valid(opts))
 		return -EINVAL;
 	return wait_collect(req->ep, req, XWI_OPT(opts, strategy, XW_WAIT_DEFAULT),
-			    XWI_OPT(opts, spin_ns, 0), xwi_deadline_ms(XWI_OPT(opts, timeout_ms, -1)),
-			    st);
+			    XWI_OPT(opts, spin_ns, 0), xwi_wait_opts_deadline(opts), st);
 }
 
 XW_API int xw_request__cancel(struct xw_request *req)
