@@ -215,7 +215,7 @@ static long long wakes_sent(const struct xw_stats *s)
 
 static int set_defaults(void)
 {
-	struct xw_knob_info ki;
+	XW_OPTS(xw_knob_info, ki);
 	int err;
 
 	for (int i = 0; i < xw_knob_count(); i++) {

@@ -271,7 +271,7 @@ static int set_knob(int fd, __u32 key, __u32 val)
 
 static int write_knob_defaults(struct bench *b)
 {
-	struct xw_knob_info ki;
+	XW_OPTS(xw_knob_info, ki);
 	char name[64];
 	int err = 0;
 

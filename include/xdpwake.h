@@ -97,8 +97,10 @@ XW_API const char *xw_pkt_type_name(unsigned int type);
 
 /* ---- knobs ---------------------------------------------------------- */
 
-/** Description of one knob: see XW_KNOBS in xdpwake/proto.h. */
+/** Description of one knob: see XW_KNOBS in xdpwake/proto.h (set sz; see
+ *  the top). */
 struct xw_knob_info {
+	size_t sz;
 	const char *name;     /* also the pinned map's file name            */
 	bool per_endpoint;    /* false: one value per interface (key 0)     */
 	__u32 def;	      /* value written when the maps are created    */
@@ -108,7 +110,9 @@ struct xw_knob_info {
 
 /** Number of knobs. */
 XW_API int xw_knob_count(void);
-/** Fill @info for knob @idx (0 .. xw_knob_count()-1); -ERANGE otherwise. */
+/** Fill @info (info->sz set by the caller) for knob @idx (0 ..
+ *  xw_knob_count()-1); -ERANGE otherwise, -EINVAL when info->sz is too
+ *  small. */
 XW_API int xw_knob_info(int idx, struct xw_knob_info *info);
 /** Index of the knob called @name, or -ENOENT. */
 XW_API int xw_knob_find(const char *name);

@@ -44,12 +44,13 @@ static void expect_parse(const char *name, const char *text, int want_err, __u32
 
 static void test_knob_metadata(void)
 {
-	struct xw_knob_info ki, kj;
+	XW_OPTS(xw_knob_info, ki);
+	XW_OPTS(xw_knob_info, kj);
 	int n = xw_knob_count();
 
 	CHECK(n == 13, "xw_knob_count() = %d", n);
 	for (int i = 0; i < n; i++) {
-		memset(&ki, 0, sizeof(ki));
+		ki = (struct xw_knob_info){ .sz = sizeof(ki) };
 		CHECK(xw_knob_info(i, &ki) == 0, "xw_knob_info(%d)", i);
 		CHECK(ki.name && *ki.name, "knob %d has no name", i);
 		if (!ki.name)
@@ -75,6 +76,26 @@ static void test_knob_metadata(void)
 	CHECK(xw_knob_info(n, &ki) == -ERANGE, "xw_knob_info(count)");
 	CHECK(xw_knob_info(INT_MAX, &ki) == -ERANGE, "xw_knob_info(INT_MAX)");
 	CHECK(xw_knob_info(0, NULL) < 0, "xw_knob_info(0, NULL)");
+	/* sz: none is -EINVAL; a shorter struct (an older header) gets its
+	 * part, a longer one (a newer header) its tail zeroed. */
+	ki = (struct xw_knob_info){ .sz = 0 };
+	CHECK(xw_knob_info(0, &ki) == -EINVAL && !ki.name, "xw_knob_info(sz 0)");
+	ki = (struct xw_knob_info){ .sz = offsetof(struct xw_knob_info, help) };
+	CHECK(xw_knob_info(0, &ki) == 0 && ki.name && !ki.help &&
+		      ki.sz == offsetof(struct xw_knob_info, help),
+	      "xw_knob_info(sz without help)");
+	{
+		struct {
+			struct xw_knob_info k;
+			unsigned char tail[16];
+		} big;
+
+		memset(&big, 0xAA, sizeof(big));
+		big.k.sz = sizeof(big);
+		CHECK(xw_knob_info(0, &big.k) == 0 && big.k.help && big.k.sz == sizeof(big) &&
+			      !memcmp(big.tail, (unsigned char[16]){ 0 }, sizeof(big.tail)),
+		      "xw_knob_info(larger sz): tail zeroed");
+	}
 	CHECK(xw_knob_find("no_such_knob") == -ENOENT, "xw_knob_find(unknown) = %d",
 	      xw_knob_find("no_such_knob"));
 	CHECK(xw_knob_find("") == -ENOENT, "xw_knob_find(\"\") = %d", xw_knob_find(""));
@@ -103,7 +124,7 @@ static void test_knob_numbers(void)
 		" -18446744073709551615", "18446744073709551616", "99999999999999999999999",
 		"0x10000000000000000", "1 2", ",", ",,", "5,", "\n",
 	};
-	struct xw_knob_info ki;
+	XW_OPTS(xw_knob_info, ki);
 	char t[64];
 	__u32 v;
 

@@ -524,7 +524,7 @@ static int line_map(const char *line, char *name, size_t len)
 static void adapt_line(const char *in, char *out, size_t len)
 {
 	char tmp[1024], name[64], key[64];
-	struct xw_knob_info ki;
+	XW_OPTS(xw_knob_info, ki);
 	int idx;
 
 	replace_all(tmp, sizeof(tmp), in, "/sys/fs/bpf/xdpwake/veth0", E.pin_dir);
@@ -606,7 +606,7 @@ static void t_bpftool(void)
 	} expect[MAX_LINES];
 	int nexp = 0, covered = 0, rc;
 	struct xwe_cmd c;
-	struct xw_knob_info ki;
+	XW_OPTS(xw_knob_info, ki);
 	struct xw_stats s0, s1;
 	struct xw_wake_rec r;
 	size_t o;

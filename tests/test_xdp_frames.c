@@ -309,7 +309,7 @@ static const struct fx table[] = {
 
 static void apply_knobs(struct xwt_xdp *x, const struct knobset *ks, int n)
 {
-	struct xw_knob_info ki;
+	XW_OPTS(xw_knob_info, ki);
 
 	for (int i = 0; i < n && ks[i].k; i++) {
 		int idx = xw_knob_find(ks[i].k);
@@ -322,7 +322,7 @@ static void apply_knobs(struct xwt_xdp *x, const struct knobset *ks, int n)
 
 static void restore_knobs(struct xwt_xdp *x)
 {
-	struct xw_knob_info ki;
+	XW_OPTS(xw_knob_info, ki);
 
 	for (int i = 0; i < xw_knob_count(); i++) {
 		xw_knob_info(i, &ki);

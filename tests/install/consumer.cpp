@@ -78,6 +78,7 @@ int main()
 	EXPECT(n > 0, "xw_knob_count() = %d", n);
 	for (int i = 0; i < n; i++) {
 		std::memset(&ki, 0, sizeof(ki));
+		ki.sz = sizeof(ki);
 		err = xw_knob_info(i, &ki);
 		EXPECT(err == 0, "xw_knob_info(%d) = %d", i, err);
 		EXPECT(ki.name && *ki.name && ki.help && *ki.help, "knob %d: name/help missing", i);

@@ -25,7 +25,7 @@ void xwt_set_knob(struct xwt_xdp *x, const char *name, __u32 ep, __u32 v)
 
 void xwt_defaults(struct xwt_xdp *x)
 {
-	struct xw_knob_info ki;
+	XW_OPTS(xw_knob_info, ki);
 
 	for (int i = 0; i < xw_knob_count(); i++) {
 		xw_knob_info(i, &ki);
