@@ -367,7 +367,8 @@ static int run_one(int pat, int pol, struct result *r, struct iface_ctx *ic, __u
 {
 	struct xwe_cmd c = pattern_cmd(pat);
 	struct cpu_snap c0, c1;
-	struct xw_stats s0, s1;
+	XW_OPTS(xw_stats, s0);
+	XW_OPTS(xw_stats, s1);
 	double ru0, ru1;
 	unsigned long long t0, t1;
 	__u64 base;

@@ -494,7 +494,7 @@ static void build_xw(struct frame *f, const struct xw_frame_spec *s)
 /* Sum of the per-CPU values of one stats key, as an array of counters. */
 static int read_stats(struct bench *b, __u32 key, __u64 out[NSTAT])
 {
-	struct xw_stats *pc = calloc((size_t)b->ncpus, sizeof(*pc));
+	struct xw_map_stats *pc = calloc((size_t)b->ncpus, sizeof(*pc));
 
 	if (!pc)
 		return -ENOMEM;

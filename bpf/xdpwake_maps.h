@@ -19,9 +19,18 @@
 
 #include "xdpwake/proto.h"
 
-/* Entries of the per-CPU array `stats` (struct xw_stats, proto.h): one per
- * endpoint id, and XW_STATS_IFACE. */
+/* Entries of the per-CPU array `stats`: one per endpoint id, and
+ * XW_STATS_IFACE. */
 #define XW_STATS_ENTRIES (XW_MAX_ENDPOINTS + 1)
+
+/* Value of `stats`: the counters of XW_STATS (proto.h), fixed-width, no sz.
+ * xw_iface__stats() sums them over the CPUs into the caller's struct
+ * xw_stats (xdpwake.h), whose counters follow its sz in the same order. */
+struct xw_map_stats {
+	XW_STATS(XW__STATS_FIELD)
+};
+XW_STATIC_ASSERT(sizeof(struct xw_map_stats) == XW_STATS_NR * 8,
+		 "the stats map's value is packed u64s");
 
 /*
  * Value of the `shared` map: BPF_F_MMAPABLE array, key = endpoint id,

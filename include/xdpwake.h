@@ -125,12 +125,20 @@ XW_API int xw_knob_parse(int idx, const char *text, __u32 *value);
 
 /* ---- statistics ----------------------------------------------------- */
 
+/** The XDP program's counters (xw_iface__stats(); set sz, see the top): one
+ *  __u64 per counter of XW_STATS (xdpwake/proto.h), in that order, after
+ *  sz; counters added later go at the end. */
+struct xw_stats {
+	size_t sz;
+	XW_STATS(XW__STATS_FIELD)
+};
+
 /** Number of counters in struct xw_stats. */
 XW_API int xw_stat_count(void);
 /** Name and description of counter @idx; NULL if out of range. */
 XW_API const char *xw_stat_name(int idx);
 XW_API const char *xw_stat_help(int idx);
-/** Value of counter @idx in @s (0 if out of range). */
+/** Value of counter @idx in @s (0 if out of range or beyond s->sz). */
 XW_API __u64 xw_stat_value(const struct xw_stats *s, int idx);
 
 /* ---- the program on an interface ------------------------------------ */
@@ -212,7 +220,8 @@ XW_API int xw_iface__get_knob(struct xw_iface *iface, const char *name, __u16 ep
 
 /** Statistics summed over CPUs, of endpoint @ep (0..XW_MAX_ENDPOINTS-1),
  *  of frames not attributed to an endpoint (XW_STATS_IFACE), or of
- *  everything (XW_STATS_ALL). */
+ *  everything (XW_STATS_ALL), into @out (out->sz set by the caller;
+ *  -EINVAL when it is too small). */
 XW_API int xw_iface__stats(struct xw_iface *iface, __u16 ep, struct xw_stats *out);
 
 /** Registered endpoint information (flags has XW_EPF_ACTIVE when in use). */

@@ -309,14 +309,20 @@ static const struct {
 
 static void test_stats(void)
 {
-	struct xw_stats s;
-	__u64 *raw = (__u64 *)&s;
+	XW_OPTS(xw_stats, s);
 	int n = xw_stat_count();
 
 	CHECK(n == XW_STATS_NR, "xw_stat_count() = %d, XW_STATS_NR %d", n, XW_STATS_NR);
 	CHECK(n == (int)(sizeof(stat_fields) / sizeof(stat_fields[0])), "stat table");
-	for (int i = 0; i < XW_STATS_NR; i++)
-		raw[i] = 0x1000000000ULL + (__u64)i * 7;
+	/* The counters follow sz, one __u64 each, to the end of the struct. */
+	CHECK(stat_fields[0].off == sizeof(__u64) &&
+		      sizeof(s) == sizeof(__u64) + (size_t)XW_STATS_NR * sizeof(__u64),
+	      "struct xw_stats: sz, then %d counters", XW_STATS_NR);
+	for (int i = 0; i < XW_STATS_NR; i++) {
+		__u64 v = 0x1000000000ULL + (__u64)i * 7;
+
+		memcpy((char *)&s + stat_fields[i].off, &v, sizeof(v));
+	}
 	for (int i = 0; i < n; i++) {
 		const char *name = xw_stat_name(i), *help = xw_stat_help(i);
 
@@ -326,8 +332,8 @@ static void test_stats(void)
 			continue;
 		CHECK(!strcmp(name, stat_fields[i].name), "xw_stat_name(%d) = %s, field %s", i, name,
 		      stat_fields[i].name);
-		CHECK(stat_fields[i].off == (size_t)i * 8, "counter %s at offset %zu", name,
-		      stat_fields[i].off);
+		CHECK(stat_fields[i].off == stat_fields[0].off + (size_t)i * 8,
+		      "counter %s at offset %zu", name, stat_fields[i].off);
 		for (int j = 0; j < i; j++)
 			CHECK(xw_stat_name(j) && strcmp(name, xw_stat_name(j)),
 			      "counters %d and %d both named %s", j, i, name);
@@ -341,6 +347,11 @@ static void test_stats(void)
 	CHECK(xw_stat_name(INT_MAX) == NULL, "stat INT_MAX");
 	CHECK(xw_stat_value(&s, -1) == 0 && xw_stat_value(&s, n) == 0, "xw_stat_value out of range");
 	CHECK(xw_stat_value(NULL, 0) == 0, "xw_stat_value(NULL)");
+	/* A caller's shorter struct (an older header): counters beyond its sz
+	 * read 0. */
+	s.sz = stat_fields[2].off;
+	CHECK(xw_stat_value(&s, 1) == s.bytes_passed && xw_stat_value(&s, 2) == 0,
+	      "xw_stat_value beyond sz");
 }
 
 /* ---- errors ------------------------------------------------------------- */
@@ -494,7 +505,7 @@ static void test_open_args(void)
 static void test_null_iface(void)
 {
 	struct xw_ep_entry e;
-	struct xw_stats s;
+	XW_OPTS(xw_stats, s);
 	__u32 v = 5;
 
 	CHECK(xw_iface__name(NULL) == NULL, "name(NULL)");

@@ -1033,7 +1033,8 @@ static void mp_run(const struct mp_role *r)
 	__u16 id = r->proc ? 2 : 1;
 	struct xw_endpoint *ep = open_ep(r->ifname, id, (__u32)r->proc);
 	struct xw_endpoint_stats es = { .sz = sizeof(es) };
-	struct xw_stats xs, xs2;
+	XW_OPTS(xw_stats, xs);
+	XW_OPTS(xw_stats, xs2);
 	struct xw_addr mine, peer;
 	unsigned int seed = 100 * (unsigned int)(r->proc + 1);
 	int n = 0;

@@ -390,7 +390,7 @@ static int p2_a(void)
 					(unsigned long long)st.rx_dup_frames,
 					(unsigned long long)st.rx_out_of_order);
 				{
-					struct xw_stats xs;
+					XW_OPTS(xw_stats, xs);
 
 					if (!xw_iface__stats(xw_endpoint__iface(ep), XW_STATS_ALL, &xs))
 						fprintf(stderr, "  A xdp: redirected %llu drop_session %llu "

@@ -109,7 +109,7 @@ static struct xw_endpoint_stats stats(struct xw_endpoint *ep)
 
 static struct xw_stats xdp_stats(struct xw_endpoint *ep, __u16 id)
 {
-	struct xw_stats s;
+	XW_OPTS(xw_stats, s);
 
 	REQUIRE(xw_iface__stats(xw_endpoint__iface(ep), id, &s) == 0, "xdp stats");
 	return s;
@@ -327,7 +327,8 @@ static void wake_part(int fd, struct xw_endpoint *ep, const struct xw_addr *peer
 		struct xw_request *req;
 		struct xw_status st = {};
 		struct xw_wait_stats w0 = { .sz = sizeof(w0) }, w1 = { .sz = sizeof(w1) };
-		struct xw_stats x0, x1;
+		XW_OPTS(xw_stats, x0);
+		XW_OPTS(xw_stats, x1);
 		__u64 t0, t1;
 		int err;
 

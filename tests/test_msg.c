@@ -323,7 +323,7 @@ static void many(struct xw_endpoint *ep, const struct xw_addr *peer, const char 
 
 static struct xw_stats xdp_stats(struct xw_endpoint *ep, __u16 id)
 {
-	struct xw_stats s;
+	XW_OPTS(xw_stats, s);
 
 	REQUIRE(xw_iface__stats(xw_endpoint__iface(ep), id, &s) == 0, "xdp stats");
 	return s;
@@ -367,7 +367,8 @@ static void marks_on_wire(struct xw_endpoint *ep, const struct xw_addr *peer, __
 		size_t len = lens[k], n = (len + P - 1) / P, pulled = n > 5 ? n - 5 : 0;
 		size_t blocks = (pulled + 31) / 32;
 		long long lat_rx, more_rx, frames_rx, lat_tx, rel_a, rel_b;
-		struct xw_stats a, b;
+		XW_OPTS(xw_stats, a);
+		XW_OPTS(xw_stats, b);
 
 		/* Expected at the receiver (frames from the sender) and at the
 		 * sender (PULLs and the NOTIFY from the receiver). */

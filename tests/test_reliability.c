@@ -57,7 +57,7 @@ static void ep_idle(void *ep)
 static void diag(struct xw_endpoint *ep, const char *what)
 {
 	struct xw_endpoint_stats es = { .sz = sizeof(es) };
-	struct xw_stats xs;
+	XW_OPTS(xw_stats, xs);
 	struct xw_addr me;
 
 	xw_endpoint__addr(ep, &me);

@@ -157,7 +157,7 @@ static struct xw_wait_stats wstats(struct xw_endpoint *ep)
 
 static struct xw_stats xdp_stats(struct xw_endpoint *ep, __u16 id)
 {
-	struct xw_stats s;
+	XW_OPTS(xw_stats, s);
 
 	REQUIRE(xw_iface__stats(xw_endpoint__iface(ep), id, &s) == 0, "xdp stats");
 	return s;
@@ -400,7 +400,8 @@ static void idle_second(struct xw_endpoint *ep, int watchdog)
 {
 	static char buf[64];
 	struct xw_wait_stats a = { .sz = sizeof(a) }, b = { .sz = sizeof(b) };
-	struct xw_stats xa, xb;
+	XW_OPTS(xw_stats, xa);
+	XW_OPTS(xw_stats, xb);
 	struct xw_request *req;
 	struct xw_status st;
 	__u64 t0, el, thr0, thr, self0, self, max_blocks;
@@ -915,7 +916,8 @@ static void watchdog_run(struct xw_endpoint *ep, const struct xw_addr *peer, __u
 		put_u64(t_done);
 	} else {
 		struct xw_wait_stats a = { .sz = sizeof(a) }, b = { .sz = sizeof(b) };
-		struct xw_stats xa, xb;
+		XW_OPTS(xw_stats, xa);
+		XW_OPTS(xw_stats, xb);
 		__u64 t0, t1, t_done = 0, t_rx, self0, thr0, self1, thr1, others;
 		bool done_at_t1, got_done = false;
 

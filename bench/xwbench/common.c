@@ -68,6 +68,7 @@ void snap_take(struct snap *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->ws.sz = sizeof(s->ws);
+	s->xs.sz = sizeof(s->xs);
 	s->es.sz = sizeof(s->es);
 	if (ifc)
 		xw_iface__stats(ifc, o.ep, &s->xs);

@@ -197,15 +197,17 @@ void xwt_teardown(struct xwt_xdp *x)
 struct xw_stats xwt_stats(struct xwt_xdp *x)
 {
 	int ncpu = libbpf_num_possible_cpus();
-	struct xw_stats out = {}, vals[ncpu];
-	__u64 *o = (__u64 *)&out;
+	struct xw_stats out = { .sz = sizeof(out) };
+	struct xw_map_stats vals[ncpu];
 
 	for (__u32 k = 0; k < XW_STATS_ENTRIES; k++) {
 		REQUIRE(bpf_map_lookup_elem(bpf_map__fd(x->skel->maps.stats), &k, vals) == 0,
 			"stats");
-		for (int c = 0; c < ncpu; c++)
-			for (int i = 0; i < XW_STATS_NR; i++)
-				o[i] += ((__u64 *)&vals[c])[i];
+		for (int c = 0; c < ncpu; c++) {
+#define XWT_ADD(name, desc) out.name += vals[c].name;
+			XW_STATS(XWT_ADD)
+#undef XWT_ADD
+		}
 	}
 	return out;
 }

@@ -803,8 +803,9 @@ XW_API int xw_iface__get_knob(struct xw_iface *ifc, const char *name, __u16 ep, 
 XW_API int xw_iface__stats(struct xw_iface *ifc, __u16 ep, struct xw_stats *out)
 {
 	int ncpu = libbpf_num_possible_cpus(), err = 0;
-	struct xw_stats *vals;
-	__u64 *o = (__u64 *)out;
+	struct xw_stats sum = { .sz = sizeof(sum) };
+	__u64 *o = (__u64 *)((char *)&sum + XWI_STATS_OFF);
+	struct xw_map_stats *vals;
 	__u32 first, last;
 
 	if (!ifc || !out || (ep != XW_STATS_ALL && ep > XW_STATS_IFACE))
@@ -814,7 +815,6 @@ XW_API int xw_iface__stats(struct xw_iface *ifc, __u16 ep, struct xw_stats *out)
 	vals = calloc(ncpu, sizeof(*vals));
 	if (!vals)
 		return -ENOMEM;
-	memset(out, 0, sizeof(*out));
 	first = ep == XW_STATS_ALL ? 0 : ep;
 	last = ep == XW_STATS_ALL ? XW_STATS_IFACE : ep;
 	for (__u32 k = first; k <= last; k++) {
@@ -830,7 +830,7 @@ XW_API int xw_iface__stats(struct xw_iface *ifc, __u16 ep, struct xw_stats *out)
 		}
 	}
 	free(vals);
-	return err;
+	return err ? err : XWI_OUT_COPY(out, &sum, xw_stats);
 }
 
 XW_API int xw_iface__endpoint(struct xw_iface *ifc, __u16 ep, struct xw_ep_entry *out)

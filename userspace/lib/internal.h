@@ -29,6 +29,12 @@ int xwi_opts_valid(const void *opts, size_t user_sz, size_t known_sz, const char
 int xwi_out_copy(void *dst, const void *src, size_t known_sz, const char *what);
 #define XWI_OUT_COPY(dst, src, type) xwi_out_copy((dst), (src), sizeof(struct type), #type)
 
+/* Where struct xw_stats's counters start: after sz, as the map's value
+ * (struct xw_map_stats) lays them out. */
+#define XWI_STATS_OFF (sizeof(struct xw_stats) - sizeof(struct xw_map_stats))
+_Static_assert(XWI_STATS_OFF >= sizeof(size_t) && XWI_STATS_OFF % sizeof(__u64) == 0,
+	       "struct xw_stats: sz, then the counters of struct xw_map_stats");
+
 __attribute__((format(printf, 2, 3)))
 void xwi_log(enum xw_log_level level, const char *fmt, ...);
 #define xwi_err(...) xwi_log(XW_LOG_ERROR, __VA_ARGS__)

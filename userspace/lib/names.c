@@ -244,7 +244,11 @@ XW_API const char *xw_stat_help(int idx)
 
 XW_API __u64 xw_stat_value(const struct xw_stats *s, int idx)
 {
-	const __u64 *v = (const __u64 *)s;
+	size_t off = XWI_STATS_OFF + (size_t)idx * sizeof(__u64);
+	__u64 v;
 
-	return s && idx >= 0 && idx < XW_STATS_NR ? v[idx] : 0;
+	if (!s || idx < 0 || idx >= XW_STATS_NR || off + sizeof(v) > s->sz)
+		return 0;
+	memcpy(&v, (const char *)s + off, sizeof(v));
+	return v;
 }
