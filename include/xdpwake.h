@@ -14,10 +14,12 @@
  * plain values and tables (addresses, names, knobs, counters) and for
  * process-wide calls.
  *
- * Structs the library fills for the caller (struct xw_endpoint_stats,
- * struct xw_wait_stats) also start with `sz`, set by the caller (XW_OPTS()
- * declares them too): the library fills min(sz, its own size) and zeroes
- * the rest; sz too small for any field is -EINVAL.
+ * Structs the library fills for the caller (struct xw_status, xw_stats,
+ * xw_knob_info, xw_endpoint_stats, xw_wait_stats) also start with `sz`,
+ * set by the caller (XW_OPTS() declares them too): the library fills
+ * min(sz, its own size) and zeroes the rest; sz too small for any field is
+ * -EINVAL.  So every struct may grow at its end without a new symbol
+ * version (userspace/libxdpwake.map).
  *
  * Timeouts (`int timeout_ms` everywhere): < 0 no limit, 0 poll once (one
  * progress pass, then -ETIMEDOUT if not done), > 0 milliseconds; as poll(2).
@@ -262,8 +264,10 @@ XW_API int xw_addr_equal(const struct xw_addr *a, const struct xw_addr *b);
 
 /* ---- messages ------------------------------------------------------- */
 
-/** Outcome of a completed request. */
+/** Outcome of a completed request (set sz; see the top: every call that
+ *  fills one checks sz first, -EINVAL before it takes anything). */
 struct xw_status {
+	size_t sz;
 	size_t len;	    /* bytes delivered into the receive buffer / sent */
 	size_t msg_len;	    /* the message's full length                        */
 	__u64 match;	    /* the message's match value                        */

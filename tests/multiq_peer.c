@@ -184,7 +184,7 @@ int main(int argc, char **argv)
 	struct xw_endpoint_stats es = { .sz = sizeof(es) };
 	struct xw_endpoint *ep;
 	struct xw_iface *ifc;
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	char text[256], atext[64];
 	int rounds, err, ok = 0, bad = 0, verrs = 0, vok = 0;
 	bool victim;

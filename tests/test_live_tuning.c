@@ -111,7 +111,7 @@ static void receive_phase(struct xw_endpoint *ep, __u32 *next, const char *phase
 	char buf[256], want[256];
 	struct armed_watch w = { .total = MSGS_PER_PHASE };
 	struct xw_shared *sh = xwi_iface_shared(xw_endpoint__iface(ep), EP);
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	pthread_t th;
 
 	REQUIRE(sh, "B: map the shared entry: %s", strerror(errno));

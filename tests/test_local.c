@@ -173,7 +173,7 @@ static void xfer_here(struct xw_endpoint *tx, struct xw_endpoint *rx, size_t len
 	unsigned char *out = malloc(len + 1), *in = malloc(len + 64);
 	struct xw_addr dst = addr_of(rx), src = addr_of(tx);
 	struct xw_request *r[2] = { NULL, NULL };
-	struct xw_status st[2] = {};
+	struct xw_status st[2] = { { .sz = sizeof(st[0]) }, { .sz = sizeof(st[1]) } };
 	long d;
 
 	REQUIRE(out && in, "malloc");
@@ -212,7 +212,7 @@ static void xfer_peer(int fd, struct xw_endpoint *ep, const struct xw_addr *peer
 {
 	unsigned char *buf = malloc(len + 64);
 	struct xw_request *req;
-	struct xw_status st = {};
+	XW_OPTS(xw_status, st);
 	long d;
 	int err;
 
@@ -286,7 +286,7 @@ static void trunc_cancel(int fd, struct xw_endpoint *ep, const struct xw_addr *p
 	unsigned char small[1000 + 64];
 	size_t lens[] = { 5000, 100000 };
 	struct xw_request *req;
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 
 	for (int k = 0; k < 2; k++) {
 		if (!is_b) {
@@ -325,7 +325,7 @@ static void wake_part(int fd, struct xw_endpoint *ep, const struct xw_addr *peer
 	for (int k = 0; k < 2; k++) {
 		char buf[64] = "";
 		struct xw_request *req;
-		struct xw_status st = {};
+		XW_OPTS(xw_status, st);
 		struct xw_wait_stats w0 = { .sz = sizeof(w0) }, w1 = { .sz = sizeof(w1) };
 		XW_OPTS(xw_stats, x0);
 		XW_OPTS(xw_stats, x1);
@@ -541,7 +541,7 @@ static void host_b(int fd)
 	bar(fd, ep, "kill starts");
 	for (int i = 0; i < 200; i++) {
 		char m[32], r[32];
-		struct xw_status st;
+		XW_OPTS(xw_status, st);
 
 		snprintf(m, sizeof(m), "ping %d", i);
 		CHECK(xw_endpoint__send(ep, &a3, m, sizeof(m), 0x300 + (__u64)i, TMO) == 0,
@@ -579,7 +579,7 @@ static void host_d(int fd)
 	struct xw_endpoint *ep;
 	struct xw_addr a5, me;
 	char m[64] = "";
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 
 	who = "D";
 	ep = open_ep(4, 2, 0);
@@ -601,7 +601,7 @@ static void kill_part(int fb, struct xw_endpoint *e3, struct xw_addr *a2)
 	unsigned char *big = malloc(8u << 20);
 	struct xw_addr a4;
 	struct xw_request *sreq, *dreq;
-	struct xw_status st = {};
+	XW_OPTS(xw_status, st);
 	struct xw_endpoint_stats s0 = { .sz = sizeof(s0) };
 	__u64 t0, t_kill;
 	pid_t c, d;
@@ -639,7 +639,7 @@ static void kill_part(int fb, struct xw_endpoint *e3, struct xw_addr *a2)
 	/* Meanwhile endpoint 3 answers B's pings (B checks them). */
 	for (int i = 0; i < 200; i++) {
 		char r[32];
-		struct xw_status s3;
+		XW_OPTS(xw_status, s3);
 
 		CHECK(xw_endpoint__recv(e3, r, sizeof(r), 0x300 + (__u64)i, ~0ULL, &s3, TMO) == 0,
 		      "A: ping %d", i);

@@ -219,7 +219,7 @@ static void notify_passive(struct xw_endpoint *ep, const struct xw_addr *peer,
 {
 	const __u64 match = 0x7E57A55ULL;
 	struct xw_request *req;
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	char c = 'g';
 
 	if (is_b) {
@@ -256,7 +256,7 @@ static void pingpong(struct xw_endpoint *ep, const struct xw_addr *peer, enum xw
 	enum xw_wait_strategy ws_s = per_call ? s : XW_WAIT_DEFAULT;
 	struct xw_wait_stats a = { .sz = sizeof(a) }, b = { .sz = sizeof(b) };
 	struct xw_request *rr, *sr;
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	__u64 t0;
 	int err, bad = 0;
 
@@ -403,7 +403,7 @@ static void idle_second(struct xw_endpoint *ep, int watchdog)
 	XW_OPTS(xw_stats, xa);
 	XW_OPTS(xw_stats, xb);
 	struct xw_request *req;
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	__u64 t0, el, thr0, thr, self0, self, max_blocks;
 	int err;
 
@@ -524,7 +524,7 @@ static void delay_phase(struct xw_endpoint *ep, const struct xw_addr *peer, int 
 {
 	char ping[32], pong[32];
 	struct xw_request *req;
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	int err;
 
 	bar("delay phase");
@@ -790,7 +790,7 @@ static __u64 rnd(void)
 static void part_race(struct xw_endpoint *ep, const struct xw_addr *peer)
 {
 	struct race_msg m;
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	__u64 t_start;
 
 	bar("race start");
@@ -896,7 +896,7 @@ static void watchdog_run(struct xw_endpoint *ep, const struct xw_addr *peer, __u
 	static unsigned char *buf;
 	__u64 match = 0x500000ULL + (__u64)run;
 	struct xw_request *req;
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	int err;
 
 	if (!buf) {
@@ -1041,7 +1041,7 @@ static void part_wait_any(struct xw_endpoint *ep, const struct xw_addr *peer, co
 	struct xw_endpoint *eps[3] = { ep, NULL, NULL };
 	struct xw_addr addrs[3];
 	char msg[64], got[64 + 16];
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 
 	/* Host A receives on endpoints 1, 2, 3; host B sends from 1. */
 	if (!is_b) {
@@ -1255,7 +1255,7 @@ static void part_check(struct xw_endpoint *ep, const struct xw_addr *peer)
 {
 	static unsigned char *buf;
 	struct xw_request *req;
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	__u64 match = 0x700000ULL;
 
 	if (!buf) {

@@ -195,7 +195,7 @@ void send_or_die(const void *buf, size_t len, __u64 tag, const char *what)
 
 void recv_or_die(void *buf, size_t len, __u64 tag, struct xw_status *st, const char *what)
 {
-	struct xw_status s;
+	XW_OPTS(xw_status, s);
 	int err = xw_endpoint__recv(ep, buf, len, tag, TAG_ALL, &s, o.timeout_ms);
 
 	if (err)
@@ -210,7 +210,7 @@ void connect_peer(void)
 {
 	char text[XW_ADDR_STRLEN];
 	struct xw_addr me;
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	int err;
 
 	if (o.role == 'b') {
