@@ -8,13 +8,15 @@
 #   make bench-xdp per-frame cost of the XDP program (BPF_PROG_TEST_RUN)
 
 VERSION_MAJOR := 0
-VERSION_MINOR := 2
+VERSION_MINOR := 3
 VERSION_PATCH := 0
 VERSION := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
 # The ABI number in the soname, apart from VERSION: at 0.x a minor release
 # may break the ABI, and then SOVERSION goes up by one (0.1: .so.0; 0.2
-# broke it: .so.1).  At 1.0 and later it follows VERSION_MAJOR.
-SOVERSION := 1
+# broke it: .so.1; 0.3 broke it, sz in struct xw_stats, xw_status and
+# xw_knob_info, xw_wait_opts.timeout_set, test-only fields out of
+# xw_endpoint_opts: .so.2).  At 1.0 and later it follows VERSION_MAJOR.
+SOVERSION := 2
 
 OUTPUT ?= .output
 override OUTPUT := $(abspath $(OUTPUT))

@@ -42,7 +42,7 @@ extern "C" {
 #define XW_API __attribute__((visibility("default")))
 
 #define XDPWAKE_VERSION_MAJOR 0
-#define XDPWAKE_VERSION_MINOR 2
+#define XDPWAKE_VERSION_MINOR 3
 #define XDPWAKE_VERSION_PATCH 0
 
 /** Declare and zero an options struct with its size set:

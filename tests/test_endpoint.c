@@ -663,9 +663,15 @@ static void send_text(struct xw_endpoint *ep, const struct xw_addr *dst, const c
 static void recv_text(struct xw_endpoint *ep, const char *text, __u64 match, int src_ep)
 {
 	char buf[128] = "";
+	struct xw_status nosz = { .len = 7 };
 	XW_OPTS(xw_status, st);
-	int err = xw_endpoint__recv(ep, buf, sizeof(buf), match, ~0ULL, &st, TMO);
+	int err;
 
+	/* A status without sz is refused before anything is taken. */
+	err = xw_endpoint__recv(ep, buf, sizeof(buf), match, ~0ULL, &nosz, TMO);
+	CHECK(err == -EINVAL && nosz.len == 7 && !buf[0], "%s: recv into a status without sz: %s",
+	      me, xw_strerror(err));
+	err = xw_endpoint__recv(ep, buf, sizeof(buf), match, ~0ULL, &st, TMO);
 	CHECK(err == 0 && st.len == strlen(text) + 1 && !strcmp(buf, text) &&
 	      (src_ep < 0 || st.src.ep == src_ep),
 	      "%s: recv match %#llx: %s, got \"%.*s\" (%zu bytes) from endpoint %u, want \"%s\" "

@@ -1182,10 +1182,12 @@ static void part_wait_any(struct xw_endpoint *ep, const struct xw_addr *peer, co
 			cond_at = t0 + 30 * MS;
 			r = xw_wait_any(&one, 1, &o);
 			el = now() - t0;
-			CHECK(r == 1 && el >= 30 * MS, "zeroed options: %d after %llu ms, want 1 after 30",
-			      r, (unsigned long long)(el / MS));
+			CHECK(r == 1 && el >= 30 * MS,
+			      "zeroed options: %d after %llu ms, want 1 after 30", r,
+			      (unsigned long long)(el / MS));
 			o.timeout_ms = 50;
-			CHECK(xw_wait_any(&one, 1, &o) == -EINVAL, "timeout_ms without timeout_set");
+			CHECK(xw_wait_any(&one, 1, &o) == -EINVAL,
+			      "timeout_ms without timeout_set");
 		}
 		{
 			struct xw_waitable many[XW_WAIT_ANY_MAX + 1];

@@ -853,23 +853,18 @@ static void other_host(struct xwt_xdp *x)
 	x->skel->data_ifmac->xw_ifmac_hi = hi;
 	x->skel->data_ifmac->xw_ifmac_lo = lo;
 	for (int i = 0; i < 4; i++) {
-		__u64 before = iface_stat(x, offsetof(struct xw_map_stats, pass_other_host));
+		const size_t off = offsetof(struct xw_map_stats, pass_other_host);
+		__u64 before = iface_stat(x, off);
 		int len = xwt_build(&f, in), act;
 
 		memcpy(in, dst[i], 6);
 		act = xwt_run(x, in, len, 0, NULL, NULL);
 		if (i == 0)
-			CHECK(act == XDP_PASS &&
-				      iface_stat(x, offsetof(struct xw_map_stats, pass_other_host)) ==
-					      before + 1,
+			CHECK(act == XDP_PASS && iface_stat(x, off) == before + 1,
 			      "a frame for another host's MAC: action %d, pass_other_host +%llu", act,
-			      (unsigned long long)(iface_stat(x, offsetof(struct xw_map_stats,
-									  pass_other_host)) -
-						   before));
+			      (unsigned long long)(iface_stat(x, off) - before));
 		else
-			CHECK(act != XDP_PASS &&
-				      iface_stat(x, offsetof(struct xw_map_stats, pass_other_host)) ==
-					      before,
+			CHECK(act != XDP_PASS && iface_stat(x, off) == before,
 			      "destination %d (ours/broadcast/multicast): action %d", i, act);
 	}
 	/* no address: not checked */

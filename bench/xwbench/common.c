@@ -167,7 +167,8 @@ void ep_open(void)
 		/* The mis-ordering experiment's knob (exp4): a test hook. */
 		struct xwi_test_opts to = { .mark_shift = o.mark_shift };
 
-		while ((err = xwi_endpoint_open_test(o.ifname, (__u16)o.ep, &eo, &to, &ep)) == -EBUSY &&
+		while ((err = xwi_endpoint_open_test(o.ifname, (__u16)o.ep, &eo, &to, &ep)) ==
+			       -EBUSY &&
 		       xwu_now_ns() < end)
 			usleep(20000);
 		if (err)

@@ -131,7 +131,9 @@ static inline __u64 xwi_deadline_ms(int timeout_ms)
  * else none (zeroed options wait as NULL options do). */
 static inline __u64 xwi_wait_opts_deadline(const struct xw_wait_opts *opts)
 {
-	return XWI_OPT(opts, timeout_set, false) ? xwi_deadline_ms(XWI_OPT(opts, timeout_ms, -1)) : 0;
+	if (!XWI_OPT(opts, timeout_set, false))
+		return 0;
+	return xwi_deadline_ms(XWI_OPT(opts, timeout_ms, -1));
 }
 
 /* endpoint.c */
