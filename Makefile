@@ -8,13 +8,15 @@
 #   make bench-xdp per-frame cost of the XDP program (BPF_PROG_TEST_RUN)
 
 VERSION_MAJOR := 0
-VERSION_MINOR := 2
+VERSION_MINOR := 3
 VERSION_PATCH := 0
 VERSION := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
 # The ABI number in the soname, apart from VERSION: at 0.x a minor release
 # may break the ABI, and then SOVERSION goes up by one (0.1: .so.0; 0.2
-# broke it: .so.1).  At 1.0 and later it follows VERSION_MAJOR.
-SOVERSION := 1
+# broke it: .so.1; 0.3 broke it, sz in struct xw_stats, xw_status and
+# xw_knob_info, xw_wait_opts.timeout_set, test-only fields out of
+# xw_endpoint_opts: .so.2).  At 1.0 and later it follows VERSION_MAJOR.
+SOVERSION := 2
 
 OUTPUT ?= .output
 override OUTPUT := $(abspath $(OUTPUT))
@@ -54,11 +56,12 @@ SAN_FLAGS := $(if $(SANITIZE),-fsanitize=$(SANITIZE) -fno-omit-frame-pointer,)
 
 DEP_CFLAGS = $(shell $(PKG_CONFIG) --cflags libbpf libxdp 2>/dev/null)
 DEP_LIBS = $(shell $(PKG_CONFIG) --libs libbpf libxdp 2>/dev/null || echo -lxdp -lbpf -lelf -lz)
-BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARNINGS) -Iinclude -I$(OUTPUT) $(SAN_FLAGS)
+# -Ibpf: bpf/xdpwake_maps.h, the BPF map layouts (not installed).
+BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARNINGS) -Iinclude -Ibpf -I$(OUTPUT) $(SAN_FLAGS)
 LIB_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden
 LDLIBS := $(DEP_LIBS) -lpthread
 
-BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -Wall -Werror -Iinclude \
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -Wall -Werror -Iinclude -Ibpf \
 	-I/usr/include/$(ARCH_TRIPLE)
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
@@ -75,8 +78,9 @@ TEST_SKELS := $(patsubst tests/bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(TEST_BPF_SRCS))
 LIB_SRCS := $(wildcard userspace/lib/*.c)
 LIB_OBJS := $(patsubst userspace/lib/%.c,$(OUTPUT)/lib/%.o,$(LIB_SRCS))
 PUB_HDRS := include/xdpwake.h include/xdpwake/proto.h
-# Not installed: the BPF map layouts the program and the library share.
-INT_HDRS := include/xdpwake/maps.h
+# Not installed (the install rule names PUB_HDRS only): the BPF map layouts
+# the program, the library, the tests and the benchmarks share.
+INT_HDRS := bpf/xdpwake_maps.h
 LIB_A := $(OUTPUT)/libxdpwake.a
 SONAME := libxdpwake.so.$(SOVERSION)
 LIB_SO := $(OUTPUT)/libxdpwake.so.$(VERSION)
@@ -247,10 +251,10 @@ $(BENCH_ON_XWT): $(OUTPUT)/bench/%: bench/%.c $(XWT_HDRS) $(XWT_A) $(LIB_A) $(UT
 		-o $@ $< $(XWT_A) $(LIB_A) $(UTIL_A) $(LDLIBS)
 
 $(OUTPUT)/bench/xwbench: $(wildcard bench/xwbench/*.c bench/xwbench/*.h) $(LIB_A) $(UTIL_A) $(UTIL_HDRS) \
-		$(PUB_HDRS) | $(OUTPUT)/bench
+		$(PUB_HDRS) userspace/lib/testhook.h | $(OUTPUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/util -Ibench/xwbench \
-		-o $@ $(wildcard bench/xwbench/*.c) $(LIB_A) $(UTIL_A) $(LDLIBS)
+		-Iuserspace/lib -o $@ $(wildcard bench/xwbench/*.c) $(LIB_A) $(UTIL_A) $(LDLIBS)
 
 # Always regenerated: PREFIX/LIBDIR/INCLUDEDIR may differ between installs.
 # The man page and the README's command reference come from the tool's own

@@ -216,7 +216,7 @@ static long long wakes_sent(const struct xw_stats *s)
 
 static int set_defaults(void)
 {
-	struct xw_knob_info ki;
+	XW_OPTS(xw_knob_info, ki);
 	int err;
 
 	for (int i = 0; i < xw_knob_count(); i++) {
@@ -368,7 +368,8 @@ static int run_one(int pat, int pol, struct result *r, struct iface_ctx *ic, __u
 {
 	struct xwe_cmd c = pattern_cmd(pat);
 	struct cpu_snap c0, c1;
-	struct xw_stats s0, s1;
+	XW_OPTS(xw_stats, s0);
+	XW_OPTS(xw_stats, s1);
 	double ru0, ru1;
 	unsigned long long t0, t1;
 	__u64 base;

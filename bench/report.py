@@ -617,7 +617,7 @@ Run: %s. %s.
 
 `xwbench pp --size 32K --mark-shift K`: a 32 KiB medium message (eager, 23 fragments)
 each way with the LAT mark on fragment N-1-K instead of the last (K = 0, 1, 3;
-`xw_endpoint_opts.mark_shift`), both sides `block`; transfer time = half the round
+the test hook `xwi_test_opts.mark_shift`), both sides `block`; transfer time = half the round
 trip; %s iterations per run, %d repetitions, medians.
 
 Plot: [transfer time](results/exp4_misorder.svg); data: `results/exp4_misorder.csv`,

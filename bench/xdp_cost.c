@@ -67,7 +67,7 @@
 #include <bpf/libbpf.h>
 #include <xdp/xsk.h>
 
-#include "xdpwake/maps.h"
+#include "xdpwake_maps.h"
 #include "xdpwake.skel.h"
 #include "internal.h"
 #include "xwt_xdp.h" /* the BPF_PROG_TEST_RUN harness, knob defaults, stats */
@@ -451,7 +451,7 @@ static void build_xw(struct frame *f, const struct xw_frame_spec *s)
 /* Sum of the per-CPU values of one stats key, as an array of counters. */
 static int read_stats(struct bench *b, __u32 key, __u64 out[NSTAT])
 {
-	struct xw_stats sum = {};
+	struct xw_map_stats sum = {};
 	int err = xwt_read_stats(b->stats_fd, key, &sum);
 
 	memcpy(out, &sum, sizeof(__u64) * NSTAT);

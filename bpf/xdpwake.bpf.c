@@ -17,7 +17,7 @@
 #include <bpf/bpf_endian.h>
 #include <xdp/xdp_helpers.h>
 
-#include "xdpwake/maps.h"
+#include "xdpwake_maps.h"
 
 #ifndef EBUSY
 #define EBUSY 16 /* no <errno.h> for BPF targets */
@@ -205,7 +205,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, XW_STATS_ENTRIES);
 	__type(key, __u32);
-	__type(value, struct xw_stats);
+	__type(value, struct xw_map_stats);
 } stats SEC(".maps");
 
 /* ---- helpers -------------------------------------------------------- */
@@ -217,7 +217,7 @@ static __always_inline __u32 knob(void *map, __u32 key, __u32 def)
 	return v ? *v : def;
 }
 
-static __always_inline void count_reason(struct xw_stats *s, __u32 reason)
+static __always_inline void count_reason(struct xw_map_stats *s, __u32 reason)
 {
 	switch (reason) {
 	case XW_WAKE_EVERY:
@@ -278,7 +278,7 @@ static __always_inline void trace(__u32 ep, __u32 epflags, __u8 kind, __u8 reaso
  * one wake.
  */
 static __always_inline void wake(__u32 ep, __u32 epflags, struct xw_wake_state *ws,
-				 struct xw_shared *sh, struct xw_stats *s, __u32 reason,
+				 struct xw_shared *sh, struct xw_map_stats *s, __u32 reason,
 				 __u64 now)
 {
 	__u64 pending = ws->pending;
@@ -312,7 +312,7 @@ static __always_inline void wake(__u32 ep, __u32 epflags, struct xw_wake_state *
 /* Make sure the coalescing timer fires no later than @due. */
 /* 0, or the timer could not be started: the caller wakes at once rather
  * than leave the frames without a wake. */
-static __always_inline int timer_due(struct xw_wake_state *ws, struct xw_stats *s,
+static __always_inline int timer_due(struct xw_wake_state *ws, struct xw_map_stats *s,
 				     __u64 due, __u64 now)
 {
 	if (ws->deadline_ns && ws->deadline_ns <= due)
@@ -372,7 +372,7 @@ static int wake_timer_cb(void *map, __u32 *key, struct xw_wake_state *ws)
 	__u32 ep = *key, reason = XW_WAKE_TIMEOUT, zero_flags = 0;
 	struct xw_ep_entry *epi;
 	struct xw_shared *sh;
-	struct xw_stats *s;
+	struct xw_map_stats *s;
 	__u64 now = clock_now(), due;
 
 	/* Exchange (full barrier) before reading pending: see decide(). */
@@ -436,7 +436,7 @@ static int wd_timer_cb(void *map, __u32 *key, struct xw_wd_state *wd)
 {
 	__u32 ep = *key;
 	struct xw_shared *sh;
-	struct xw_stats *s;
+	struct xw_map_stats *s;
 	__u64 now = clock_now(), due = wd->deadline_ns, produced, consumed, period, since;
 	void *ring;
 
@@ -502,7 +502,7 @@ static __always_inline void watchdog_arm(__u32 ep, struct xw_shared *sh, __u64 p
 
 /* The wake decision for one frame redirected to endpoint @ep. */
 static __always_inline void decide(__u32 ep, __u32 epflags, struct xw_wake_state *ws,
-				   struct xw_shared *sh, struct xw_stats *s,
+				   struct xw_shared *sh, struct xw_map_stats *s,
 				   __u8 type, __u8 flags, __u64 produced)
 {
 	__u64 now = 0, gap_since = GAP_CLAMP_NS, gap;
@@ -629,7 +629,7 @@ static __always_inline void decide(__u32 ep, __u32 epflags, struct xw_wake_state
 
 /* ---- the program ---------------------------------------------------- */
 
-static __always_inline int pass(struct xw_stats *g, __u64 len)
+static __always_inline int pass(struct xw_map_stats *g, __u64 len)
 {
 	g->frames_passed++;
 	g->bytes_passed += len;
@@ -657,7 +657,7 @@ static __always_inline int data_type(__u8 type)
  */
 static __always_inline int probe_answer(struct ethhdr *eth, struct iphdr *ip, struct xw_hdr *h,
 					void *data_end, __u32 ep, struct xw_shared *sh,
-					struct xw_stats *s)
+					struct xw_map_stats *s)
 {
 	__u8 mac[ETH_ALEN];
 	__be32 a;
@@ -713,7 +713,7 @@ int xw_xdp(struct xdp_md *ctx)
 	struct xw_ep_entry *epi;
 	struct xw_wake_state *ws;
 	struct xw_shared *sh;
-	struct xw_stats *g, *s;
+	struct xw_map_stats *g, *s;
 	struct xw_hdr *h;
 	struct iphdr *ip = 0;
 	struct udphdr *udp;
@@ -942,7 +942,7 @@ int xw_local(struct xdp_md *ctx)
 	struct xw_ep_entry *epi;
 	struct xw_wake_state *ws;
 	struct xw_shared *sh;
-	struct xw_stats *s;
+	struct xw_map_stats *s;
 	__u32 ep;
 
 	if ((void *)(in + 1) > data_end)

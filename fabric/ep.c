@@ -185,6 +185,7 @@ int xwfi_ep_progress(struct xwfi_ep *ep)
 		if (op->req) {
 			if (xw_request__done(op->req) != 1)
 				continue;
+			op->st.sz = sizeof(op->st);
 			xw_request__test(op->req, &op->st);
 			op->req = NULL;
 		}
@@ -491,7 +492,7 @@ static ssize_t do_peek(struct xwfi_ep *ep, fi_addr_t src, uint64_t tag, uint64_t
 {
 	struct xwfi_cqe e = { .ctx = ctx, .flags = FI_RECV | (tagged ? FI_TAGGED : FI_MSG) };
 	uint64_t match, mask;
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	struct xw_addr a;
 	bool has_src, found = false;
 	struct smsg *sm = NULL;
@@ -991,7 +992,7 @@ static ssize_t ep_cancel(fid_t fid, void *ctx)
 
 	pthread_mutex_lock(&ep->dom->lock);
 	for (struct op *op = ep->ops.next; op != &ep->ops; op = op->next) {
-		struct xw_status st;
+		XW_OPTS(xw_status, st);
 
 		if (op->kind != OP_RECV || op->ctx != ctx || !op->ctx)
 			continue;
@@ -1315,8 +1316,9 @@ static uint64_t mono_ms(void)
 static void ep_linger(struct xwfi_ep *ep)
 {
 	struct xw_waitable it = { .ep = ep->xep };
-	XW_OPTS(xw_wait_opts, wo, .timeout_ms = 1, .eps_no_unexpected = true);
-	XW_OPTS(xw_wait_opts, fo, .timeout_ms = XWFI_ACK_FLUSH_MS, .eps_no_unexpected = true);
+	XW_OPTS(xw_wait_opts, wo, .timeout_set = true, .timeout_ms = 1, .eps_no_unexpected = true);
+	XW_OPTS(xw_wait_opts, fo, .timeout_set = true, .timeout_ms = XWFI_ACK_FLUSH_MS,
+		.eps_no_unexpected = true);
 	uint64_t start = mono_ms();
 
 	for (int i = 0; i < 4 * XWFI_LINGER_MS; i++) {

@@ -14,10 +14,12 @@
  * plain values and tables (addresses, names, knobs, counters) and for
  * process-wide calls.
  *
- * Structs the library fills for the caller (struct xw_endpoint_stats,
- * struct xw_wait_stats) also start with `sz`, set by the caller (XW_OPTS()
- * declares them too): the library fills min(sz, its own size) and zeroes
- * the rest; sz too small for any field is -EINVAL.
+ * Structs the library fills for the caller (struct xw_status, xw_stats,
+ * xw_knob_info, xw_endpoint_stats, xw_wait_stats) also start with `sz`,
+ * set by the caller (XW_OPTS() declares them too): the library fills
+ * min(sz, its own size) and zeroes the rest; sz too small for any field is
+ * -EINVAL.  So every struct may grow at its end without a new symbol
+ * version (userspace/libxdpwake.map).
  *
  * Timeouts (`int timeout_ms` everywhere): < 0 no limit, 0 poll once (one
  * progress pass, then -ETIMEDOUT if not done), > 0 milliseconds; as poll(2).
@@ -40,7 +42,7 @@ extern "C" {
 #define XW_API __attribute__((visibility("default")))
 
 #define XDPWAKE_VERSION_MAJOR 0
-#define XDPWAKE_VERSION_MINOR 2
+#define XDPWAKE_VERSION_MINOR 3
 #define XDPWAKE_VERSION_PATCH 0
 
 /** Declare and zero an options struct with its size set:
@@ -97,8 +99,10 @@ XW_API const char *xw_pkt_type_name(unsigned int type);
 
 /* ---- knobs ---------------------------------------------------------- */
 
-/** Description of one knob: see XW_KNOBS in xdpwake/proto.h. */
+/** Description of one knob: see XW_KNOBS in xdpwake/proto.h (set sz; see
+ *  the top). */
 struct xw_knob_info {
+	size_t sz;
 	const char *name;     /* also the pinned map's file name            */
 	bool per_endpoint;    /* false: one value per interface (key 0)     */
 	__u32 def;	      /* value written when the maps are created    */
@@ -108,7 +112,9 @@ struct xw_knob_info {
 
 /** Number of knobs. */
 XW_API int xw_knob_count(void);
-/** Fill @info for knob @idx (0 .. xw_knob_count()-1); -ERANGE otherwise. */
+/** Fill @info (info->sz set by the caller) for knob @idx (0 ..
+ *  xw_knob_count()-1); -ERANGE otherwise, -EINVAL when info->sz is too
+ *  small. */
 XW_API int xw_knob_info(int idx, struct xw_knob_info *info);
 /** Index of the knob called @name, or -ENOENT. */
 XW_API int xw_knob_find(const char *name);
@@ -121,12 +127,20 @@ XW_API int xw_knob_parse(int idx, const char *text, __u32 *value);
 
 /* ---- statistics ----------------------------------------------------- */
 
+/** The XDP program's counters (xw_iface__stats(); set sz, see the top): one
+ *  __u64 per counter of XW_STATS (xdpwake/proto.h), in that order, after
+ *  sz; counters added later go at the end. */
+struct xw_stats {
+	size_t sz;
+	XW_STATS(XW__STATS_FIELD)
+};
+
 /** Number of counters in struct xw_stats. */
 XW_API int xw_stat_count(void);
 /** Name and description of counter @idx; NULL if out of range. */
 XW_API const char *xw_stat_name(int idx);
 XW_API const char *xw_stat_help(int idx);
-/** Value of counter @idx in @s (0 if out of range). */
+/** Value of counter @idx in @s (0 if out of range or beyond s->sz). */
 XW_API __u64 xw_stat_value(const struct xw_stats *s, int idx);
 
 /* ---- the program on an interface ------------------------------------ */
@@ -208,7 +222,8 @@ XW_API int xw_iface__get_knob(struct xw_iface *iface, const char *name, __u16 ep
 
 /** Statistics summed over CPUs, of endpoint @ep (0..XW_MAX_ENDPOINTS-1),
  *  of frames not attributed to an endpoint (XW_STATS_IFACE), or of
- *  everything (XW_STATS_ALL). */
+ *  everything (XW_STATS_ALL), into @out (out->sz set by the caller;
+ *  -EINVAL when it is too small). */
 XW_API int xw_iface__stats(struct xw_iface *iface, __u16 ep, struct xw_stats *out);
 
 /** Registered endpoint information (flags has XW_EPF_ACTIVE when in use). */
@@ -249,8 +264,10 @@ XW_API int xw_addr_equal(const struct xw_addr *a, const struct xw_addr *b);
 
 /* ---- messages ------------------------------------------------------- */
 
-/** Outcome of a completed request. */
+/** Outcome of a completed request (set sz; see the top: every call that
+ *  fills one checks sz first, -EINVAL before it takes anything). */
 struct xw_status {
+	size_t sz;
 	size_t len;	    /* bytes delivered into the receive buffer / sent */
 	size_t msg_len;	    /* the message's full length                        */
 	__u64 match;	    /* the message's match value                        */
@@ -290,9 +307,6 @@ struct xw_endpoint_opts {
 	/* Marks (ablation): set marks_set and a mask of XW_MARK_*. */
 	bool marks_set;
 	__u32 marks;
-	/* Test only: LAT on the N-1-mark_shift-th fragment instead of the
-	 * last (the coalescing paper's mis-ordering experiment). */
-	__u32 mark_shift;
 	/* Memory bounds (0: default 8 MiB / 4 MiB / 1024 queued sends). */
 	__u64 unexpected_max;
 	__u64 pushed_max;
@@ -308,10 +322,8 @@ struct xw_endpoint_opts {
 	__u32 watchdog_usecs;
 	/* Reliability: a connection with no progress (nothing acknowledged)
 	 * for give_up_ms (0: 5000) is reset and its requests complete with
-	 * -ETIMEDOUT.  crc_off: no CRC32C on frames (benchmarks only; both
-	 * ends must agree). */
+	 * -ETIMEDOUT. */
 	__u32 give_up_ms;
-	bool crc_off;
 	/* The watchdog thread's SCHED_FIFO priority (see xw_watchdog_opts). */
 	__u32 watchdog_rt_prio;
 };
@@ -591,8 +603,13 @@ XW_API int xw_endpoint__set_notify(struct xw_endpoint *ep, xw_notify_fn fn, void
 /** Options of xw_request__wait_opts() and xw_wait_any(). */
 struct xw_wait_opts {
 	size_t sz;
-	int timeout_ms;		       /* < 0: no limit, 0: poll once, > 0: ms;
-					* NULL opts: no limit               */
+	/* The wait's bound.  Without timeout_set (zeroed options, as NULL
+	 * options): no limit.  With timeout_set, timeout_ms as everywhere:
+	 * < 0 no limit, 0 poll once (one pass, then -ETIMEDOUT if not ready),
+	 * > 0 milliseconds.  A non-zero timeout_ms without timeout_set is
+	 * -EINVAL (it would be ignored). */
+	bool timeout_set;
+	int timeout_ms;
 	enum xw_wait_strategy strategy; /* XW_WAIT_DEFAULT: the endpoint's  */
 	__u64 spin_ns;		       /* 0: the endpoint's                 */
 	/* xw_wait_any(): also ready when cond(arg) returns true (polled

@@ -19,7 +19,7 @@ FUZZ_LIB := engine conn peer msg stream match crc32c frame addr
 FUZZ_LIB_OBJS := $(patsubst %,$(OUTPUT)/fuzz/obj/%.o,$(FUZZ_LIB)) $(OUTPUT)/fuzz/obj/link.o
 FUZZ_HDRS := $(PUB_HDRS) $(wildcard userspace/lib/*.h) $(wildcard tests/fuzz/*.h) tests/lib/link.h
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE $(WARNINGS) -Iinclude -Iuserspace/lib \
+FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE $(WARNINGS) -Iinclude -Ibpf -Iuserspace/lib \
 	-Itests/fuzz -Itests/lib $(FUZZ_SAN)
 FUZZ_GEN := $(OUTPUT)/fuzz/gen_corpus
 

@@ -172,11 +172,14 @@ static int check_recv(const struct op *o, const struct xw_status *st, __u8 *want
 int main(int argc, char **argv)
 {
 	struct xw_addr paddr[MAXP], self;
-	struct xw_stats x0, x1, i0, i1;
+	XW_OPTS(xw_stats, x0);
+	XW_OPTS(xw_stats, x1);
+	XW_OPTS(xw_stats, i0);
+	XW_OPTS(xw_stats, i1);
 	struct xw_endpoint_stats es = { .sz = sizeof(es) };
 	struct xw_endpoint *ep;
 	struct xw_iface *ifc;
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	char text[256], atext[64];
 	int rounds, err, ok = 0, bad = 0, verrs = 0, vok = 0;
 	bool victim;

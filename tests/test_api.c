@@ -44,12 +44,13 @@ static void expect_parse(const char *name, const char *text, int want_err, __u32
 
 static void test_knob_metadata(void)
 {
-	struct xw_knob_info ki, kj;
+	XW_OPTS(xw_knob_info, ki);
+	XW_OPTS(xw_knob_info, kj);
 	int n = xw_knob_count();
 
 	CHECK(n == 13, "xw_knob_count() = %d", n);
 	for (int i = 0; i < n; i++) {
-		memset(&ki, 0, sizeof(ki));
+		ki = (struct xw_knob_info){ .sz = sizeof(ki) };
 		CHECK(xw_knob_info(i, &ki) == 0, "xw_knob_info(%d)", i);
 		CHECK(ki.name && *ki.name, "knob %d has no name", i);
 		if (!ki.name)
@@ -75,6 +76,26 @@ static void test_knob_metadata(void)
 	CHECK(xw_knob_info(n, &ki) == -ERANGE, "xw_knob_info(count)");
 	CHECK(xw_knob_info(INT_MAX, &ki) == -ERANGE, "xw_knob_info(INT_MAX)");
 	CHECK(xw_knob_info(0, NULL) < 0, "xw_knob_info(0, NULL)");
+	/* sz: none is -EINVAL; a shorter struct (an older header) gets its
+	 * part, a longer one (a newer header) its tail zeroed. */
+	ki = (struct xw_knob_info){ .sz = 0 };
+	CHECK(xw_knob_info(0, &ki) == -EINVAL && !ki.name, "xw_knob_info(sz 0)");
+	ki = (struct xw_knob_info){ .sz = offsetof(struct xw_knob_info, help) };
+	CHECK(xw_knob_info(0, &ki) == 0 && ki.name && !ki.help &&
+		      ki.sz == offsetof(struct xw_knob_info, help),
+	      "xw_knob_info(sz without help)");
+	{
+		struct {
+			struct xw_knob_info k;
+			unsigned char tail[16];
+		} big;
+
+		memset(&big, 0xAA, sizeof(big));
+		big.k.sz = sizeof(big);
+		CHECK(xw_knob_info(0, &big.k) == 0 && big.k.help && big.k.sz == sizeof(big) &&
+			      !memcmp(big.tail, (unsigned char[16]){ 0 }, sizeof(big.tail)),
+		      "xw_knob_info(larger sz): tail zeroed");
+	}
 	CHECK(xw_knob_find("no_such_knob") == -ENOENT, "xw_knob_find(unknown) = %d",
 	      xw_knob_find("no_such_knob"));
 	CHECK(xw_knob_find("") == -ENOENT, "xw_knob_find(\"\") = %d", xw_knob_find(""));
@@ -103,7 +124,7 @@ static void test_knob_numbers(void)
 		" -18446744073709551615", "18446744073709551616", "99999999999999999999999",
 		"0x10000000000000000", "1 2", ",", ",,", "5,", "\n",
 	};
-	struct xw_knob_info ki;
+	XW_OPTS(xw_knob_info, ki);
 	char t[64];
 	__u32 v;
 
@@ -288,14 +309,20 @@ static const struct {
 
 static void test_stats(void)
 {
-	struct xw_stats s;
-	__u64 *raw = (__u64 *)&s;
+	XW_OPTS(xw_stats, s);
 	int n = xw_stat_count();
 
 	CHECK(n == XW_STATS_NR, "xw_stat_count() = %d, XW_STATS_NR %d", n, XW_STATS_NR);
 	CHECK(n == (int)(sizeof(stat_fields) / sizeof(stat_fields[0])), "stat table");
-	for (int i = 0; i < XW_STATS_NR; i++)
-		raw[i] = 0x1000000000ULL + (__u64)i * 7;
+	/* The counters follow sz, one __u64 each, to the end of the struct. */
+	CHECK(stat_fields[0].off == sizeof(__u64) &&
+		      sizeof(s) == sizeof(__u64) + (size_t)XW_STATS_NR * sizeof(__u64),
+	      "struct xw_stats: sz, then %d counters", XW_STATS_NR);
+	for (int i = 0; i < XW_STATS_NR; i++) {
+		__u64 v = 0x1000000000ULL + (__u64)i * 7;
+
+		memcpy((char *)&s + stat_fields[i].off, &v, sizeof(v));
+	}
 	for (int i = 0; i < n; i++) {
 		const char *name = xw_stat_name(i), *help = xw_stat_help(i);
 
@@ -305,8 +332,8 @@ static void test_stats(void)
 			continue;
 		CHECK(!strcmp(name, stat_fields[i].name), "xw_stat_name(%d) = %s, field %s", i, name,
 		      stat_fields[i].name);
-		CHECK(stat_fields[i].off == (size_t)i * 8, "counter %s at offset %zu", name,
-		      stat_fields[i].off);
+		CHECK(stat_fields[i].off == stat_fields[0].off + (size_t)i * 8,
+		      "counter %s at offset %zu", name, stat_fields[i].off);
 		for (int j = 0; j < i; j++)
 			CHECK(xw_stat_name(j) && strcmp(name, xw_stat_name(j)),
 			      "counters %d and %d both named %s", j, i, name);
@@ -320,6 +347,11 @@ static void test_stats(void)
 	CHECK(xw_stat_name(INT_MAX) == NULL, "stat INT_MAX");
 	CHECK(xw_stat_value(&s, -1) == 0 && xw_stat_value(&s, n) == 0, "xw_stat_value out of range");
 	CHECK(xw_stat_value(NULL, 0) == 0, "xw_stat_value(NULL)");
+	/* A caller's shorter struct (an older header): counters beyond its sz
+	 * read 0. */
+	s.sz = stat_fields[2].off;
+	CHECK(xw_stat_value(&s, 1) == s.bytes_passed && xw_stat_value(&s, 2) == 0,
+	      "xw_stat_value beyond sz");
 }
 
 /* ---- errors ------------------------------------------------------------- */
@@ -473,7 +505,7 @@ static void test_open_args(void)
 static void test_null_iface(void)
 {
 	struct xw_ep_entry e;
-	struct xw_stats s;
+	XW_OPTS(xw_stats, s);
 	__u32 v = 5;
 
 	CHECK(xw_iface__name(NULL) == NULL, "name(NULL)");

@@ -27,7 +27,7 @@ static int host(struct xwf_topo *t, void *arg)
 	static unsigned char buf[100000];
 	struct xw_endpoint *ep;
 	struct xw_addr me, peer;
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	int err;
 
 	(void)arg;

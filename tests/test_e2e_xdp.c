@@ -144,7 +144,8 @@ static struct xw_wake_rec one_wake(const char *what, struct xwe_cmd *c, int reas
 static void t_marker(void)
 {
 	struct xwe_cmd c = { .n = 1, .type = XW_PKT_SMALL, .lat = XWE_LAT_ALL, .payload_len = 32 };
-	struct xw_stats s0, s1;
+	XW_OPTS(xw_stats, s0);
+	XW_OPTS(xw_stats, s1);
 	struct xw_wake_rec r;
 
 	printf("marker: SMALL|LAT to an armed receiver\n");
@@ -166,7 +167,8 @@ static void t_marker(void)
 static void t_marker_timeout(void)
 {
 	struct xwe_cmd c = { .n = 1, .type = XW_PKT_MEDIUM, .group = 4, .payload_len = 1000 };
-	struct xw_stats s0, s1;
+	XW_OPTS(xw_stats, s0);
+	XW_OPTS(xw_stats, s1);
 	struct xw_wake_rec r;
 	double d;
 
@@ -197,7 +199,8 @@ static void t_unarmed(void)
 				     .payload_len = 64, .gap_us = 10000 };
 		const char *pn = xw_policy_name(p);
 		unsigned long long deadline;
-		struct xw_stats s0, s1;
+		XW_OPTS(xw_stats, s0);
+		XW_OPTS(xw_stats, s1);
 		int n;
 
 		knob("policy", p);
@@ -235,7 +238,9 @@ static void t_burst(void)
 	 * message's last fragment, MORE on every frame but the very last. */
 	struct xwe_cmd c = { .n = 20, .type = XW_PKT_MEDIUM, .group = 5, .payload_len = 1000,
 			     .lat = XWE_LAT_LAST, .more = XWE_MORE_BUT_LAST };
-	struct xw_stats s0, s1, s2;
+	XW_OPTS(xw_stats, s0);
+	XW_OPTS(xw_stats, s1);
+	XW_OPTS(xw_stats, s2);
 	struct xw_wake_rec r;
 
 	printf("burst: 20 fragments, stream policy (coalesce_usecs 200000)\n");
@@ -281,7 +286,8 @@ static void t_one_sleep(void)
 {
 	struct xwe_cmd c = { .n = 10, .type = XW_PKT_SMALL, .lat = XWE_LAT_ALL, .payload_len = 48,
 			     .gap_us = 200 };
-	struct xw_stats s0, s1;
+	XW_OPTS(xw_stats, s0);
+	XW_OPTS(xw_stats, s1);
 
 	printf("one sleep: 10 SMALL|LAT frames 200 us apart\n");
 	knob("policy", XW_POLICY_MARKER);
@@ -524,7 +530,7 @@ static int line_map(const char *line, char *name, size_t len)
 static void adapt_line(const char *in, char *out, size_t len)
 {
 	char tmp[1024], name[64], key[64];
-	struct xw_knob_info ki;
+	XW_OPTS(xw_knob_info, ki);
 	int idx;
 
 	replace_all(tmp, sizeof(tmp), in, "/sys/fs/bpf/xdpwake/veth0", E.pin_dir);
@@ -606,8 +612,9 @@ static void t_bpftool(void)
 	} expect[MAX_LINES];
 	int nexp = 0, covered = 0, rc;
 	struct xwe_cmd c;
-	struct xw_knob_info ki;
-	struct xw_stats s0, s1;
+	XW_OPTS(xw_knob_info, ki);
+	XW_OPTS(xw_stats, s0);
+	XW_OPTS(xw_stats, s1);
 	struct xw_wake_rec r;
 	size_t o;
 
@@ -731,7 +738,10 @@ static void t_udp(void)
 {
 	struct xwe_cmd c = { .n = 1, .type = XW_PKT_SMALL, .lat = XWE_LAT_ALL, .payload_len = 40,
 			     .encap = XWT_ENC_UDP };
-	struct xw_stats g0, g1, s0, s1;
+	XW_OPTS(xw_stats, g0);
+	XW_OPTS(xw_stats, g1);
+	XW_OPTS(xw_stats, s0);
+	XW_OPTS(xw_stats, s1);
 	__u64 p0;
 	int n, got;
 
@@ -781,7 +791,8 @@ static void t_udp(void)
 static void t_foreign(void)
 {
 	struct xwe_cmd c = { .op = XWE_OP_FOREIGN, .n = 6 };
-	struct xw_stats g0, g1;
+	XW_OPTS(xw_stats, g0);
+	XW_OPTS(xw_stats, g1);
 	__u64 p0;
 	int n, got;
 

@@ -660,9 +660,15 @@ static void send_text(struct xw_endpoint *ep, const struct xw_addr *dst, const c
 static void recv_text(struct xw_endpoint *ep, const char *text, __u64 match, int src_ep)
 {
 	char buf[128] = "";
-	struct xw_status st = {};
-	int err = xw_endpoint__recv(ep, buf, sizeof(buf), match, ~0ULL, &st, TMO);
+	struct xw_status nosz = { .len = 7 };
+	XW_OPTS(xw_status, st);
+	int err;
 
+	/* A status without sz is refused before anything is taken. */
+	err = xw_endpoint__recv(ep, buf, sizeof(buf), match, ~0ULL, &nosz, TMO);
+	CHECK(err == -EINVAL && nosz.len == 7 && !buf[0], "%s: recv into a status without sz: %s",
+	      me, xw_strerror(err));
+	err = xw_endpoint__recv(ep, buf, sizeof(buf), match, ~0ULL, &st, TMO);
 	CHECK(err == 0 && st.len == strlen(text) + 1 && !strcmp(buf, text) &&
 	      (src_ep < 0 || st.src.ep == src_ep),
 	      "%s: recv match %#llx: %s, got \"%.*s\" (%zu bytes) from endpoint %u, want \"%s\" "
@@ -964,7 +970,7 @@ static void transfer(struct xw_endpoint *ep, int chan, const struct xw_addr *pee
 	static unsigned char *buf;
 	static size_t cap;
 	struct xw_request *req;
-	struct xw_status st = {};
+	XW_OPTS(xw_status, st);
 	long d;
 	int err;
 
@@ -1025,7 +1031,8 @@ static void mp_run(const struct mp_role *r)
 	__u16 id = r->proc ? 2 : 1;
 	struct xw_endpoint *ep = open_ep(r->ifname, id, (__u32)r->proc);
 	struct xw_endpoint_stats es = { .sz = sizeof(es) };
-	struct xw_stats xs, xs2;
+	XW_OPTS(xw_stats, xs);
+	XW_OPTS(xw_stats, xs2);
 	struct xw_addr mine, peer;
 	unsigned int seed = 100 * (unsigned int)(r->proc + 1);
 	int n = 0;
@@ -1066,7 +1073,7 @@ static void mp_run(const struct mp_role *r)
 	 */
 	if (r->is_b && !r->proc) {
 		struct xw_request *req;
-		struct xw_status st;
+		XW_OPTS(xw_status, st);
 		char buf[64];
 		unsigned long long end;
 		int err;
@@ -1311,7 +1318,7 @@ static void test_shared_socket(int is_b, int chan)
 		 * the new incarnation expects the first number. */
 		struct xw_endpoint_stats es = { .sz = sizeof(es) };
 		char buf[64];
-		struct xw_status st;
+		XW_OPTS(xw_status, st);
 		int err = xw_endpoint__recv(e4, buf, sizeof(buf), 45, ~0ULL, &st, 300);
 
 		xw_endpoint__stats(e4, &es);
@@ -1367,7 +1374,7 @@ static int cycles_a(int chan, int max_cycles, double *secs, int *busy, double *b
 static void cycles_b(int chan, int *busy, double *busy_ms)
 {
 	struct xw_endpoint *eb;
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	struct xw_addr mine;
 	char cmd[2], buf[64];
 	int err;
@@ -1379,7 +1386,7 @@ static void cycles_b(int chan, int *busy, double *busy_ms)
 		eb = open_ep_busy(IF_B, 1, (__u32)cmd[1], busy, busy_ms);
 		ep_addr(eb, &mine);
 		send_obj(chan, &mine, sizeof(mine));
-		memset(&st, 0, sizeof(st));
+		st = (struct xw_status){ .sz = sizeof(st) };
 		err = xw_endpoint__recv(eb, buf, sizeof(buf), 0, 0, &st, TMO);
 		CHECK(err == 0 && st.src.ep == 6, "B: cycle receive: %s from endpoint %u",
 		      xw_strerror(err), st.src.ep);

@@ -1099,7 +1099,7 @@ static void test_peek_claim(void)
 	const size_t big = 100000;
 	unsigned char *sb = malloc(big), *rb = malloc(big + XWT_GUARD), s[300];
 	struct xw_request *sr[4], *rr[3];
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	__u64 c1 = 0, c2 = 0;
 
 	net_init2(small_cfg(1), small_cfg(2));
@@ -1169,7 +1169,7 @@ static void test_data(void)
 	const size_t big = 100000;
 	unsigned char *sb = malloc(big), *rb = malloc(big);
 	struct xw_request *sr, *rr, *sr2;
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 
 	net_init2(small_cfg(1), small_cfg(2));
 	xwt_epat_fill(sb, big, 900);

@@ -138,7 +138,7 @@ static long rss_kb(void)
 /* A serves C: echo every message tagged 0xC... (one receive posted). */
 static void serve_c(struct xw_endpoint *ep, struct xw_request **rc, unsigned char *cbuf)
 {
-	struct xw_status s;
+	XW_OPTS(xw_status, s);
 	int err;
 
 	if (!*rc)
@@ -158,7 +158,7 @@ static int p1_a(void)
 	unsigned char *sbuf = malloc(BIG), cbuf[1024];
 	struct xw_request *rs, *rr, *rc = NULL;
 	struct xw_endpoint_stats st = { .sz = sizeof(st) };
-	struct xw_status s;
+	XW_OPTS(xw_status, s);
 	int ds = 0, dr = 0, es = 0, er = 0;
 	__u64 done_ns = 0, end;
 
@@ -252,7 +252,7 @@ static int p1_b(void)
 	static unsigned char rbuf[BIG];
 	unsigned char *sbuf = malloc(BIG);
 	struct xw_request *rs, *rr;
-	struct xw_status s;
+	XW_OPTS(xw_status, s);
 	__u64 end;
 
 	REQUIRE(sbuf, "malloc");
@@ -288,7 +288,7 @@ static int p1_b(void)
 static int p1_c(void)
 {
 	unsigned char buf[1024], back[1024];
-	struct xw_status s;
+	XW_OPTS(xw_status, s);
 	__u64 end = xwu_now_ns() + 40000000000ULL;
 	int err;
 
@@ -348,7 +348,7 @@ static int p2_a(void)
 {
 	static unsigned char buf[200000 + 64];
 	struct xw_endpoint_stats st0 = { .sz = sizeof(st0) }, st = { .sz = sizeof(st) }, mx = {};
-	struct xw_status s;
+	XW_OPTS(xw_status, s);
 	long rss0, rss_max = 0;
 	int err, flood;
 
@@ -390,7 +390,7 @@ static int p2_a(void)
 					(unsigned long long)st.rx_dup_frames,
 					(unsigned long long)st.rx_out_of_order);
 				{
-					struct xw_stats xs;
+					XW_OPTS(xw_stats, xs);
 
 					if (!xw_iface__stats(xw_endpoint__iface(ep), XW_STATS_ALL, &xs))
 						fprintf(stderr, "  A xdp: redirected %llu drop_session %llu "
@@ -590,7 +590,7 @@ static int p2_c(void)
 		xw_endpoint__progress(ep);
 		/* completed (buffered) sends are released */
 		for (int i = 0; i < nreq; i++) {
-			struct xw_status s;
+			XW_OPTS(xw_status, s);
 
 			if (xw_request__test(reqs[i], &s) == 1) {
 				CHECK(s.error == 0, "C: flood send: %s", xw_strerror(s.error));
@@ -608,7 +608,7 @@ static int p2_c(void)
 		while (!__atomic_load_n(&sh->a_done, __ATOMIC_ACQUIRE) && xwu_now_ns() < end) {
 			xw_endpoint__progress(ep);
 			for (int i = 0; i < nreq; i++) {
-				struct xw_status s;
+				XW_OPTS(xw_status, s);
 
 				if (xw_request__test(reqs[i], &s) == 1) {
 					CHECK(s.error == 0, "C: flood send: %s",

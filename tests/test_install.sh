@@ -13,8 +13,9 @@
 #   - tests/install/consumer.c built with gcc -std=c11 -Wall -Wextra -Werror
 #     from `pkg-config --cflags --libs libxdpwake`, linked shared and static,
 #     and consumer.cpp with g++ -std=c++17, all run; both check that the
-#     installed headers need no <linux/bpf.h> (xdpwake/maps.h, the BPF map
-#     layouts, is internal and not installed);
+#     installed headers need no <linux/bpf.h> (bpf/xdpwake_maps.h, the BPF
+#     map layouts, is internal and not installed: the include directory holds
+#     exactly xdpwake.h and xdpwake/proto.h);
 #   - the installed tool runs `--version`.
 # Needs no root.  Exit 0 pass, 1 fail, 77 skip (a required tool is missing).
 set -u
@@ -88,7 +89,7 @@ check "DESTDIR install wrote nothing under /usr" test "$sys_before" = "$sys_afte
 
 # Files of an install rooted at $1 (the prefix as seen on disk).
 check_tree() {
-	local root=$1 label=$2 f missing=0
+	local root=$1 label=$2 f got missing=0
 
 	for f in lib/libxdpwake.a "lib/libxdpwake.so.$version" "lib/$soname" lib/libxdpwake.so \
 		include/xdpwake.h include/xdpwake/proto.h lib/pkgconfig/libxdpwake.pc bin/xdpwake; do
@@ -108,8 +109,11 @@ check_tree() {
 		cmp -s "$root/include/xdpwake.h" "$XW_SRC/include/xdpwake.h"
 	check "$label: installed xdpwake/proto.h is the source's" \
 		cmp -s "$root/include/xdpwake/proto.h" "$XW_SRC/include/xdpwake/proto.h"
-	check "$label: the internal xdpwake/maps.h is not installed" \
-		test ! -e "$root/include/xdpwake/maps.h"
+	# Exactly the public headers: nothing internal (bpf/xdpwake_maps.h,
+	# userspace/lib/*.h) is installed.
+	got=$(cd "$root/include" 2>/dev/null && find . -type f | sort | tr '\n' ' ')
+	check "$label: the installed headers are exactly xdpwake.h, xdpwake/proto.h (found: $got)" \
+		test "$got" = "./xdpwake.h ./xdpwake/proto.h "
 }
 
 # .pc variable $2 of file $1.
@@ -144,7 +148,7 @@ if [ -f "$so" ]; then
 	got=$(readelf -d "$so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 	check "SONAME is $soname (readelf says '$got')" test "$got" = "$soname"
 	# Defined dynamic symbols, without version suffixes; the version node
-	# itself (XDPWAKE_1.0, type A) is not a symbol of the API.
+	# itself (XDPWAKE_2.0, type A) is not a symbol of the API.
 	nm -D --defined-only "$so" | awk '$2 != "A" { sub(/@.*/, "", $3); print $3 }' | sort -u \
 		>"$tmp/exports"
 	bad=$(grep -v '^xw_' "$tmp/exports")

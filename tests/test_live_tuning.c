@@ -66,7 +66,7 @@ static int readme_policy_line(const char *name, const char *pin_dir, char *out, 
 
 static struct xw_stats wake_stats(struct xw_endpoint *ep)
 {
-	struct xw_stats s;
+	XW_OPTS(xw_stats, s);
 
 	REQUIRE(xw_iface__stats(xw_endpoint__iface(ep), EP, &s) == 0, "stats");
 	return s;
@@ -110,7 +110,7 @@ static void receive_phase(struct xw_endpoint *ep, __u32 *next, const char *phase
 	char buf[256], want[256];
 	struct armed_watch w = { .total = MSGS_PER_PHASE };
 	struct xw_shared *sh = xwi_iface_shared(xw_endpoint__iface(ep), EP);
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	pthread_t th;
 
 	REQUIRE(sh, "B: map the shared entry: %s", strerror(errno));
@@ -198,7 +198,8 @@ static void run_b(void)
 	REQUIRE(write(chan, &me, sizeof(me)) == sizeof(me) &&
 		read(chan, &peer, sizeof(peer)) == sizeof(peer), "addresses");
 	for (size_t p = 0; p < sizeof(phases) / sizeof(phases[0]); p++) {
-		struct xw_stats a, b;
+		XW_OPTS(xw_stats, a);
+		XW_OPTS(xw_stats, b);
 		__u64 wanted, other = 0;
 
 		CHECK(set_policy(ep, phases[p].how, phases[p].policy) == 0, "setting %s with %s failed",

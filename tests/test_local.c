@@ -103,7 +103,8 @@ static void wait_all(struct xw_request **r, struct xw_status *st, int n, const c
 				w[k] = (struct xw_waitable){ .req = r[i] };
 				idx[k++] = i;
 			}
-		XW_OPTS(xw_wait_opts, o, .timeout_ms = 100, .strategy = XW_WAIT_SPIN);
+		XW_OPTS(xw_wait_opts, o, .timeout_set = true, .timeout_ms = 100,
+			.strategy = XW_WAIT_SPIN);
 		got = xw_wait_any(w, k, &o);
 		REQUIRE(got >= 0 || got == -ETIMEDOUT, "%s: wait_any: %s", what,
 			xw_strerror(got));
@@ -142,7 +143,7 @@ static void xfer_here(struct xw_endpoint *tx, struct xw_endpoint *rx, size_t len
 	unsigned char *out = malloc(len + 1), *in = malloc(len + 64);
 	struct xw_addr dst = addr_of(rx), src = addr_of(tx);
 	struct xw_request *r[2] = { NULL, NULL };
-	struct xw_status st[2] = {};
+	struct xw_status st[2] = { { .sz = sizeof(st[0]) }, { .sz = sizeof(st[1]) } };
 	long d;
 
 	REQUIRE(out && in, "malloc");
@@ -181,7 +182,7 @@ static void xfer_peer(int fd, struct xw_endpoint *ep, const struct xw_addr *peer
 {
 	unsigned char *buf = malloc(len + 64);
 	struct xw_request *req;
-	struct xw_status st = {};
+	XW_OPTS(xw_status, st);
 	long d;
 	int err;
 
@@ -255,7 +256,7 @@ static void trunc_cancel(int fd, struct xw_endpoint *ep, const struct xw_addr *p
 	unsigned char small[1000 + 64];
 	size_t lens[] = { 5000, 100000 };
 	struct xw_request *req;
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 
 	for (int k = 0; k < 2; k++) {
 		if (!is_b) {
@@ -294,9 +295,10 @@ static void wake_part(int fd, struct xw_endpoint *ep, const struct xw_addr *peer
 	for (int k = 0; k < 2; k++) {
 		char buf[64] = "";
 		struct xw_request *req;
-		struct xw_status st = {};
+		XW_OPTS(xw_status, st);
 		struct xw_wait_stats w0 = { .sz = sizeof(w0) }, w1 = { .sz = sizeof(w1) };
-		struct xw_stats x0, x1;
+		XW_OPTS(xw_stats, x0);
+		XW_OPTS(xw_stats, x1);
 		__u64 t0, t1;
 		int err;
 
@@ -316,8 +318,8 @@ static void wake_part(int fd, struct xw_endpoint *ep, const struct xw_addr *peer
 		t0 = xwu_now_ns();
 		{
 			/* spin-block spins 20 us, then sleeps */
-			XW_OPTS(xw_wait_opts, o, .timeout_ms = 5000, .strategy = ss[k],
-				.spin_ns = 20000);
+			XW_OPTS(xw_wait_opts, o, .timeout_set = true, .timeout_ms = 5000,
+				.strategy = ss[k], .spin_ns = 20000);
 			err = xw_request__wait_opts(req, &st, &o);
 		}
 		t1 = xwu_now_ns();
@@ -509,7 +511,7 @@ static void host_b(int fd)
 	bar(fd, ep, "kill starts");
 	for (int i = 0; i < 200; i++) {
 		char m[32], r[32];
-		struct xw_status st;
+		XW_OPTS(xw_status, st);
 
 		snprintf(m, sizeof(m), "ping %d", i);
 		CHECK(xw_endpoint__send(ep, &a3, m, sizeof(m), 0x300 + (__u64)i, TMO) == 0,
@@ -547,7 +549,7 @@ static void host_d(int fd)
 	struct xw_endpoint *ep;
 	struct xw_addr a5, me;
 	char m[64] = "";
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 
 	xwt_chan_who = who = "D";
 	ep = open_ep(4, 2, 0);
@@ -569,7 +571,7 @@ static void kill_part(int fb, struct xw_endpoint *e3, struct xw_addr *a2)
 	unsigned char *big = malloc(8u << 20);
 	struct xw_addr a4;
 	struct xw_request *sreq, *dreq;
-	struct xw_status st = {};
+	XW_OPTS(xw_status, st);
 	struct xw_endpoint_stats s0 = { .sz = sizeof(s0) };
 	__u64 t0, t_kill;
 	pid_t c, d;
@@ -607,7 +609,7 @@ static void kill_part(int fb, struct xw_endpoint *e3, struct xw_addr *a2)
 	/* Meanwhile endpoint 3 answers B's pings (B checks them). */
 	for (int i = 0; i < 200; i++) {
 		char r[32];
-		struct xw_status s3;
+		XW_OPTS(xw_status, s3);
 
 		CHECK(xw_endpoint__recv(e3, r, sizeof(r), 0x300 + (__u64)i, ~0ULL, &s3, TMO) == 0,
 		      "A: ping %d", i);

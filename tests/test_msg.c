@@ -94,7 +94,7 @@ static void transfer(struct xw_endpoint *ep, const struct xw_addr *peer, int sen
 	static unsigned char *buf;
 	static size_t cap;
 	struct xw_request *req;
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	long d;
 	int err;
 
@@ -173,7 +173,7 @@ static void sizes(struct xw_endpoint *ep, const struct xw_addr *peer, const char
 static void ordering(struct xw_endpoint *ep, const struct xw_addr *peer)
 {
 	char buf[16][64];
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	__u64 unexp0 = unexpected_count(ep);
 
 	bar("ordering counted"); /* before A sends */
@@ -209,7 +209,7 @@ static void truncate_and_cancel(struct xw_endpoint *ep, const struct xw_addr *pe
 	static unsigned char big[100000];
 	unsigned char small[1000 + 64];
 	struct xw_request *req;
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	size_t lens[] = { 5000, 100000 };
 
 	for (int k = 0; k < 2; k++) {
@@ -245,7 +245,7 @@ static void truncate_and_cancel(struct xw_endpoint *ep, const struct xw_addr *pe
 static void timeouts(struct xw_endpoint *ep, const struct xw_addr *peer)
 {
 	static unsigned char big[200000];
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	__u64 t0 = xwu_now_ns(), ms;
 	int err;
 
@@ -272,7 +272,7 @@ static void many(struct xw_endpoint *ep, const struct xw_addr *peer, const char 
 	struct xw_endpoint *e2 = open_ep(ifname, 2, XW_ENCAP_ETH);
 	struct xw_addr a2, peer2;
 	char msg[32], got[32];
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 
 	xw_endpoint__addr(e2, &a2);
 	xchg_addr(&a2, &peer2);
@@ -339,7 +339,8 @@ static void marks_on_wire(struct xw_endpoint *ep, const struct xw_addr *peer, __
 		size_t len = lens[k], n = (len + P - 1) / P, pulled = n > 5 ? n - 5 : 0;
 		size_t blocks = (pulled + 31) / 32;
 		long long lat_rx, more_rx, frames_rx, lat_tx, rel_a, rel_b;
-		struct xw_stats a, b;
+		XW_OPTS(xw_stats, a);
+		XW_OPTS(xw_stats, b);
 
 		/* Expected at the receiver (frames from the sender) and at the
 		 * sender (PULLs and the NOTIFY from the receiver). */

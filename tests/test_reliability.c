@@ -51,7 +51,7 @@ static unsigned char pattern(size_t i, unsigned int seed)
 static void diag(struct xw_endpoint *ep, const char *what)
 {
 	struct xw_endpoint_stats es = { .sz = sizeof(es) };
-	struct xw_stats xs;
+	XW_OPTS(xw_stats, xs);
 	struct xw_addr me;
 
 	xw_endpoint__addr(ep, &me);
@@ -87,7 +87,7 @@ static void xfer(struct xw_endpoint *ep, const struct xw_addr *peer, bool sender
 		 unsigned int seed, const char *what)
 {
 	static unsigned char buf[300000 + 64];
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	int err;
 
 	if (sender) {
@@ -268,7 +268,7 @@ static struct xw_endpoint *open_connected(struct xwf_topo *t, __u32 give_up,
 					  struct xw_addr *peer)
 {
 	struct xw_endpoint *ep = open_ep(t, give_up, peer);
-	struct xw_status s;
+	XW_OPTS(xw_status, s);
 	char buf[16];
 
 	if (t->self == XWF_HOST_A)
@@ -291,7 +291,7 @@ static int outage_host(struct xwf_topo *t, void *arg)
 	struct xw_endpoint *ep;
 	struct xw_addr peer;
 	struct xw_endpoint_stats st = { .sz = sizeof(st) };
-	struct xw_status s;
+	XW_OPTS(xw_status, s);
 	__u64 t0, ms;
 	int err;
 
@@ -350,7 +350,7 @@ static int giveup_host(struct xwf_topo *t, void *arg)
 	struct xw_endpoint *ep;
 	struct xw_addr peer;
 	struct xw_endpoint_stats st = { .sz = sizeof(st) };
-	struct xw_status s;
+	XW_OPTS(xw_status, s);
 	int err;
 
 	(void)arg;

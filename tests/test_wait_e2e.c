@@ -142,7 +142,7 @@ static struct xw_endpoint *open_ep(const char *ifname, __u16 id)
 static int wait_with(struct xw_request *req, struct xw_status *st, enum xw_wait_strategy s,
 		     int timeout_ms)
 {
-	XW_OPTS(xw_wait_opts, o, .timeout_ms = timeout_ms, .strategy = s);
+	XW_OPTS(xw_wait_opts, o, .timeout_set = true, .timeout_ms = timeout_ms, .strategy = s);
 
 	return xw_request__wait_opts(req, st, &o);
 }
@@ -175,7 +175,7 @@ static void notify_passive(struct xw_endpoint *ep, const struct xw_addr *peer,
 {
 	const __u64 match = 0x7E57A55ULL;
 	struct xw_request *req;
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	char c = 'g';
 
 	if (hosts.is_b) {
@@ -212,7 +212,7 @@ static void pingpong(struct xw_endpoint *ep, const struct xw_addr *peer, enum xw
 	enum xw_wait_strategy ws_s = per_call ? s : XW_WAIT_DEFAULT;
 	struct xw_wait_stats a = { .sz = sizeof(a) }, b = { .sz = sizeof(b) };
 	struct xw_request *rr, *sr;
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	__u64 t0;
 	int err, bad = 0;
 
@@ -356,9 +356,10 @@ static void idle_second(struct xw_endpoint *ep, int watchdog)
 {
 	static char buf[64];
 	struct xw_wait_stats a = { .sz = sizeof(a) }, b = { .sz = sizeof(b) };
-	struct xw_stats xa, xb;
+	XW_OPTS(xw_stats, xa);
+	XW_OPTS(xw_stats, xb);
 	struct xw_request *req;
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	__u64 t0, el, thr0, thr, self0, self, max_blocks;
 	int err;
 
@@ -479,7 +480,7 @@ static void delay_phase(struct xw_endpoint *ep, const struct xw_addr *peer, int 
 {
 	char ping[32], pong[32];
 	struct xw_request *req;
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	int err;
 
 	bar("delay phase");
@@ -512,8 +513,8 @@ static void delay_phase(struct xw_endpoint *ep, const struct xw_addr *peer, int 
 			a = xwt_wait_stats(ep);
 			t0 = now();
 			{
-				XW_OPTS(xw_wait_opts, o, .timeout_ms = TMO, .strategy = s,
-					.spin_ns = spin);
+				XW_OPTS(xw_wait_opts, o, .timeout_set = true, .timeout_ms = TMO,
+					.strategy = s, .spin_ns = spin);
 				err = xw_request__wait_opts(req, &st, &o);
 			}
 			dl->dur[i] = now() - t0;
@@ -742,7 +743,7 @@ static __u64 rnd(void)
 static void part_race(struct xw_endpoint *ep, const struct xw_addr *peer)
 {
 	struct race_msg m;
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	__u64 t_start;
 
 	bar("race start");
@@ -848,7 +849,7 @@ static void watchdog_run(struct xw_endpoint *ep, const struct xw_addr *peer, __u
 	static unsigned char *buf;
 	__u64 match = 0x500000ULL + (__u64)run;
 	struct xw_request *req;
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	int err;
 
 	if (!buf) {
@@ -868,7 +869,8 @@ static void watchdog_run(struct xw_endpoint *ep, const struct xw_addr *peer, __u
 		put_u64(t_done);
 	} else {
 		struct xw_wait_stats a = { .sz = sizeof(a) }, b = { .sz = sizeof(b) };
-		struct xw_stats xa, xb;
+		XW_OPTS(xw_stats, xa);
+		XW_OPTS(xw_stats, xb);
 		__u64 t0, t1, t_done = 0, t_rx, self0, thr0, self1, thr1, others;
 		bool done_at_t1, got_done = false;
 
@@ -992,7 +994,7 @@ static void part_wait_any(struct xw_endpoint *ep, const struct xw_addr *peer, co
 	struct xw_endpoint *eps[3] = { ep, NULL, NULL };
 	struct xw_addr addrs[3];
 	char msg[64], got[64 + 16];
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 
 	/* Host A receives on endpoints 1, 2, 3; host B sends from 1. */
 	if (!hosts.is_b) {
@@ -1037,7 +1039,8 @@ static void part_wait_any(struct xw_endpoint *ep, const struct xw_addr *peer, co
 				long cs0 = xwt_nivcsw();
 				int r;
 
-				XW_OPTS(xw_wait_opts, o, .timeout_ms = 5000, .strategy = cases[c].s);
+				XW_OPTS(xw_wait_opts, o, .timeout_set = true, .timeout_ms = 5000,
+					.strategy = cases[c].s);
 				r = xw_wait_any(items, 3, &o);
 				w1 = xwt_wait_stats(eps[0]);
 				CHECK(r == t, "wait_any (%s): %d, want %d", xw_wait_strategy_name(cases[c].s),
@@ -1060,8 +1063,8 @@ static void part_wait_any(struct xw_endpoint *ep, const struct xw_addr *peer, co
 					if (k != t) {
 						struct xw_waitable one = { .ep = eps[k] };
 
-						XW_OPTS(xw_wait_opts, q, .timeout_ms = 1,
-							.strategy = XW_WAIT_SPIN);
+						XW_OPTS(xw_wait_opts, q, .timeout_set = true,
+							.timeout_ms = 1, .strategy = XW_WAIT_SPIN);
 						CHECK(xw_wait_any(&one, 1, &q) == -ETIMEDOUT,
 						      "endpoint %d has a message too", k + 1);
 					}
@@ -1081,8 +1084,8 @@ static void part_wait_any(struct xw_endpoint *ep, const struct xw_addr *peer, co
 			__u64 t0 = now(), el;
 			int r;
 
-			XW_OPTS(xw_wait_opts, o, .timeout_ms = 5000, .strategy = ss[k],
-				.cond = cond_time);
+			XW_OPTS(xw_wait_opts, o, .timeout_set = true, .timeout_ms = 5000,
+				.strategy = ss[k], .cond = cond_time);
 			cond_at = t0 + 30 * MS;
 			r = xw_wait_any(items, 3, &o);
 			el = now() - t0;
@@ -1099,13 +1102,14 @@ static void part_wait_any(struct xw_endpoint *ep, const struct xw_addr *peer, co
 			__u64 t0 = now(), el;
 			int r;
 
-			XW_OPTS(xw_wait_opts, o, .timeout_ms = 50);
+			XW_OPTS(xw_wait_opts, o, .timeout_set = true, .timeout_ms = 50);
 			r = xw_wait_any(items, 2, &o);
 			el = now() - t0;
 			CHECK(r == -ETIMEDOUT && el >= 45 * MS && el < TMO * MS,
 			      "wait_any on nothing: %d after %llu ms", r, (unsigned long long)(el / MS));
 			/* timeout 0: poll once (as poll(2)), no waiting */
-			XW_OPTS(xw_wait_opts, z, .timeout_ms = 0, .strategy = XW_WAIT_BLOCK);
+			XW_OPTS(xw_wait_opts, z, .timeout_set = true, .timeout_ms = 0,
+				.strategy = XW_WAIT_BLOCK);
 			t0 = now();
 			r = xw_wait_any(items, 2, &z);
 			el = now() - t0;
@@ -1119,6 +1123,24 @@ static void part_wait_any(struct xw_endpoint *ep, const struct xw_addr *peer, co
 			CHECK(xw_wait_any(&one, 0, NULL) == -EINVAL, "n = 0");
 			CHECK(xw_wait_any(NULL, 1, NULL) == -EINVAL, "items NULL");
 			CHECK(xw_wait_any(&none, 1, NULL) == -EINVAL, "an empty item");
+		}
+		/* Zeroed options wait as NULL options do (no limit, not one
+		 * poll); a timeout_ms that timeout_set would ignore is refused. */
+		{
+			struct xw_waitable one = { .ep = eps[1] };
+			__u64 t0 = now(), el;
+			int r;
+
+			XW_OPTS(xw_wait_opts, o, .cond = cond_time);
+			cond_at = t0 + 30 * MS;
+			r = xw_wait_any(&one, 1, &o);
+			el = now() - t0;
+			CHECK(r == 1 && el >= 30 * MS,
+			      "zeroed options: %d after %llu ms, want 1 after 30", r,
+			      (unsigned long long)(el / MS));
+			o.timeout_ms = 50;
+			CHECK(xw_wait_any(&one, 1, &o) == -EINVAL,
+			      "timeout_ms without timeout_set");
 		}
 		{
 			struct xw_waitable many[XW_WAIT_ANY_MAX + 1];
@@ -1152,7 +1174,7 @@ static void part_wait_any(struct xw_endpoint *ep, const struct xw_addr *peer, co
 				items[k] = (struct xw_waitable){ .req = reqs[k] };
 			}
 			{
-				XW_OPTS(xw_wait_opts, o, .timeout_ms = 5000,
+				XW_OPTS(xw_wait_opts, o, .timeout_set = true, .timeout_ms = 5000,
 					.strategy = t == 1 ? XW_WAIT_DEFAULT : XW_WAIT_BLOCK);
 				r = xw_wait_any(items, 3, &o);
 			}
@@ -1188,7 +1210,7 @@ static void part_check(struct xw_endpoint *ep, const struct xw_addr *peer)
 {
 	static unsigned char *buf;
 	struct xw_request *req;
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	__u64 match = 0x700000ULL;
 
 	if (!buf) {

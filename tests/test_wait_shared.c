@@ -82,7 +82,7 @@ static void pingpong(struct xw_endpoint *ep, const struct xw_addr *peer, enum xw
 	static unsigned char sbuf[MSG], rbuf[MSG + 16];
 	const char *name = xw_wait_strategy_name(s);
 	struct xw_request *rr, *sr;
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	__u64 t0;
 	long cs0;
 	int err;

@@ -15,7 +15,7 @@
 #define EP 0
 #define EP_NOSOCK 2  /* active, no AF_XDP socket           */
 #define EP_OFF 5     /* never registered                    */
-#define C(name) ((int)(__builtin_offsetof(struct xw_stats, name) / 8))
+#define C(name) ((int)(__builtin_offsetof(struct xw_map_stats, name) / 8))
 #define SEC_US 1000000
 /* Rows run with coalesce_usecs at its maximum: no timer a row starts can
  * expire while the row is checked, however slowly the test runs. */
@@ -309,7 +309,7 @@ static const struct fx table[] = {
 
 static void apply_knobs(struct xwt_xdp *x, const struct knobset *ks, int n)
 {
-	struct xw_knob_info ki;
+	XW_OPTS(xw_knob_info, ki);
 
 	for (int i = 0; i < n && ks[i].k; i++) {
 		int idx = xw_knob_find(ks[i].k);
@@ -322,7 +322,7 @@ static void apply_knobs(struct xwt_xdp *x, const struct knobset *ks, int n)
 
 static void restore_knobs(struct xwt_xdp *x)
 {
-	struct xw_knob_info ki;
+	XW_OPTS(xw_knob_info, ki);
 
 	for (int i = 0; i < xw_knob_count(); i++) {
 		xw_knob_info(i, &ki);
@@ -348,7 +348,8 @@ static int run_row(struct xwt_xdp *x, const struct fx *r)
 	long long want[XW_STATS_NR] = { 0 };
 	struct xw_wake_state ws = { .pending = r->pending, .deferred = r->deferred,
 				    .gap_ewma_ns = r->gap_ewma_ns, .adapt_mode = r->adapt_mode };
-	struct xw_stats before, after;
+	XW_OPTS(xw_stats, before);
+	XW_OPTS(xw_stats, after);
 	int len, out_len, v, nw = 0, fails = xwt_failures;
 	/* The program sees "now" fixed for the whole row: the history below
 	 * is exact, whatever the scheduler does to this process. */
@@ -474,7 +475,8 @@ static void one_wake_per_sleep(struct xwt_xdp *x)
 	static __u8 in[XWT_MAX_FRAME];
 	struct xwt_frame f = SMALL(LAT);
 	struct xw_wake_state ws = {};
-	struct xw_stats b, a;
+	XW_OPTS(xw_stats, b);
+	XW_OPTS(xw_stats, a);
 	int len = xwt_build(&f, in);
 
 	restore_knobs(x);
@@ -786,7 +788,7 @@ static void attribution(struct xwt_xdp *x)
 	static __u8 in[XWT_MAX_FRAME];
 	struct xwt_frame bad = { .version = 9, .type = XW_PKT_SMALL }, ok = SMALL(LAT);
 	int ncpu = libbpf_num_possible_cpus();
-	struct xw_stats v[ncpu];
+	struct xw_map_stats v[ncpu];
 	__u64 ep_drop = 0, if_drop = 0, ep_red = 0;
 	__u32 k;
 	struct xw_wake_state ws = {};
@@ -819,7 +821,7 @@ static void attribution(struct xwt_xdp *x)
 static __u64 iface_stat(struct xwt_xdp *x, size_t off)
 {
 	int ncpu = libbpf_num_possible_cpus();
-	struct xw_stats v[ncpu];
+	struct xw_map_stats v[ncpu];
 	__u32 k = XW_STATS_IFACE;
 	__u64 n = 0;
 
@@ -851,23 +853,18 @@ static void other_host(struct xwt_xdp *x)
 	x->skel->data_ifmac->xw_ifmac_hi = hi;
 	x->skel->data_ifmac->xw_ifmac_lo = lo;
 	for (int i = 0; i < 4; i++) {
-		__u64 before = iface_stat(x, offsetof(struct xw_stats, pass_other_host));
+		const size_t off = offsetof(struct xw_map_stats, pass_other_host);
+		__u64 before = iface_stat(x, off);
 		int len = xwt_build(&f, in), act;
 
 		memcpy(in, dst[i], 6);
 		act = xwt_run(x, in, len, 0, NULL, NULL);
 		if (i == 0)
-			CHECK(act == XDP_PASS &&
-				      iface_stat(x, offsetof(struct xw_stats, pass_other_host)) ==
-					      before + 1,
+			CHECK(act == XDP_PASS && iface_stat(x, off) == before + 1,
 			      "a frame for another host's MAC: action %d, pass_other_host +%llu", act,
-			      (unsigned long long)(iface_stat(x, offsetof(struct xw_stats,
-									  pass_other_host)) -
-						   before));
+			      (unsigned long long)(iface_stat(x, off) - before));
 		else
-			CHECK(act != XDP_PASS &&
-				      iface_stat(x, offsetof(struct xw_stats, pass_other_host)) ==
-					      before,
+			CHECK(act != XDP_PASS && iface_stat(x, off) == before,
 			      "destination %d (ours/broadcast/multicast): action %d", i, act);
 	}
 	/* no address: not checked */

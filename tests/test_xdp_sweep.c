@@ -102,7 +102,7 @@ static int run(struct xwt_xdp *x, const __u8 *buf, int len, __u32 queue, int *mo
 
 /* ---- counters --------------------------------------------------------------- */
 
-#define C(name) ((int)(__builtin_offsetof(struct xw_stats, name) / 8))
+#define C(name) ((int)(__builtin_offsetof(struct xw_map_stats, name) / 8))
 
 static long long delta(const struct xw_stats *a, const struct xw_stats *b, int idx)
 {
@@ -169,7 +169,8 @@ static void check_all_passed(const char *phase, const struct xw_stats *a, const 
 static void ethertype_sweep(struct xwt_xdp *x)
 {
 	__u8 buf[XWT_MAX_FRAME];
-	struct xw_stats a, b;
+	XW_OPTS(xw_stats, a);
+	XW_OPTS(xw_stats, b);
 	struct tally t = { 0 };
 	long long foreign = 0;
 	int len[3], et_off[3], v, mod, bad_verdict = 0, bad_mod = 0;
@@ -236,7 +237,8 @@ static void ethertype_sweep(struct xwt_xdp *x)
 static void udp_sweep(struct xwt_xdp *x)
 {
 	__u8 buf[XWT_MAX_FRAME];
-	struct xw_stats a, b;
+	XW_OPTS(xw_stats, a);
+	XW_OPTS(xw_stats, b);
 	struct tally t = { 0 };
 	long long foreign = 0;
 	int len, port_off, v, mod, bad_verdict = 0, bad_mod = 0;
@@ -491,7 +493,9 @@ static void fuzz(struct xwt_xdp *x, int scale)
 	__u8 buf[XWT_MAX_FRAME], base[XWT_MAX_FRAME];
 	long long n_random = scaled(FUZZ_RANDOM, scale), n_mut = scaled(FUZZ_MUTATE, scale);
 	struct tally tr = { 0 }, tm = { 0 }, tb = { 0 }, all;
-	struct xw_stats a, b, m;
+	XW_OPTS(xw_stats, a);
+	XW_OPTS(xw_stats, b);
+	XW_OPTS(xw_stats, m);
 	struct xwt_frame f;
 	int len, blen = 0, v, mod, base_bad = 0;
 	__u32 queue;
@@ -558,7 +562,7 @@ int main(void)
 	const char *s = getenv("XW_SWEEP_SEED"), *sc = getenv("XW_SWEEP_SCALE");
 	int scale = sc ? atoi(sc) : 100;
 	unsigned long long t0, t1, t2, t3;
-	struct xw_stats total;
+	XW_OPTS(xw_stats, total);
 	struct xwt_xdp x;
 
 	seed = s ? strtoull(s, NULL, 0) : (xwu_now_ns() ^ ((unsigned long long)getpid() << 32));

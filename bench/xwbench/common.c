@@ -15,6 +15,7 @@
 #include "addrfile.h"
 #include "measure.h"
 #include "stats.h"
+#include "testhook.h"
 
 const char *const mode_names[4] = { "sends", "check", "watchdog", "notify" };
 
@@ -60,6 +61,7 @@ void snap_take(struct snap *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->ws.sz = sizeof(s->ws);
+	s->xs.sz = sizeof(s->xs);
 	s->es.sz = sizeof(s->es);
 	if (ifc)
 		xw_iface__stats(ifc, o.ep, &s->xs);
@@ -159,10 +161,13 @@ void ep_open(void)
 			.eager_max = frames_to_bytes(o.eager_max, o.eager_f),
 			.btp1 = frames_to_bytes(o.btp1, o.btp1_f),
 			.btp2 = frames_to_bytes(o.btp2, o.btp2_f), .marks_set = o.marks_set,
-			.marks = o.marks, .mark_shift = o.mark_shift,
-			.wait_strategy = (__u32)o.wait, .spin_ns = (__u64)o.spin_us * 1000);
+			.marks = o.marks, .wait_strategy = (__u32)o.wait,
+			.spin_ns = (__u64)o.spin_us * 1000);
+		/* The mis-ordering experiment's knob (exp4): a test hook. */
+		struct xwi_test_opts to = { .mark_shift = o.mark_shift };
 
-		while ((err = xw_endpoint__open(o.ifname, (__u16)o.ep, &eo, &ep)) == -EBUSY &&
+		while ((err = xwi_endpoint_open_test(o.ifname, (__u16)o.ep, &eo, &to, &ep)) ==
+			       -EBUSY &&
 		       xwu_now_ns() < end)
 			usleep(20000);
 		if (err)
@@ -190,7 +195,7 @@ void send_or_die(const void *buf, size_t len, __u64 tag, const char *what)
 
 void recv_or_die(void *buf, size_t len, __u64 tag, struct xw_status *st, const char *what)
 {
-	struct xw_status s;
+	XW_OPTS(xw_status, s);
 	int err = xw_endpoint__recv(ep, buf, len, tag, TAG_ALL, &s, o.timeout_ms);
 
 	if (err)
@@ -205,7 +210,7 @@ void connect_peer(void)
 {
 	char text[XW_ADDR_STRLEN];
 	struct xw_addr me;
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	int err;
 
 	if (o.role == 'b') {

@@ -12,10 +12,10 @@
 
 void run_idle(void)
 {
-	XW_OPTS(xw_wait_opts, wo, .timeout_ms = (int)(o.seconds * 1000.0),
+	XW_OPTS(xw_wait_opts, wo, .timeout_set = true, .timeout_ms = (int)(o.seconds * 1000.0),
 		.strategy = (enum xw_wait_strategy)o.wait);
 	struct xw_request *req;
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	struct snap s0, s1;
 	char buf[64];
 	long hz = sysconf(_SC_CLK_TCK);

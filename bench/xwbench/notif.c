@@ -236,7 +236,7 @@ void notif_receiver(void)
 		xw_endpoint__progress(ep);
 		while (reposted < next) {
 			struct slot *s = &slots[reposted % NOTIF_SLOTS];
-			struct xw_status st;
+			XW_OPTS(xw_status, st);
 
 			if (xw_request__test(s->req, &st) != 1)
 				break;

@@ -36,7 +36,7 @@ int run_pp(void)
 			snap_take(&s0);
 		if (o.role == 'a') {
 			struct xw_request *req;
-			struct xw_status st;
+			XW_OPTS(xw_status, st);
 			__u64 t0;
 			int err;
 
@@ -57,7 +57,7 @@ int run_pp(void)
 			if (i >= o.warmup)
 				lat[i - o.warmup] = (double)(xwu_now_ns() - t0) / 1000.0;
 		} else {
-			struct xw_status st;
+			XW_OPTS(xw_status, st);
 
 			if (o.barrier) {
 				recv_or_die(NULL, 0, TAG_BAR, NULL, "barrier");

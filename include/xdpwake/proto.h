@@ -9,7 +9,7 @@
  * fixed-width kernel types (<linux/types.h>, no <linux/bpf.h>) so that it
  * compiles unchanged in all of them, as C and as C++.  The layouts of the
  * BPF maps that only the program and the library see (struct bpf_timer and
- * all) are in xdpwake/maps.h, which is not installed.
+ * all) are in bpf/xdpwake_maps.h, which is not installed.
  *
  * Wire fields are big-endian (network byte order).  Map values are in host
  * byte order.
@@ -308,14 +308,12 @@ enum xw_wake_reason {
 	X(pass_other_host, "passed: ours, but addressed to another host's MAC") \
 	X(probes_answered, "PROBEs answered (XDP_TX): the endpoint's socket is open")
 
+/* One __u64 per counter, in XW_STATS order: the fields of struct xw_stats
+ * (xdpwake.h, what applications read) and of the BPF map's value (the
+ * library's internal struct xw_map_stats, without sz). */
 #define XW__STATS_FIELD(name, desc) __u64 name;
-struct xw_stats {
-	XW_STATS(XW__STATS_FIELD)
-};
-#undef XW__STATS_FIELD
 
 #define XW__STATS_COUNT(name, desc) +1
 #define XW_STATS_NR (0 XW_STATS(XW__STATS_COUNT))
-XW_STATIC_ASSERT(sizeof(struct xw_stats) == XW_STATS_NR * 8, "xw_stats is packed u64s");
 
 #endif /* XDPWAKE_PROTO_H */

@@ -13,12 +13,12 @@
 #include <xdpwake.h>
 
 /* The installed headers need no <linux/bpf.h> (the BPF map layouts with
- * struct bpf_timer are in the library's internal xdpwake/maps.h). */
+ * struct bpf_timer are in the library's internal bpf/xdpwake_maps.h). */
 #if defined(__LINUX_BPF_H__) || defined(_UAPI__LINUX_BPF_H__)
 #error "<xdpwake.h> pulls in <linux/bpf.h>"
 #endif
 #ifdef XDPWAKE_MAPS_H
-#error "<xdpwake.h> pulls in the internal xdpwake/maps.h"
+#error "<xdpwake.h> pulls in the internal xdpwake_maps.h"
 #endif
 
 static int failures;
@@ -63,6 +63,7 @@ int main(void)
 	EXPECT(n > 0, "xw_knob_count() = %d", n);
 	for (int i = 0; i < n; i++) {
 		memset(&ki, 0, sizeof(ki));
+		ki.sz = sizeof(ki);
 		err = xw_knob_info(i, &ki);
 		EXPECT(err == 0, "xw_knob_info(%d) = %d", i, err);
 		EXPECT(ki.name && *ki.name, "knob %d has no name", i);

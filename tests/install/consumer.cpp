@@ -18,12 +18,12 @@
 
 #include <xdpwake.h>
 
-// As in consumer.c: no <linux/bpf.h>, no internal xdpwake/maps.h.
+// As in consumer.c: no <linux/bpf.h>, no internal bpf/xdpwake_maps.h.
 #if defined(__LINUX_BPF_H__) || defined(_UAPI__LINUX_BPF_H__)
 #error "<xdpwake.h> pulls in <linux/bpf.h>"
 #endif
 #ifdef XDPWAKE_MAPS_H
-#error "<xdpwake.h> pulls in the internal xdpwake/maps.h"
+#error "<xdpwake.h> pulls in the internal xdpwake_maps.h"
 #endif
 
 static int failures;
@@ -78,6 +78,7 @@ int main()
 	EXPECT(n > 0, "xw_knob_count() = %d", n);
 	for (int i = 0; i < n; i++) {
 		std::memset(&ki, 0, sizeof(ki));
+		ki.sz = sizeof(ki);
 		err = xw_knob_info(i, &ki);
 		EXPECT(err == 0, "xw_knob_info(%d) = %d", i, err);
 		EXPECT(ki.name && *ki.name && ki.help && *ki.help, "knob %d: name/help missing", i);

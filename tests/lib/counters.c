@@ -23,7 +23,7 @@ struct xw_wait_stats xwt_wait_stats(struct xw_endpoint *ep)
 
 struct xw_stats xwt_xdp_stats(struct xw_endpoint *ep, __u16 id)
 {
-	struct xw_stats s;
+	XW_OPTS(xw_stats, s);
 
 	REQUIRE(xw_iface__stats(xw_endpoint__iface(ep), id, &s) == 0, "xdp stats");
 	return s;

@@ -786,7 +786,7 @@ int xwe_drain_until(struct xwe *e, __u64 target, unsigned long long deadline_ns)
 
 struct xw_stats xwe_stats(struct xwe *e, int ep)
 {
-	struct xw_stats s = {};
+	XW_OPTS(xw_stats, s);
 
 	if (xw_iface__stats(e->iface, ep, &s))
 		memset(&s, 0, sizeof(s));

@@ -25,7 +25,7 @@ void xwt_set_knob(struct xwt_xdp *x, const char *name, __u32 ep, __u32 v)
 
 int xwt_write_defaults(struct bpf_object *obj)
 {
-	struct xw_knob_info ki;
+	XW_OPTS(xw_knob_info, ki);
 	char name[64];
 
 	for (int i = 0; i < xw_knob_count(); i++) {
@@ -208,11 +208,10 @@ void xwt_teardown(struct xwt_xdp *x)
 	xw_xdp_bpf__destroy(x->skel);
 }
 
-int xwt_read_stats(int stats_fd, __u32 key, struct xw_stats *sum)
+int xwt_read_stats(int stats_fd, __u32 key, struct xw_map_stats *sum)
 {
 	int ncpu = libbpf_num_possible_cpus();
-	struct xw_stats *vals;
-	__u64 *o = (__u64 *)sum;
+	struct xw_map_stats *vals;
 
 	if (ncpu <= 0)
 		return ncpu ? ncpu : -EINVAL;
@@ -225,19 +224,25 @@ int xwt_read_stats(int stats_fd, __u32 key, struct xw_stats *sum)
 		free(vals);
 		return err;
 	}
-	for (int c = 0; c < ncpu; c++)
-		for (int i = 0; i < XW_STATS_NR; i++)
-			o[i] += ((__u64 *)&vals[c])[i];
+	for (int c = 0; c < ncpu; c++) {
+#define XWT_ADD(name, desc) sum->name += vals[c].name;
+		XW_STATS(XWT_ADD)
+#undef XWT_ADD
+	}
 	free(vals);
 	return 0;
 }
 
 struct xw_stats xwt_stats(struct xwt_xdp *x)
 {
-	struct xw_stats out = {};
+	struct xw_stats out = { .sz = sizeof(out) };
+	struct xw_map_stats sum = {};
 
 	for (__u32 k = 0; k < XW_STATS_ENTRIES; k++)
-		REQUIRE(xwt_read_stats(bpf_map__fd(x->skel->maps.stats), k, &out) == 0, "stats");
+		REQUIRE(xwt_read_stats(bpf_map__fd(x->skel->maps.stats), k, &sum) == 0, "stats");
+#define XWT_COPY(name, desc) out.name = sum.name;
+	XW_STATS(XWT_COPY)
+#undef XWT_COPY
 	return out;
 }
 

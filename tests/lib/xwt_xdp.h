@@ -91,7 +91,7 @@ void xwt_setup(struct xwt_xdp *x, __u32 ep);
 void xwt_teardown(struct xwt_xdp *x);
 /* Add the per-CPU counters of stats entry @key (the map at @stats_fd) to
  * *@sum; 0 or -errno. */
-int xwt_read_stats(int stats_fd, __u32 key, struct xw_stats *sum);
+int xwt_read_stats(int stats_fd, __u32 key, struct xw_map_stats *sum);
 /* Sum the per-CPU counters of every stats entry. */
 struct xw_stats xwt_stats(struct xwt_xdp *x);
 

@@ -24,14 +24,14 @@ struct kv {
 
 static bool per_ep(int idx)
 {
-	struct xw_knob_info ki;
+	XW_OPTS(xw_knob_info, ki);
 
 	return !xw_knob_info(idx, &ki) && ki.per_endpoint;
 }
 
 static const char *knob_name(int idx)
 {
-	struct xw_knob_info ki;
+	XW_OPTS(xw_knob_info, ki);
 
 	return xw_knob_info(idx, &ki) ? "?" : ki.name;
 }
@@ -277,7 +277,7 @@ static int run_get(struct cli_args *a)
 
 		for (int i = 0; i < n; i++) {
 			const struct knob_read *r = &reads[i];
-			struct xw_knob_info ki;
+			XW_OPTS(xw_knob_info, ki);
 			char txt[256], note[160] = "";
 
 			xw_knob_info(r->idx, &ki);
@@ -310,7 +310,7 @@ out:
 
 static int run_knobs(struct cli_args *a)
 {
-	struct xw_knob_info ki;
+	XW_OPTS(xw_knob_info, ki);
 	char range[256], def[256];
 
 	if (cli_json)

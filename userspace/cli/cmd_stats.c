@@ -100,15 +100,15 @@ static __u64 delta(__u64 cur, __u64 prev)
 static void print_rates(const char *ifname, int ep, const struct xw_stats *cur,
 			const struct xw_stats *prev, double period)
 {
-	struct xw_stats d;
-	__u64 *dv = (__u64 *)&d;
+	XW_OPTS(xw_stats, d);
 	char what[64], when[32];
 	time_t now = time(NULL);
 	struct tm tm;
 	bool any = false;
 
-	for (int i = 0; i < xw_stat_count(); i++)
-		dv[i] = delta(xw_stat_value(cur, i), xw_stat_value(prev, i));
+#define DELTA(name, desc) d.name = delta(cur->name, prev->name);
+	XW_STATS(DELTA)
+#undef DELTA
 	if (cli_json) {
 		json_obj_begin();
 		json_kv_str("ifname", ifname);
@@ -117,7 +117,7 @@ static void print_rates(const char *ifname, int ep, const struct xw_stats *cur,
 		json_key("rates");
 		json_obj_begin();
 		for (int i = 0; i < xw_stat_count(); i++)
-			json_kv_double(xw_stat_name(i), dv[i] / period);
+			json_kv_double(xw_stat_name(i), xw_stat_value(&d, i) / period);
 		json_obj_end();
 		json_key("counters");
 		json_obj_begin();
@@ -133,11 +133,13 @@ static void print_rates(const char *ifname, int ep, const struct xw_stats *cur,
 	ep_text(ep, what, sizeof(what));
 	printf("%s %s, %s (period %.3f s)\n", when, ifname, what, period);
 	for (int i = 0; i < xw_stat_count(); i++) {
-		if (!dv[i])
+		__u64 v = xw_stat_value(&d, i);
+
+		if (!v)
 			continue;
 		any = true;
-		printf("  %-20s %14.1f/s %14llu\n", xw_stat_name(i), dv[i] / period,
-		       (unsigned long long)dv[i]);
+		printf("  %-20s %14.1f/s %14llu\n", xw_stat_name(i), v / period,
+		       (unsigned long long)v);
 	}
 	if (!any)
 		printf("  (no activity)\n");
@@ -177,7 +179,10 @@ struct stat_iface {
 
 static int read_stats(struct stat_iface *si, int ep, struct xw_stats *out)
 {
-	int err = xw_iface__stats(si->ifc, ep == CLI_EP_ALL ? XW_STATS_ALL : (__u16)ep, out);
+	int err;
+
+	out->sz = sizeof(*out);
+	err = xw_iface__stats(si->ifc, ep == CLI_EP_ALL ? XW_STATS_ALL : (__u16)ep, out);
 
 	if (err)
 		return cli_fail(EXIT_RUNTIME, err, "%s: cannot read statistics: %s",

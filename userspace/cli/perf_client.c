@@ -76,7 +76,7 @@ static int client_connect(struct perf *p, __u32 nsizes, struct wire_ready *rd)
 	deadline = xwu_now_ns() + (__u64)(p->o->connect_timeout * 1e9);
 	for (int attempt = 1;; attempt++) {
 		struct xw_request *req;
-		struct xw_status st;
+		XW_OPTS(xw_status, st);
 		__u64 t;
 
 		if (!p->ep) {
@@ -133,7 +133,7 @@ static int pp_round(struct perf *p, void *sbuf, void *rbuf, __u64 size, unsigned
 		    __u64 *rtt)
 {
 	struct xw_request *rr, *sr;
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	__u64 t = xwu_now_ns();
 	int err;
 
@@ -166,7 +166,7 @@ static int st_batch(struct perf *p, void *sbuf, __u64 size, unsigned long k, uns
 {
 	static struct xw_request *sr[MAX_BATCH];
 	struct xw_request *ar;
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	__u64 t = xwu_now_ns();
 	int err;
 
@@ -200,7 +200,7 @@ static int client_phase(struct perf *p, unsigned int idx, __u64 size, struct siz
 	struct wire_phase ph;
 	struct xwu_samples lat = { 0 }, raw = { 0 };
 	struct snap s0, s1;
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	unsigned long batch = 1, warmup;
 	__u64 n = 0, t0, dur_ns = (__u64)(p->o->duration * 1e9), sample;
 	void *sbuf, *rbuf;

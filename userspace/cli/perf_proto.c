@@ -109,7 +109,7 @@ int perf_post_send(struct perf *p, const void *buf, size_t len, __u64 match,
 int perf_send_ctl(struct perf *p, const void *buf, size_t len, __u64 match)
 {
 	struct xw_request *req;
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	int err = perf_post_send(p, buf, len, match, &req);
 
 	if (err)

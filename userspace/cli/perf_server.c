@@ -37,7 +37,7 @@ static int serve_phase(struct perf *p, __u64 size, unsigned long batch, struct s
 	struct wire_phase_ok ok = { .magic = htobe32(PERF_MAGIC), .status = 0 };
 	struct xw_request *sreq;
 	struct snap s0, s1;
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	unsigned char *sbuf;
 	bool measuring = false, done = false, pending = false;
 	__u64 msgs = 0;
@@ -199,7 +199,7 @@ static int serve_client(struct perf *p, const struct wire_config *cfg,
 	struct side sides[MAX_SIZES];
 	__u64 sizes[MAX_SIZES];
 	unsigned long batches[MAX_SIZES];
-	struct xw_status st;
+	XW_OPTS(xw_status, st);
 	__u32 nsizes = be32toh(cfg->nsizes), pol = be32toh(cfg->policy);
 	__u32 old_policy = POLICY_KEEP, tmo = be32toh(cfg->timeout_ms);
 	unsigned int wait = be32toh(cfg->wait), mode = be32toh(cfg->mode);
@@ -328,7 +328,7 @@ int perf_run_server(struct perf *p)
 		deadline = xwu_now_ns() + (__u64)(p->o->accept_timeout * 1e9);
 	while (!cli_stop) {
 		struct wire_config cfg = { 0 };
-		struct xw_status st = { 0 };
+		XW_OPTS(xw_status, st);
 
 		p->wait = XW_WAIT_DEFAULT;
 		p->spin_us = 0;

@@ -176,6 +176,7 @@ void perf_snap_take(struct perf *p, struct snap *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->ws.sz = sizeof(s->ws);
+	s->xs.sz = sizeof(s->xs);
 	xw_iface__stats(p->ifc, p->o->ep, &s->xs);
 	xw_endpoint__wait_stats(p->ep, &s->ws);
 	getrusage(RUSAGE_SELF, &s->ru);

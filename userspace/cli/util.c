@@ -122,7 +122,7 @@ int cli_require_iface(const char *ifname)
 
 static bool knob_is(int idx, const char *name)
 {
-	struct xw_knob_info ki;
+	XW_OPTS(xw_knob_info, ki);
 
 	return !xw_knob_info(idx, &ki) && !strcmp(ki.name, name);
 }
@@ -190,7 +190,7 @@ const char *cli_knob_text(int idx, __u32 v, char *buf, size_t len)
 
 const char *cli_knob_range(int idx, char *buf, size_t len)
 {
-	struct xw_knob_info ki;
+	XW_OPTS(xw_knob_info, ki);
 	size_t o;
 
 	if (xw_knob_info(idx, &ki)) {
@@ -233,7 +233,7 @@ void cli_json_knob_fields(int idx, __u32 v)
 
 const char *cli_knob_names(char *buf, size_t len)
 {
-	struct xw_knob_info ki;
+	XW_OPTS(xw_knob_info, ki);
 	size_t o = 0;
 
 	buf[0] = '\0';

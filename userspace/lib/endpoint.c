@@ -22,6 +22,7 @@
 #include "port.h"
 #include "wait.h"
 #include "endpoint_int.h"
+#include "testhook.h"
 
 #define XWI_DEFAULT_UMEM_FRAMES 4096
 
@@ -160,7 +161,8 @@ static int setup_encap(struct xw_endpoint *ep, const struct xw_endpoint_opts *o)
 	return 0;
 }
 
-static int engine_setup(struct xw_endpoint *ep, const struct xw_endpoint_opts *o)
+static int engine_setup(struct xw_endpoint *ep, const struct xw_endpoint_opts *o,
+			const struct xwi_test_opts *t)
 {
 	struct xwi_engine_cfg cfg;
 
@@ -182,10 +184,12 @@ static int engine_setup(struct xw_endpoint *ep, const struct xw_endpoint_opts *o
 #undef OPT_NZ
 	if (XWI_OPT(o, give_up_ms, 0))
 		cfg.give_up_ns = (__u64)XWI_OPT(o, give_up_ms, 0) * 1000000ULL;
-	cfg.crc = !XWI_OPT(o, crc_off, false);
 	if (XWI_OPT(o, marks_set, false))
 		cfg.marks = XWI_OPT(o, marks, XW_MARK_ALL) & XWI_MARK_ALL;
-	cfg.mark_shift = XWI_OPT(o, mark_shift, 0);
+	if (t) {
+		cfg.crc = !t->crc_off;
+		cfg.mark_shift = t->mark_shift;
+	}
 	if (cfg.pull_block < 1 || cfg.pull_block > 32 || cfg.pull_inflight < 1 ||
 	    cfg.eager_max < cfg.frag_payload) {
 		xwi_err("endpoint %u: bad framing options (pull_block 1..32, pull_inflight >= 1, "
@@ -243,8 +247,8 @@ static void ep_free(struct xw_endpoint *ep)
 	free(ep);
 }
 
-XW_API int xw_endpoint__open(const char *ifname, __u16 id, const struct xw_endpoint_opts *o,
-			     struct xw_endpoint **epp)
+int xwi_endpoint_open_test(const char *ifname, __u16 id, const struct xw_endpoint_opts *o,
+			   const struct xwi_test_opts *t, struct xw_endpoint **epp)
 {
 	struct xw_endpoint *ep;
 	struct xwi_sink sink;
@@ -357,7 +361,7 @@ XW_API int xw_endpoint__open(const char *ifname, __u16 id, const struct xw_endpo
 		err = -errno;
 		goto fail;
 	}
-	err = engine_setup(ep, o);
+	err = engine_setup(ep, o, t);
 	if (err)
 		goto fail;
 
@@ -430,6 +434,12 @@ XW_API int xw_endpoint__open(const char *ifname, __u16 id, const struct xw_endpo
 fail:
 	ep_free(ep);
 	return err;
+}
+
+XW_API int xw_endpoint__open(const char *ifname, __u16 id, const struct xw_endpoint_opts *o,
+			     struct xw_endpoint **epp)
+{
+	return xwi_endpoint_open_test(ifname, id, o, NULL, epp);
 }
 
 XW_API void xw_endpoint__close(struct xw_endpoint *ep)

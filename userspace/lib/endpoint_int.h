@@ -127,6 +127,15 @@ static inline __u64 xwi_deadline_ms(int timeout_ms)
 	return timeout_ms < 0 ? 0 : xwi_now_ns() + (__u64)timeout_ms * 1000000ULL;
 }
 
+/* The deadline of a wait's options (0: none): timeout_ms when timeout_set,
+ * else none (zeroed options wait as NULL options do). */
+static inline __u64 xwi_wait_opts_deadline(const struct xw_wait_opts *opts)
+{
+	if (!XWI_OPT(opts, timeout_set, false))
+		return 0;
+	return xwi_deadline_ms(XWI_OPT(opts, timeout_ms, -1));
+}
+
 /* endpoint.c */
 /* The fd of the map @name of @ep's interface. */
 int xwi_ep_map_fd(struct xw_endpoint *ep, const char *name);
@@ -167,6 +176,9 @@ struct xwi_wait_target {
  * waiting between passes as strategy @s (XW_WAIT_DEFAULT: the endpoint's)
  * and @spin (0: the endpoint's) say. */
 int xwi_wait_for(struct xwi_wait_target *w, enum xw_wait_strategy s, __u64 spin, __u64 deadline);
+/* Options of a wait (NULL: none) valid: sz, the strategy, and timeout_ms
+ * non-zero only with timeout_set (a timeout the flag would ignore). */
+bool xwi_wait_opts_valid(const struct xw_wait_opts *opts);
 
 /* sleep.c */
 /* The wake ring's record callback (counts records, the wake-up latency). */

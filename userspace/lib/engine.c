@@ -27,7 +27,7 @@
 #include "conn.h"
 #include "match.h"
 #include "msg.h"
-#include "xdpwake/maps.h" /* XW_MAX_CONNS: the size of the `conns` map */
+#include "xdpwake_maps.h" /* XW_MAX_CONNS: the size of the `conns` map */
 
 /* ---- configuration, creation ------------------------------------------ */
 

@@ -272,7 +272,7 @@ static int open_pins(struct xw_iface *ifc)
 
 const char *xwi_skel_map_name(int i, char *buf, size_t len)
 {
-	struct xw_knob_info ki;
+	XW_OPTS(xw_knob_info, ki);
 
 	if (i < XWI_KNOB_NR) {
 		xw_knob_info(i, &ki);
@@ -292,7 +292,7 @@ static struct bpf_map *skel_map(struct xw_xdp_bpf *skel, int i)
 
 static int write_defaults(struct xw_iface *ifc, const struct xw_iface_opts *opts)
 {
-	struct xw_knob_info ki;
+	XW_OPTS(xw_knob_info, ki);
 	__u32 v;
 	int err;
 
@@ -753,7 +753,7 @@ XW_API int xw_iface__map_fd(const struct xw_iface *ifc, const char *name)
 
 static int knob_key(int idx, __u32 ep, __u32 *key)
 {
-	struct xw_knob_info ki;
+	XW_OPTS(xw_knob_info, ki);
 
 	xw_knob_info(idx, &ki);
 	if (ki.per_endpoint && ep >= XW_MAX_ENDPOINTS)
@@ -764,7 +764,7 @@ static int knob_key(int idx, __u32 ep, __u32 *key)
 
 XW_API int xw_iface__set_knob(struct xw_iface *ifc, const char *name, __u16 ep, __u32 value)
 {
-	struct xw_knob_info ki;
+	XW_OPTS(xw_knob_info, ki);
 	int idx = xw_knob_find(name), err;
 	__u32 key;
 
@@ -803,8 +803,9 @@ XW_API int xw_iface__get_knob(struct xw_iface *ifc, const char *name, __u16 ep, 
 XW_API int xw_iface__stats(struct xw_iface *ifc, __u16 ep, struct xw_stats *out)
 {
 	int ncpu = libbpf_num_possible_cpus(), err = 0;
-	struct xw_stats *vals;
-	__u64 *o = (__u64 *)out;
+	struct xw_stats sum = { .sz = sizeof(sum) };
+	__u64 *o = (__u64 *)((char *)&sum + XWI_STATS_OFF);
+	struct xw_map_stats *vals;
 	__u32 first, last;
 
 	if (!ifc || !out || (ep != XW_STATS_ALL && ep > XW_STATS_IFACE))
@@ -814,7 +815,6 @@ XW_API int xw_iface__stats(struct xw_iface *ifc, __u16 ep, struct xw_stats *out)
 	vals = calloc(ncpu, sizeof(*vals));
 	if (!vals)
 		return -ENOMEM;
-	memset(out, 0, sizeof(*out));
 	first = ep == XW_STATS_ALL ? 0 : ep;
 	last = ep == XW_STATS_ALL ? XW_STATS_IFACE : ep;
 	for (__u32 k = first; k <= last; k++) {
@@ -830,7 +830,7 @@ XW_API int xw_iface__stats(struct xw_iface *ifc, __u16 ep, struct xw_stats *out)
 		}
 	}
 	free(vals);
-	return err;
+	return err ? err : XWI_OUT_COPY(out, &sum, xw_stats);
 }
 
 XW_API int xw_iface__endpoint(struct xw_iface *ifc, __u16 ep, struct xw_ep_entry *out)

@@ -7,7 +7,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include "xdpwake.h"
-#include "xdpwake/maps.h" /* the map layouts (not installed) */
+#include "xdpwake_maps.h" /* the map layouts (not installed) */
 
 struct xw_xdp_bpf;
 
@@ -28,6 +28,12 @@ int xwi_opts_valid(const void *opts, size_t user_sz, size_t known_sz, const char
  * when dst->sz holds no field. */
 int xwi_out_copy(void *dst, const void *src, size_t known_sz, const char *what);
 #define XWI_OUT_COPY(dst, src, type) xwi_out_copy((dst), (src), sizeof(struct type), #type)
+
+/* Where struct xw_stats's counters start: after sz, as the map's value
+ * (struct xw_map_stats) lays them out. */
+#define XWI_STATS_OFF (sizeof(struct xw_stats) - sizeof(struct xw_map_stats))
+_Static_assert(XWI_STATS_OFF >= sizeof(size_t) && XWI_STATS_OFF % sizeof(__u64) == 0,
+	       "struct xw_stats: sz, then the counters of struct xw_map_stats");
 
 __attribute__((format(printf, 2, 3)))
 void xwi_log(enum xw_log_level level, const char *fmt, ...);

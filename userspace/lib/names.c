@@ -59,8 +59,9 @@ XW_API const char *xw_pkt_type_name(unsigned int type)
 /* ---- knobs ---------------------------------------------------------- */
 
 static const struct xw_knob_info knobs[] = {
-#define XWI__KNOB_INFO(n, scope, d, lo, hi) \
-	{ .name = #n, .per_endpoint = (scope) == XW_SCOPE_EP, .def = (d), .min = (lo), .max = (hi) },
+#define XWI__KNOB_INFO(n, scope, d, lo, hi)                                          \
+	{ .sz = sizeof(struct xw_knob_info), .name = #n,                             \
+	  .per_endpoint = (scope) == XW_SCOPE_EP, .def = (d), .min = (lo), .max = (hi) },
 	XW_KNOBS(XWI__KNOB_INFO)
 #undef XWI__KNOB_INFO
 };
@@ -105,11 +106,15 @@ XW_API int xw_knob_count(void)
 
 XW_API int xw_knob_info(int idx, struct xw_knob_info *info)
 {
-	if (idx < 0 || idx >= XWI_KNOB_NR || !info)
+	struct xw_knob_info ki;
+
+	if (!info)
+		return -EINVAL;
+	if (idx < 0 || idx >= XWI_KNOB_NR)
 		return -ERANGE;
-	*info = knobs[idx];
-	info->help = knob_help[idx];
-	return 0;
+	ki = knobs[idx];
+	ki.help = knob_help[idx];
+	return XWI_OUT_COPY(info, &ki, xw_knob_info);
 }
 
 XW_API int xw_knob_find(const char *name)
@@ -239,7 +244,11 @@ XW_API const char *xw_stat_help(int idx)
 
 XW_API __u64 xw_stat_value(const struct xw_stats *s, int idx)
 {
-	const __u64 *v = (const __u64 *)s;
+	size_t off = XWI_STATS_OFF + (size_t)idx * sizeof(__u64);
+	__u64 v;
 
-	return s && idx >= 0 && idx < XW_STATS_NR ? v[idx] : 0;
+	if (!s || idx < 0 || idx >= XW_STATS_NR || off + sizeof(v) > s->sz)
+		return 0;
+	memcpy(&v, (const char *)s + off, sizeof(v));
+	return v;
 }

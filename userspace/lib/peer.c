@@ -14,7 +14,7 @@
 #include "engine_int.h"
 #include "conn.h"
 #include "msg.h"
-#include "xdpwake/maps.h" /* XW_MAX_CONNS: the size of the `conns` map */
+#include "xdpwake_maps.h" /* XW_MAX_CONNS: the size of the `conns` map */
 
 /*
  * A peer we exchanged nothing with: no sequenced frame either way, no

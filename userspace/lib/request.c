@@ -9,8 +9,20 @@
 #include "port.h"
 #include "endpoint_int.h"
 
-/* Collect done @req: its status, then it is freed.  Caller holds the port
- * lock, which this releases. */
+/* A caller's status (NULL: not wanted) must have room for a field:
+ * checked before a request is collected, so that a bad sz loses none. */
+static bool status_ok(const struct xw_status *st)
+{
+	if (st && st->sz <= sizeof(st->sz)) {
+		xwi_err("xw_status: sz (%zu) is too small; set it to sizeof(struct xw_status)",
+			st->sz);
+		return false;
+	}
+	return true;
+}
+
+/* Collect done @req: its status (into the caller's sz), then it is freed.
+ * Caller holds the port lock, which this releases. */
 static void collect_locked(struct xw_endpoint *ep, struct xw_request *req, struct xw_status *st)
 {
 	/* What completing it queued (a large receive's NOTIFY, an ACK), and
@@ -19,7 +31,7 @@ static void collect_locked(struct xw_endpoint *ep, struct xw_request *req, struc
 	if (xwi_engine_tx_pending(ep->eng) || xwi_port_tx_unkicked(ep->port))
 		xwi_ep_progress_locked(ep);
 	if (st)
-		*st = req->status;
+		XWI_OUT_COPY(st, &req->status, xw_status);
 	xwi_request_free(req);
 	xwi_ep_unlock(ep);
 }
@@ -129,10 +141,11 @@ XW_API int xw_endpoint__irecv_opts(struct xw_endpoint *ep, void *buf, size_t len
 XW_API int xw_endpoint__peek(struct xw_endpoint *ep, __u64 match, __u64 mask,
 			     const struct xw_peek_opts *opts, struct xw_status *st, __u64 *claim)
 {
+	struct xw_status s = { .sz = sizeof(s) };
 	__u32 flags;
 	int err;
 
-	if (!ep || !XWI_OPTS_VALID(opts, xw_peek_opts))
+	if (!ep || !XWI_OPTS_VALID(opts, xw_peek_opts) || !status_ok(st))
 		return -EINVAL;
 	flags = XWI_OPT(opts, flags, 0);
 	if ((flags & ~XW_PEEK_CLAIM) || ((flags & XW_PEEK_CLAIM) && !claim))
@@ -140,8 +153,10 @@ XW_API int xw_endpoint__peek(struct xw_endpoint *ep, __u64 match, __u64 mask,
 	xwi_port_lock(ep->port);
 	xwi_ep_progress_locked(ep);
 	err = xwi_engine_peek(ep->eng, match, mask, XWI_OPT(opts, src, NULL),
-			      flags & XW_PEEK_CLAIM, st, claim);
+			      flags & XW_PEEK_CLAIM, st ? &s : NULL, claim);
 	xwi_ep_unlock(ep);
+	if (!err && st)
+		XWI_OUT_COPY(st, &s, xw_status);
 	return err;
 }
 
@@ -165,7 +180,7 @@ XW_API int xw_request__test(struct xw_request *req, struct xw_status *st)
 {
 	struct xw_endpoint *ep;
 
-	if (!req)
+	if (!req || !status_ok(st))
 		return -EINVAL;
 	ep = req->ep;
 	if (!xwi_req_is_done(req))
@@ -183,7 +198,7 @@ XW_API int xw_request__done(const struct xw_request *req)
 
 XW_API int xw_request__wait(struct xw_request *req, struct xw_status *st, int timeout_ms)
 {
-	if (!req)
+	if (!req || !status_ok(st))
 		return -EINVAL;
 	return wait_collect(req->ep, req, XW_WAIT_DEFAULT, 0, xwi_deadline_ms(timeout_ms), st);
 }
@@ -191,13 +206,10 @@ XW_API int xw_request__wait(struct xw_request *req, struct xw_status *st, int ti
 XW_API int xw_request__wait_opts(struct xw_request *req, struct xw_status *st,
 				 const struct xw_wait_opts *opts)
 {
-	if (!req || !XWI_OPTS_VALID(opts, xw_wait_opts))
-		return -EINVAL;
-	if ((unsigned int)XWI_OPT(opts, strategy, XW_WAIT_DEFAULT) >= XW_WAIT_MAX)
+	if (!req || !xwi_wait_opts_valid(opts) || !status_ok(st))
 		return -EINVAL;
 	return wait_collect(req->ep, req, XWI_OPT(opts, strategy, XW_WAIT_DEFAULT),
-			    XWI_OPT(opts, spin_ns, 0), xwi_deadline_ms(XWI_OPT(opts, timeout_ms, -1)),
-			    st);
+			    XWI_OPT(opts, spin_ns, 0), xwi_wait_opts_deadline(opts), st);
 }
 
 XW_API int xw_request__cancel(struct xw_request *req)
@@ -238,7 +250,7 @@ XW_API int xw_endpoint__send(struct xw_endpoint *ep, const struct xw_addr *dst, 
 			     size_t len, __u64 match, int timeout_ms)
 {
 	struct xw_request *req;
-	struct xw_status st = {};
+	struct xw_status st = { .sz = sizeof(st) };
 	__u64 deadline = xwi_deadline_ms(timeout_ms);
 	int err;
 
@@ -262,9 +274,11 @@ XW_API int xw_endpoint__recv(struct xw_endpoint *ep, void *buf, size_t len, __u6
 			     __u64 mask, struct xw_status *st, int timeout_ms)
 {
 	struct xw_request *req;
-	struct xw_status s = {};
+	struct xw_status s = { .sz = sizeof(s) };
 	int err;
 
+	if (!status_ok(st))
+		return -EINVAL;
 	err = xw_endpoint__irecv(ep, buf, len, match, mask, &req);
 	if (err)
 		return err;
@@ -272,6 +286,6 @@ XW_API int xw_endpoint__recv(struct xw_endpoint *ep, void *buf, size_t len, __u6
 	if (err == -ETIMEDOUT)
 		err = timed_out(ep, req, &s);
 	if (st)
-		*st = s;
+		XWI_OUT_COPY(st, &s, xw_status);
 	return err ? err : (s.error == -EMSGSIZE ? 0 : s.error);
 }

@@ -348,22 +348,33 @@ ready:
 	return 0;
 }
 
+bool xwi_wait_opts_valid(const struct xw_wait_opts *opts)
+{
+	if (!XWI_OPTS_VALID(opts, xw_wait_opts))
+		return false;
+	if ((unsigned int)XWI_OPT(opts, strategy, XW_WAIT_DEFAULT) >= XW_WAIT_MAX)
+		return false;
+	if (XWI_OPT(opts, timeout_ms, 0) && !XWI_OPT(opts, timeout_set, false)) {
+		xwi_err("xw_wait_opts: timeout_ms %d without timeout_set", opts->timeout_ms);
+		return false;
+	}
+	return true;
+}
+
 XW_API int xw_wait_any(struct xw_waitable *items, int n, const struct xw_wait_opts *opts)
 {
 	struct xwi_wait_target w = { .items = items, .n = n, .opts = opts, .ready = -1 };
 	int err;
 
-	if (!items || n <= 0 || !XWI_OPTS_VALID(opts, xw_wait_opts))
+	if (!items || n <= 0 || !xwi_wait_opts_valid(opts))
 		return -EINVAL;
 	if (n > XW_WAIT_ANY_MAX)
 		return -E2BIG;
 	for (int i = 0; i < n; i++)
 		if (!items[i].req && !items[i].ep)
 			return -EINVAL;
-	if ((unsigned int)XWI_OPT(opts, strategy, XW_WAIT_DEFAULT) >= XW_WAIT_MAX)
-		return -EINVAL;
 	err = xwi_wait_for(&w, XWI_OPT(opts, strategy, XW_WAIT_DEFAULT), XWI_OPT(opts, spin_ns, 0),
-			   xwi_deadline_ms(XWI_OPT(opts, timeout_ms, -1)));
+			   xwi_wait_opts_deadline(opts));
 	return err ? err : w.ready;
 }
 

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
- * xdpwake/maps.h - the layouts of the XDP program's maps that only the
+ * xdpwake_maps.h - the layouts of the XDP program's maps that only the
  * program and the library (and the project's tests and benchmarks) see: the
  * mmapped hand-over area, the wake records, the local path's input, the
  * timers' state (struct bpf_timer: needs <linux/bpf.h>), the connection
  * keys.  NOT installed: applications get xdpwake.h and xdpwake/proto.h only.
  *
- * Included by bpf/xdpwake.bpf.c and by userspace/lib/internal.h; built
- * with -Iinclude like proto.h.  Map values are in host byte order.
+ * Included by bpf/xdpwake.bpf.c and by userspace/lib/internal.h (and the
+ * tests and benchmarks); it lives beside the program, outside include/, and
+ * is found with -Ibpf (proto.h with -Iinclude).  Map values are in host byte
+ * order.
  */
 #ifndef XDPWAKE_MAPS_H
 #define XDPWAKE_MAPS_H
@@ -17,9 +19,18 @@
 
 #include "xdpwake/proto.h"
 
-/* Entries of the per-CPU array `stats` (struct xw_stats, proto.h): one per
- * endpoint id, and XW_STATS_IFACE. */
+/* Entries of the per-CPU array `stats`: one per endpoint id, and
+ * XW_STATS_IFACE. */
 #define XW_STATS_ENTRIES (XW_MAX_ENDPOINTS + 1)
+
+/* Value of `stats`: the counters of XW_STATS (proto.h), fixed-width, no sz.
+ * xw_iface__stats() sums them over the CPUs into the caller's struct
+ * xw_stats (xdpwake.h), whose counters follow its sz in the same order. */
+struct xw_map_stats {
+	XW_STATS(XW__STATS_FIELD)
+};
+XW_STATIC_ASSERT(sizeof(struct xw_map_stats) == XW_STATS_NR * 8,
+		 "the stats map's value is packed u64s");
 
 /*
  * Value of the `shared` map: BPF_F_MMAPABLE array, key = endpoint id,
