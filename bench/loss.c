@@ -642,12 +642,13 @@ static int host(struct xwf_topo *t, void *arg)
 
 static void json_counters(const char *key, const struct xwf_counters *c)
 {
+	static const char *const names[] = { "seen", "matched", "dropped", "dropped_burst" };
+	const __u64 v[] = { c->seen, c->matched, c->dropped, c->dropped_list };
+
 	json_key(key);
 	json_obj_begin();
-	json_kv_u64("seen", c->seen);
-	json_kv_u64("matched", c->matched);
-	json_kv_u64("dropped", c->dropped);
-	json_kv_u64("dropped_burst", c->dropped_list);
+	for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++)
+		json_kv_u64(names[k], v[k]);
 	json_obj_end();
 }
 
