@@ -6,7 +6,9 @@
 #   bench/loss.sh [--quick] [--out DIR] [--only SUBSTR] [--seed N]
 #
 #   --quick      40 messages per direction (the full run: 300), 4 burst
-#                rounds (full: 10): the whole matrix in a few minutes
+#                rounds (full: 10): the whole matrix in a few minutes (before
+#                the issue 26 fixes: ~5 min, 3 of them in the two 30 % rows;
+#                the full run then takes well over half an hour)
 #   --out DIR    where loss.json, loss.md and loss.png/svg go
 #                (default bench/results)
 #   --only S     only the rows whose name contains S ("10%", "burst", "tcp")
