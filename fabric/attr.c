@@ -192,6 +192,57 @@ static bool hints_ok(const struct fi_info *h)
 	return true;
 }
 
+/* ---- the attributes granted ---------------------------------------------- */
+
+/* What every fi_info says; info_new() adds what the hints choose
+ * (capabilities, operation flags, threading, progress, AV type) and the
+ * domain's name. */
+static const struct fi_tx_attr tx_attr = {
+	.msg_order = XWFI_ORDER,
+	.comp_order = FI_ORDER_NONE,
+	.inject_size = XWFI_INJECT_SIZE,
+	.size = 1024,
+	.iov_limit = 1,
+	.rma_iov_limit = 0,
+};
+
+static const struct fi_rx_attr rx_attr = {
+	.msg_order = XWFI_ORDER,
+	.comp_order = FI_ORDER_NONE,
+	.total_buffered_recv = 0,
+	.size = 1024,
+	.iov_limit = 1,
+};
+
+static const struct fi_ep_attr ep_attr = {
+	.type = FI_EP_RDM,
+	.protocol = FI_PROTO_UNSPEC,
+	.protocol_version = 1,
+	.max_msg_size = XWFI_MAX_MSG,
+	.tx_ctx_cnt = 1,
+	.rx_ctx_cnt = 1,
+};
+
+static const struct fi_domain_attr domain_attr = {
+	.resource_mgmt = FI_RM_ENABLED,
+	.mr_mode = 0,
+	.mr_key_size = 0,
+	/* 4 bytes (the header's 32-bit data, XW_DATA_MAX): MPI sends its rank
+	 * there; a larger value is -FI_EINVAL. */
+	.cq_data_size = 4,
+	.cq_cnt = 64,
+	.ep_cnt = XW_MAX_ENDPOINTS,
+	.tx_ctx_cnt = XW_MAX_ENDPOINTS,
+	.rx_ctx_cnt = XW_MAX_ENDPOINTS,
+	.max_ep_tx_ctx = 1,
+	.max_ep_rx_ctx = 1,
+	.cntr_cnt = 64,
+	.mr_iov_limit = 1,
+	.caps = XWFI_DOMAIN_CAPS,
+	.max_err_data = 0,
+	.mr_cnt = 0,
+};
+
 static void *addr_dup(const struct xw_addr *a, size_t *len)
 {
 	void *p = malloc(sizeof(*a));
@@ -230,38 +281,18 @@ static struct fi_info *info_new(const char *ifname, const struct fi_info *h,
 	    (dst && !(fi->dest_addr = addr_dup(dst, &fi->dest_addrlen))))
 		goto err;
 
+	*fi->tx_attr = tx_attr;
 	fi->tx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_SEND);
 	fi->tx_attr->op_flags = h && h->tx_attr ? h->tx_attr->op_flags : 0;
-	fi->tx_attr->msg_order = XWFI_ORDER;
-	fi->tx_attr->comp_order = FI_ORDER_NONE;
-	fi->tx_attr->inject_size = XWFI_INJECT_SIZE;
-	fi->tx_attr->size = 1024;
-	fi->tx_attr->iov_limit = 1;
-	fi->tx_attr->rma_iov_limit = 0;
-
+	*fi->rx_attr = rx_attr;
 	fi->rx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE);
 	fi->rx_attr->op_flags = h && h->rx_attr ? h->rx_attr->op_flags : 0;
-	fi->rx_attr->msg_order = XWFI_ORDER;
-	fi->rx_attr->comp_order = FI_ORDER_NONE;
-	fi->rx_attr->total_buffered_recv = 0;
-	fi->rx_attr->size = 1024;
-	fi->rx_attr->iov_limit = 1;
-
-	fi->ep_attr->type = FI_EP_RDM;
-	fi->ep_attr->protocol = FI_PROTO_UNSPEC;
-	fi->ep_attr->protocol_version = 1;
-	fi->ep_attr->max_msg_size = XWFI_MAX_MSG;
-	fi->ep_attr->msg_prefix_size = 0;
-	fi->ep_attr->max_order_raw_size = 0;
-	fi->ep_attr->max_order_war_size = 0;
-	fi->ep_attr->max_order_waw_size = 0;
+	*fi->ep_attr = ep_attr;
 	/* 64 tag bits when FI_MSG is not asked for; otherwise the top bit
 	 * tells untagged messages apart. */
 	fi->ep_attr->mem_tag_format = (caps & FI_TAGGED) && !(caps & FI_MSG) ? ~0ULL
 									     : ~XWFI_MSG_BIT;
-	fi->ep_attr->tx_ctx_cnt = 1;
-	fi->ep_attr->rx_ctx_cnt = 1;
-
+	*fi->domain_attr = domain_attr;
 	fi->domain_attr->name = strdup(ifname);
 	fi->domain_attr->threading = h && h->domain_attr && h->domain_attr->threading
 					     ? h->domain_attr->threading
@@ -277,26 +308,9 @@ static struct fi_info *info_new(const char *ifname, const struct fi_info *h,
 		h && h->domain_attr && h->domain_attr->data_progress == FI_PROGRESS_AUTO
 			? FI_PROGRESS_AUTO
 			: FI_PROGRESS_MANUAL;
-	fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
 	fi->domain_attr->av_type = h && h->domain_attr && h->domain_attr->av_type
 					   ? h->domain_attr->av_type
 					   : FI_AV_UNSPEC;
-	fi->domain_attr->mr_mode = 0;
-	fi->domain_attr->mr_key_size = 0;
-	/* 4 bytes (the header's 32-bit data, XW_DATA_MAX): MPI sends its rank
-	 * there; a larger value is -FI_EINVAL. */
-	fi->domain_attr->cq_data_size = 4;
-	fi->domain_attr->cq_cnt = 64;
-	fi->domain_attr->ep_cnt = XW_MAX_ENDPOINTS;
-	fi->domain_attr->tx_ctx_cnt = XW_MAX_ENDPOINTS;
-	fi->domain_attr->rx_ctx_cnt = XW_MAX_ENDPOINTS;
-	fi->domain_attr->max_ep_tx_ctx = 1;
-	fi->domain_attr->max_ep_rx_ctx = 1;
-	fi->domain_attr->cntr_cnt = 64;
-	fi->domain_attr->mr_iov_limit = 1;
-	fi->domain_attr->caps = XWFI_DOMAIN_CAPS;
-	fi->domain_attr->max_err_data = 0;
-	fi->domain_attr->mr_cnt = 0;
 
 	fi->fabric_attr->name = strdup(XWFI_NAME);
 	fi->fabric_attr->prov_version = XWFI_VERSION;

@@ -107,19 +107,10 @@ static int cntr_wait(struct fid_cntr *fc, uint64_t threshold, int timeout)
 static int cntr_close(struct fid *fid)
 {
 	struct xwfi_cntr *c = container_of(fid, struct xwfi_cntr, cntr.fid);
-	int err;
+	int err = xwfi_wset_close(c->dom, &c->ws, &c->refs);
 
-	pthread_mutex_lock(&c->dom->lock);
-	err = c->refs ? -FI_EBUSY : 0;
-	pthread_mutex_unlock(&c->dom->lock);
 	if (err)
 		return err;
-	err = xwfi_wset_fini(c->dom, &c->ws);
-	if (err)
-		return err;
-	pthread_mutex_lock(&c->dom->lock);
-	c->dom->refs--;
-	pthread_mutex_unlock(&c->dom->lock);
 	free(c);
 	return 0;
 }
@@ -159,21 +150,17 @@ int xwfi_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr, struct 
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -FI_ENOMEM;
-	err = xwfi_wset_init(&c->ws);
+	err = xwfi_wset_open(dom, &c->ws);
 	if (err) {
 		free(c);
 		return err;
 	}
-	c->ws.eps_fds = !dom->auto_progress;
 	c->dom = dom;
 	c->wait = attr ? attr->wait_obj : FI_WAIT_UNSPEC;
 	c->cntr.fid.fclass = FI_CLASS_CNTR;
 	c->cntr.fid.context = context;
 	c->cntr.fid.ops = &cntr_fi_ops;
 	c->cntr.ops = &cntr_ops;
-	pthread_mutex_lock(&dom->lock);
-	dom->refs++;
-	pthread_mutex_unlock(&dom->lock);
 	*cp = &c->cntr;
 	return 0;
 }

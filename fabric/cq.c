@@ -357,19 +357,10 @@ static const char *cq_strerror(struct fid_cq *fcq, int prov_errno, const void *e
 static int cq_close(struct fid *fid)
 {
 	struct xwfi_cq *cq = container_of(fid, struct xwfi_cq, cq.fid);
-	int err;
+	int err = xwfi_wset_close(cq->dom, &cq->ws, &cq->refs);
 
-	pthread_mutex_lock(&cq->dom->lock);
-	err = cq->refs ? -FI_EBUSY : 0;
-	pthread_mutex_unlock(&cq->dom->lock);
 	if (err)
 		return err;
-	err = xwfi_wset_fini(cq->dom, &cq->ws);
-	if (err)
-		return err;
-	pthread_mutex_lock(&cq->dom->lock);
-	cq->dom->refs--;
-	pthread_mutex_unlock(&cq->dom->lock);
 	free(cq->ring);
 	free(cq->errs);
 	free(cq);
@@ -426,12 +417,11 @@ int xwfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return -FI_ENOMEM;
-	err = xwfi_wset_init(&cq->ws);
+	err = xwfi_wset_open(dom, &cq->ws);
 	if (err) {
 		free(cq);
 		return err;
 	}
-	cq->ws.eps_fds = !dom->auto_progress;
 	cq->dom = dom;
 	cq->fmt = attr->format == FI_CQ_FORMAT_UNSPEC ? FI_CQ_FORMAT_CONTEXT : attr->format;
 	cq->wait = attr->wait_obj;
@@ -439,9 +429,6 @@ int xwfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_
 	cq->cq.fid.context = context;
 	cq->cq.fid.ops = &cq_fi_ops;
 	cq->cq.ops = &cq_ops;
-	pthread_mutex_lock(&dom->lock);
-	dom->refs++;
-	pthread_mutex_unlock(&dom->lock);
 	*cqp = &cq->cq;
 	return 0;
 }

@@ -119,6 +119,16 @@ ssize_t xwfi_ep_peek(struct xwfi_ep *ep, fi_addr_t src, uint64_t tag, uint64_t i
 /* FI_CLAIM without FI_PEEK. */
 ssize_t xwfi_ep_claimed(struct xwfi_ep *ep, void *buf, size_t len, bool tagged, void *ctx,
 			uint64_t flags);
+/* The iovec (and, with @msg, fi_msg) forms of FI_MSG and FI_TAGGED: one
+ * buffer (iov_limit 1); without @msg the endpoint's operation flags, with
+ * @msg @flags (FI_PEEK and FI_CLAIM for tagged receives, FI_REMOTE_CQ_DATA
+ * with @data for sends). */
+ssize_t xwfi_ep_recvv(struct fid_ep *fep, const struct iovec *iov, size_t count, fi_addr_t src,
+		      uint64_t tag, uint64_t ignore, bool tagged, void *ctx, uint64_t flags,
+		      bool msg);
+ssize_t xwfi_ep_sendv(struct fid_ep *fep, const struct iovec *iov, size_t count, fi_addr_t dest,
+		      uint64_t tag, bool tagged, void *ctx, uint64_t flags, uint64_t data,
+		      bool msg);
 extern struct fi_ops_msg xwfi_msg_ops;
 
 /* tagged.c */

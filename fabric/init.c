@@ -23,65 +23,69 @@ struct fi_provider xwfi_prov = {
 	.cleanup = xwfi_cleanup,
 };
 
+/* The FI_XDPWAKE_* parameters, in the order fi_info -e lists them. */
+static const struct {
+	const char *name;
+	enum fi_param_type type;
+	void *val; /* char ** for FI_PARAM_STRING, int * for FI_PARAM_INT */
+	const char *help;
+} params[] = {
+	{ "iface", FI_PARAM_STRING, &xwfi_params.iface,
+	  "Interface to use (default: every usable Ethernet interface, one "
+	  "fi_info each)" },
+	{ "queue", FI_PARAM_STRING, &xwfi_params.queue,
+	  "Interface queue the endpoint binds: a number, or any (default): the "
+	  "first queue no other process holds, so that every rank of a host "
+	  "gets its own queue (with udp, port = base + queue; steer each port "
+	  "to its queue: xdpwake steer)" },
+	{ "ep_id", FI_PARAM_INT, &xwfi_params.ep_id,
+	  "xdpwake endpoint id 0..63 (default: the first free id from 1)" },
+	{ "encap", FI_PARAM_STRING, &xwfi_params.encap,
+	  "Encapsulation: eth (EtherType, default) or udp" },
+	{ "policy", FI_PARAM_STRING, &xwfi_params.policy,
+	  "Wake policy of the endpoint: every, timeout, marker, stream, adaptive "
+	  "(default: the interface's)" },
+	{ "wait", FI_PARAM_STRING, &xwfi_params.wait,
+	  "Wait strategy of fi_cq_sread/fi_cntr_wait: spin, yield, block, "
+	  "spin-yield, spin-block (default), adaptive" },
+	{ "spin_usecs", FI_PARAM_INT, &xwfi_params.spin_usecs,
+	  "Spin time of the spin-* strategies in us (default: the measured "
+	  "block-and-wake cost)" },
+	{ "give_up_ms", FI_PARAM_INT, &xwfi_params.give_up_ms,
+	  "A peer whose endpoint neither answers nor acknowledges for this long "
+	  "while something is owed is given up: its operations fail (default "
+	  "5000). A peer that computes or is stopped is not given up: its XDP "
+	  "program answers the liveness probes while its endpoint is open" },
+	{ "idle_sleep_usecs", FI_PARAM_INT, &xwfi_params.idle_sleep_usecs,
+	  "Longest sleep of one non-blocking fi_cq_read once the CQ's reads have "
+	  "found nothing for longer than the spin time: the read sleeps until the "
+	  "XDP program wakes one of its endpoints, a completion without a frame "
+	  "is queued or a protocol timer is due; the bound lets the caller's "
+	  "other progress run (default 10000; 0: never sleep in fi_cq_read, "
+	  "spin as the caller does)" },
+	{ "idle_spin_usecs", FI_PARAM_INT, &xwfi_params.idle_spin_usecs,
+	  "How long the process's fi_cq_read calls may find nothing before one "
+	  "sleeps, when the CPU is the rank's own (a sched_yield() probe ran no "
+	  "other task): a short wait (a ping-pong's) keeps the spinning latency; "
+	  "on a CPU another task wants, the read sleeps after the spin time "
+	  "(default 1000; 0: after the spin time always)" },
+	{ "watchdog_usecs", FI_PARAM_INT, &xwfi_params.watchdog_usecs,
+	  "Polling watchdog of every endpoint: frames the application leaves "
+	  "unconsumed that long (it computes) are handled by a library thread, "
+	  "woken by the XDP program only then (default 1000; 0: off)" },
+	{ "pin_root", FI_PARAM_STRING, &xwfi_params.pin_root,
+	  "bpffs directory of the pinned maps (default: /sys/fs/bpf/xdpwake)" },
+};
+
 FI_EXT_INI
 {
-	fi_param_define(&xwfi_prov, "iface", FI_PARAM_STRING,
-			"Interface to use (default: every usable Ethernet interface, one "
-			"fi_info each)");
-	fi_param_define(&xwfi_prov, "queue", FI_PARAM_STRING,
-			"Interface queue the endpoint binds: a number, or any (default): the "
-			"first queue no other process holds, so that every rank of a host "
-			"gets its own queue (with udp, port = base + queue; steer each port "
-			"to its queue: xdpwake steer)");
-	fi_param_define(&xwfi_prov, "ep_id", FI_PARAM_INT,
-			"xdpwake endpoint id 0..63 (default: the first free id from 1)");
-	fi_param_define(&xwfi_prov, "encap", FI_PARAM_STRING,
-			"Encapsulation: eth (EtherType, default) or udp");
-	fi_param_define(&xwfi_prov, "policy", FI_PARAM_STRING,
-			"Wake policy of the endpoint: every, timeout, marker, stream, adaptive "
-			"(default: the interface's)");
-	fi_param_define(&xwfi_prov, "wait", FI_PARAM_STRING,
-			"Wait strategy of fi_cq_sread/fi_cntr_wait: spin, yield, block, "
-			"spin-yield, spin-block (default), adaptive");
-	fi_param_define(&xwfi_prov, "spin_usecs", FI_PARAM_INT,
-			"Spin time of the spin-* strategies in us (default: the measured "
-			"block-and-wake cost)");
-	fi_param_define(&xwfi_prov, "give_up_ms", FI_PARAM_INT,
-			"A peer whose endpoint neither answers nor acknowledges for this long "
-			"while something is owed is given up: its operations fail (default "
-			"5000). A peer that computes or is stopped is not given up: its XDP "
-			"program answers the liveness probes while its endpoint is open");
-	fi_param_define(&xwfi_prov, "idle_sleep_usecs", FI_PARAM_INT,
-			"Longest sleep of one non-blocking fi_cq_read once the CQ's reads have "
-			"found nothing for longer than the spin time: the read sleeps until the "
-			"XDP program wakes one of its endpoints, a completion without a frame "
-			"is queued or a protocol timer is due; the bound lets the caller's "
-			"other progress run (default 10000; 0: never sleep in fi_cq_read, "
-			"spin as the caller does)");
-	fi_param_define(&xwfi_prov, "idle_spin_usecs", FI_PARAM_INT,
-			"How long the process's fi_cq_read calls may find nothing before one "
-			"sleeps, when the CPU is the rank's own (a sched_yield() probe ran no "
-			"other task): a short wait (a ping-pong's) keeps the spinning latency; "
-			"on a CPU another task wants, the read sleeps after the spin time "
-			"(default 1000; 0: after the spin time always)");
-	fi_param_define(&xwfi_prov, "watchdog_usecs", FI_PARAM_INT,
-			"Polling watchdog of every endpoint: frames the application leaves "
-			"unconsumed that long (it computes) are handled by a library thread, "
-			"woken by the XDP program only then (default 1000; 0: off)");
-	fi_param_define(&xwfi_prov, "pin_root", FI_PARAM_STRING,
-			"bpffs directory of the pinned maps (default: /sys/fs/bpf/xdpwake)");
-	fi_param_get_str(&xwfi_prov, "iface", &xwfi_params.iface);
-	fi_param_get_str(&xwfi_prov, "queue", &xwfi_params.queue);
-	fi_param_get_int(&xwfi_prov, "ep_id", &xwfi_params.ep_id);
-	fi_param_get_str(&xwfi_prov, "encap", &xwfi_params.encap);
-	fi_param_get_str(&xwfi_prov, "policy", &xwfi_params.policy);
-	fi_param_get_str(&xwfi_prov, "wait", &xwfi_params.wait);
-	fi_param_get_int(&xwfi_prov, "spin_usecs", &xwfi_params.spin_usecs);
-	fi_param_get_str(&xwfi_prov, "pin_root", &xwfi_params.pin_root);
-	fi_param_get_int(&xwfi_prov, "give_up_ms", &xwfi_params.give_up_ms);
-	fi_param_get_int(&xwfi_prov, "idle_sleep_usecs", &xwfi_params.idle_sleep_usecs);
-	fi_param_get_int(&xwfi_prov, "watchdog_usecs", &xwfi_params.watchdog_usecs);
-	fi_param_get_int(&xwfi_prov, "idle_spin_usecs", &xwfi_params.idle_spin_usecs);
+	for (size_t i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
+		fi_param_define(&xwfi_prov, params[i].name, params[i].type, "%s", params[i].help);
+		if (params[i].type == FI_PARAM_STRING)
+			fi_param_get_str(&xwfi_prov, params[i].name, params[i].val);
+		else
+			fi_param_get_int(&xwfi_prov, params[i].name, params[i].val);
+	}
 	xw_set_log(xwfi_log_cb, NULL, XW_LOG_INFO);
 	return &xwfi_prov;
 }

@@ -13,6 +13,42 @@
 
 #include "ep.h"
 
+/* A post begins: the domain locked, the endpoint enabled, its op made
+ * (NULL: *ret says why, the lock still held). */
+static struct xwfi_op *post_begin(struct xwfi_ep *ep, enum xwfi_op_kind kind, void *ctx,
+				  uint64_t cqflags, bool comp, ssize_t *ret)
+{
+	struct xwfi_op *op = NULL;
+
+	pthread_mutex_lock(&ep->dom->lock);
+	if (!ep->enabled)
+		*ret = -FI_EOPBADSTATE;
+	else if (!(op = xwfi_op_new(kind, ctx, cqflags, comp)))
+		*ret = -FI_ENOMEM;
+	return op;
+}
+
+/* The library took @op (@err 0: it is linked) or refused it (freed). */
+static ssize_t post_op(struct xwfi_ep *ep, struct xwfi_op *op, int err)
+{
+	if (err) {
+		free(op);
+		return xwfi_err(err);
+	}
+	xwfi_op_link(ep, op);
+	return 0;
+}
+
+/* A post ends: its completion may need no frame (the sleepers of the
+ * endpoint's CQs and counters make a pass); the domain unlocked. */
+static ssize_t post_end(struct xwfi_ep *ep, ssize_t ret)
+{
+	if (!ret)
+		xwfi_ep_kick(ep);
+	pthread_mutex_unlock(&ep->dom->lock);
+	return ret;
+}
+
 ssize_t xwfi_ep_send(struct xwfi_ep *ep, const void *buf, size_t len, fi_addr_t dest,
 		     uint64_t tag, bool tagged, void *ctx, uint64_t flags, bool inject,
 		     bool has_data, uint64_t cqdata)
@@ -32,18 +68,12 @@ ssize_t xwfi_ep_send(struct xwfi_ep *ep, const void *buf, size_t len, fi_addr_t 
 	FI_TRACE(&xwfi_prov, FI_LOG_EP_DATA, "send %zu bytes to %llu match %#llx flags %#llx%s\n",
 		 len, (unsigned long long)dest, (unsigned long long)match,
 		 (unsigned long long)flags, inject ? " inject" : "");
-	pthread_mutex_lock(&ep->dom->lock);
-	if (!ep->enabled) {
-		ret = -FI_EOPBADSTATE;
+	op = post_begin(ep, XWFI_OP_SEND, inject ? NULL : ctx, cqflags, comp, &ret);
+	if (!op)
 		goto out;
-	}
 	if (xwfi_av_lookup_addr(ep->av, dest, &dst)) {
+		free(op);
 		ret = -FI_EINVAL;
-		goto out;
-	}
-	op = xwfi_op_new(XWFI_OP_SEND, inject ? NULL : ctx, cqflags, comp);
-	if (!op) {
-		ret = -FI_ENOMEM;
 		goto out;
 	}
 	op->silent = inject;
@@ -54,19 +84,11 @@ ssize_t xwfi_ep_send(struct xwfi_ep *ep, const void *buf, size_t len, fi_addr_t 
 
 		err = xw_endpoint__isend_opts(ep->ref.xep, &dst, buf, len, match, &so, &op->req);
 	}
-	if (err) {
-		free(op);
-		if (err == -EAGAIN)
-			xwfi_ep_progress(ep);
-		ret = xwfi_err(err);
-		goto out;
-	}
-	xwfi_op_link(ep, op);
+	if (err == -EAGAIN)
+		xwfi_ep_progress(ep);
+	ret = post_op(ep, op, err);
 out:
-	if (!ret)
-		xwfi_ep_kick(ep); /* its completion may need no frame */
-	pthread_mutex_unlock(&ep->dom->lock);
-	return ret;
+	return post_end(ep, ret);
 }
 
 ssize_t xwfi_ep_recv(struct xwfi_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag,
@@ -80,16 +102,9 @@ ssize_t xwfi_ep_recv(struct xwfi_ep *ep, void *buf, size_t len, fi_addr_t src, u
 
 	if (len && !buf)
 		return -FI_EINVAL;
-	pthread_mutex_lock(&ep->dom->lock);
-	if (!ep->enabled) {
-		ret = -FI_EOPBADSTATE;
+	op = post_begin(ep, XWFI_OP_RECV, ctx, cqflags, comp, &ret);
+	if (!op)
 		goto out;
-	}
-	op = xwfi_op_new(XWFI_OP_RECV, ctx, cqflags, comp);
-	if (!op) {
-		ret = -FI_ENOMEM;
-		goto out;
-	}
 	op->buf = buf;
 	op->len = len;
 	xwfi_recv_match(ep, tagged, tag, ignore, &op->rmatch, &op->mask);
@@ -106,17 +121,9 @@ ssize_t xwfi_ep_recv(struct xwfi_ep *ep, void *buf, size_t len, fi_addr_t src, u
 		err = xw_endpoint__irecv_opts(ep->ref.xep, buf, len, op->rmatch, op->mask, &ro,
 					      &op->req);
 	}
-	if (err) {
-		free(op);
-		ret = xwfi_err(err);
-		goto out;
-	}
-	xwfi_op_link(ep, op);
+	ret = post_op(ep, op, err);
 out:
-	if (!ret)
-		xwfi_ep_kick(ep); /* its completion may need no frame */
-	pthread_mutex_unlock(&ep->dom->lock);
-	return ret;
+	return post_end(ep, ret);
 }
 
 static struct xwfi_claim *claim_take(struct xwfi_ep *ep, void *ctx)
@@ -184,14 +191,11 @@ ssize_t xwfi_ep_peek(struct xwfi_ep *ep, fi_addr_t src, uint64_t tag, uint64_t i
 		struct xwfi_op *op = xwfi_op_new(XWFI_OP_RECV, NULL, e.flags, false);
 		int err = op ? xw_endpoint__irecv_claimed(ep->ref.xep, id, NULL, 0, &op->req) : -ENOMEM;
 
-		if (err) {
-			free(op);
-			ret = xwfi_err(err);
+		ret = post_op(ep, op, err);
+		if (ret)
 			goto out;
-		}
 		op->silent = true;
 		op->discard = true;
-		xwfi_op_link(ep, op);
 	} else if (c) {
 		c->ctx = ctx;
 		c->id = id;
@@ -235,18 +239,59 @@ ssize_t xwfi_ep_claimed(struct xwfi_ep *ep, void *buf, size_t len, bool tagged, 
 	op->discard = flags & FI_DISCARD;
 	err = xw_endpoint__irecv_claimed(ep->ref.xep, c->id, op->discard ? NULL : buf,
 					 op->discard ? 0 : len, &op->req);
-	if (err) {
-		free(op);
-		ret = xwfi_err(err);
-	} else {
-		xwfi_op_link(ep, op);
-	}
+	ret = post_op(ep, op, err);
 	free(c);
 out:
-	if (!ret)
-		xwfi_ep_kick(ep); /* its completion may need no frame */
-	pthread_mutex_unlock(&ep->dom->lock);
-	return ret;
+	return post_end(ep, ret);
+}
+
+/* ---- the forms FI_MSG and FI_TAGGED share -------------------------------------------- */
+
+/* One buffer (iov_limit 1: -FI_EINVAL for more); the endpoint's operation
+ * flags unless @msg (fi_recvmsg, fi_sendmsg: the caller's). */
+static int post_form(struct fid_ep *fep, const struct iovec *iov, size_t count, bool msg, bool rx,
+		     void **buf, size_t *len, uint64_t *flags)
+{
+	if (xwfi_iov_one(iov, count, buf, len))
+		return -FI_EINVAL;
+	if (!msg)
+		*flags = rx ? xwfi_ep_of(fep)->rx_flags : xwfi_ep_of(fep)->tx_flags;
+	return 0;
+}
+
+ssize_t xwfi_ep_recvv(struct fid_ep *fep, const struct iovec *iov, size_t count, fi_addr_t src,
+		      uint64_t tag, uint64_t ignore, bool tagged, void *ctx, uint64_t flags,
+		      bool msg)
+{
+	struct xwfi_ep *ep = xwfi_ep_of(fep);
+	void *buf;
+	size_t len;
+
+	if (post_form(fep, iov, count, msg, true, &buf, &len, &flags))
+		return -FI_EINVAL;
+	if (msg && (flags & FI_MULTI_RECV))
+		return -FI_EBADFLAGS;
+	if (msg && tagged && (flags & FI_PEEK))
+		return xwfi_ep_peek(ep, src, tag, ignore, true, ctx, flags);
+	if (msg && tagged && (flags & FI_CLAIM))
+		return xwfi_ep_claimed(ep, buf, len, true, ctx, flags);
+	return xwfi_ep_recv(ep, buf, len, src, tag, ignore, tagged, ctx, flags);
+}
+
+ssize_t xwfi_ep_sendv(struct fid_ep *fep, const struct iovec *iov, size_t count, fi_addr_t dest,
+		      uint64_t tag, bool tagged, void *ctx, uint64_t flags, uint64_t data,
+		      bool msg)
+{
+	void *buf;
+	size_t len;
+
+	if (post_form(fep, iov, count, msg, false, &buf, &len, &flags))
+		return -FI_EINVAL;
+	/* completion levels not offered (xwfi.h) */
+	if (msg && (flags & XWFI_NO_COMP_LEVELS))
+		return -FI_EBADFLAGS;
+	return xwfi_ep_send(xwfi_ep_of(fep), buf, len, dest, tag, tagged, ctx, flags, false,
+			    msg && (flags & FI_REMOTE_CQ_DATA), data);
 }
 
 /* ---- FI_MSG ---------------------------------------------------------------------- */
@@ -254,68 +299,49 @@ out:
 static ssize_t msg_recv(struct fid_ep *fep, void *buf, size_t len, void *desc, fi_addr_t src,
 			void *ctx)
 {
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+
 	(void)desc;
-	return xwfi_ep_recv(xwfi_ep_of(fep), buf, len, src, 0, 0, false, ctx,
-			    xwfi_ep_of(fep)->rx_flags);
+	return xwfi_ep_recvv(fep, &iov, 1, src, 0, 0, false, ctx, 0, false);
 }
 
 static ssize_t msg_recvv(struct fid_ep *fep, const struct iovec *iov, void **desc, size_t count,
 			 fi_addr_t src, void *ctx)
 {
-	void *buf;
-	size_t len;
-
 	(void)desc;
-	if (xwfi_iov_one(iov, count, &buf, &len))
-		return -FI_EINVAL;
-	return xwfi_ep_recv(xwfi_ep_of(fep), buf, len, src, 0, 0, false, ctx,
-			    xwfi_ep_of(fep)->rx_flags);
+	return xwfi_ep_recvv(fep, iov, count, src, 0, 0, false, ctx, 0, false);
 }
 
 static ssize_t msg_recvmsg(struct fid_ep *fep, const struct fi_msg *msg, uint64_t flags)
 {
-	void *buf;
-	size_t len;
-
-	if (!msg || xwfi_iov_one(msg->msg_iov, msg->iov_count, &buf, &len))
+	if (!msg)
 		return -FI_EINVAL;
-	if (flags & FI_MULTI_RECV)
-		return -FI_EBADFLAGS;
-	return xwfi_ep_recv(xwfi_ep_of(fep), buf, len, msg->addr, 0, 0, false, msg->context, flags);
+	return xwfi_ep_recvv(fep, msg->msg_iov, msg->iov_count, msg->addr, 0, 0, false,
+			     msg->context, flags, true);
 }
 
 static ssize_t msg_send(struct fid_ep *fep, const void *buf, size_t len, void *desc,
 			fi_addr_t dest, void *ctx)
 {
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
 	(void)desc;
-	return xwfi_ep_send(xwfi_ep_of(fep), buf, len, dest, 0, false, ctx,
-			    xwfi_ep_of(fep)->tx_flags, false, false, 0);
+	return xwfi_ep_sendv(fep, &iov, 1, dest, 0, false, ctx, 0, 0, false);
 }
 
 static ssize_t msg_sendv(struct fid_ep *fep, const struct iovec *iov, void **desc, size_t count,
 			 fi_addr_t dest, void *ctx)
 {
-	void *buf;
-	size_t len;
-
 	(void)desc;
-	if (xwfi_iov_one(iov, count, &buf, &len))
-		return -FI_EINVAL;
-	return xwfi_ep_send(xwfi_ep_of(fep), buf, len, dest, 0, false, ctx,
-			    xwfi_ep_of(fep)->tx_flags, false, false, 0);
+	return xwfi_ep_sendv(fep, iov, count, dest, 0, false, ctx, 0, 0, false);
 }
 
 static ssize_t msg_sendmsg(struct fid_ep *fep, const struct fi_msg *msg, uint64_t flags)
 {
-	void *buf;
-	size_t len;
-
-	if (!msg || xwfi_iov_one(msg->msg_iov, msg->iov_count, &buf, &len))
+	if (!msg)
 		return -FI_EINVAL;
-	if (flags & XWFI_NO_COMP_LEVELS)
-		return -FI_EBADFLAGS; /* completion levels not offered (xwfi.h) */
-	return xwfi_ep_send(xwfi_ep_of(fep), buf, len, msg->addr, 0, false, msg->context, flags,
-			    false, flags & FI_REMOTE_CQ_DATA, msg->data);
+	return xwfi_ep_sendv(fep, msg->msg_iov, msg->iov_count, msg->addr, 0, false, msg->context,
+			     flags, msg->data, true);
 }
 
 static ssize_t msg_inject(struct fid_ep *fep, const void *buf, size_t len, fi_addr_t dest)
@@ -349,4 +375,3 @@ struct fi_ops_msg xwfi_msg_ops = {
 	.senddata = msg_senddata,
 	.injectdata = msg_injectdata,
 };
-

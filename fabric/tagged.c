@@ -9,74 +9,49 @@
 static ssize_t t_recv(struct fid_ep *fep, void *buf, size_t len, void *desc, fi_addr_t src,
 		      uint64_t tag, uint64_t ignore, void *ctx)
 {
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+
 	(void)desc;
-	return xwfi_ep_recv(xwfi_ep_of(fep), buf, len, src, tag, ignore, true, ctx,
-			    xwfi_ep_of(fep)->rx_flags);
+	return xwfi_ep_recvv(fep, &iov, 1, src, tag, ignore, true, ctx, 0, false);
 }
 
 static ssize_t t_recvv(struct fid_ep *fep, const struct iovec *iov, void **desc, size_t count,
 		       fi_addr_t src, uint64_t tag, uint64_t ignore, void *ctx)
 {
-	void *buf;
-	size_t len;
-
 	(void)desc;
-	if (xwfi_iov_one(iov, count, &buf, &len))
-		return -FI_EINVAL;
-	return xwfi_ep_recv(xwfi_ep_of(fep), buf, len, src, tag, ignore, true, ctx,
-			    xwfi_ep_of(fep)->rx_flags);
+	return xwfi_ep_recvv(fep, iov, count, src, tag, ignore, true, ctx, 0, false);
 }
 
 static ssize_t t_recvmsg(struct fid_ep *fep, const struct fi_msg_tagged *msg, uint64_t flags)
 {
-	void *buf;
-	size_t len;
-
-	if (!msg || xwfi_iov_one(msg->msg_iov, msg->iov_count, &buf, &len))
+	if (!msg)
 		return -FI_EINVAL;
-	if (flags & FI_MULTI_RECV)
-		return -FI_EBADFLAGS;
-	if (flags & FI_PEEK)
-		return xwfi_ep_peek(xwfi_ep_of(fep), msg->addr, msg->tag, msg->ignore, true,
-				    msg->context, flags);
-	if (flags & FI_CLAIM)
-		return xwfi_ep_claimed(xwfi_ep_of(fep), buf, len, true, msg->context, flags);
-	return xwfi_ep_recv(xwfi_ep_of(fep), buf, len, msg->addr, msg->tag, msg->ignore, true,
-			    msg->context, flags);
+	return xwfi_ep_recvv(fep, msg->msg_iov, msg->iov_count, msg->addr, msg->tag, msg->ignore,
+			     true, msg->context, flags, true);
 }
 
 static ssize_t t_send(struct fid_ep *fep, const void *buf, size_t len, void *desc,
 		      fi_addr_t dest, uint64_t tag, void *ctx)
 {
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
 	(void)desc;
-	return xwfi_ep_send(xwfi_ep_of(fep), buf, len, dest, tag, true, ctx,
-			    xwfi_ep_of(fep)->tx_flags, false, false, 0);
+	return xwfi_ep_sendv(fep, &iov, 1, dest, tag, true, ctx, 0, 0, false);
 }
 
 static ssize_t t_sendv(struct fid_ep *fep, const struct iovec *iov, void **desc, size_t count,
 		       fi_addr_t dest, uint64_t tag, void *ctx)
 {
-	void *buf;
-	size_t len;
-
 	(void)desc;
-	if (xwfi_iov_one(iov, count, &buf, &len))
-		return -FI_EINVAL;
-	return xwfi_ep_send(xwfi_ep_of(fep), buf, len, dest, tag, true, ctx,
-			    xwfi_ep_of(fep)->tx_flags, false, false, 0);
+	return xwfi_ep_sendv(fep, iov, count, dest, tag, true, ctx, 0, 0, false);
 }
 
 static ssize_t t_sendmsg(struct fid_ep *fep, const struct fi_msg_tagged *msg, uint64_t flags)
 {
-	void *buf;
-	size_t len;
-
-	if (!msg || xwfi_iov_one(msg->msg_iov, msg->iov_count, &buf, &len))
+	if (!msg)
 		return -FI_EINVAL;
-	if (flags & XWFI_NO_COMP_LEVELS)
-		return -FI_EBADFLAGS; /* completion levels not offered (xwfi.h) */
-	return xwfi_ep_send(xwfi_ep_of(fep), buf, len, msg->addr, msg->tag, true, msg->context,
-			    flags, false, flags & FI_REMOTE_CQ_DATA, msg->data);
+	return xwfi_ep_sendv(fep, msg->msg_iov, msg->iov_count, msg->addr, msg->tag, true,
+			     msg->context, flags, msg->data, true);
 }
 
 static ssize_t t_inject(struct fid_ep *fep, const void *buf, size_t len, fi_addr_t dest,
@@ -111,4 +86,3 @@ struct fi_ops_tagged xwfi_tagged_ops = {
 	.senddata = t_senddata,
 	.injectdata = t_injectdata,
 };
-

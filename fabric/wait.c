@@ -207,6 +207,37 @@ int xwfi_wset_fini(struct xwfi_domain *dom, struct xwfi_wset *ws)
 	return 0;
 }
 
+int xwfi_wset_open(struct xwfi_domain *dom, struct xwfi_wset *ws)
+{
+	int err = xwfi_wset_init(ws);
+
+	if (err)
+		return err;
+	ws->eps_fds = !dom->auto_progress;
+	pthread_mutex_lock(&dom->lock);
+	dom->refs++;
+	pthread_mutex_unlock(&dom->lock);
+	return 0;
+}
+
+int xwfi_wset_close(struct xwfi_domain *dom, struct xwfi_wset *ws, const int *refs)
+{
+	int err;
+
+	pthread_mutex_lock(&dom->lock);
+	err = *refs ? -FI_EBUSY : 0;
+	pthread_mutex_unlock(&dom->lock);
+	if (err)
+		return err;
+	err = xwfi_wset_fini(dom, ws);
+	if (err)
+		return err;
+	pthread_mutex_lock(&dom->lock);
+	dom->refs--;
+	pthread_mutex_unlock(&dom->lock);
+	return 0;
+}
+
 int xwfi_wset_add(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_epref *ep)
 {
 	struct xw_endpoint *xep = ep->xep;

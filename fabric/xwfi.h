@@ -271,6 +271,13 @@ int xwfi_wset_init(struct xwfi_wset *ws);
  * -FI_EBUSY and nothing freed), then close the fds; caller does not hold
  * the domain lock. */
 int xwfi_wset_fini(struct xwfi_domain *dom, struct xwfi_wset *ws);
+/* A CQ's or counter's wait set: opened with a reference on the domain
+ * (its endpoints' fds unless FI_PROGRESS_AUTO: the thread's); closed once
+ * no endpoint is bound to the object (*refs 0, else -FI_EBUSY) and its
+ * sleepers left (xwfi_wset_fini), the reference dropped.  Caller does not
+ * hold the domain lock. */
+int xwfi_wset_open(struct xwfi_domain *dom, struct xwfi_wset *ws);
+int xwfi_wset_close(struct xwfi_domain *dom, struct xwfi_wset *ws, const int *refs);
 int xwfi_wset_add(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_epref *ep);
 void xwfi_wset_del(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_epref *ep);
 /* Wake whoever sleeps on @ws (caller holds the domain lock). */
