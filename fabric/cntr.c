@@ -14,7 +14,9 @@ static void cntr_progress(struct xwfi_cntr *c)
 	xwfi_eps_progress(c->eps, c->neps);
 }
 
-static uint64_t cntr_read(struct fid_cntr *fc)
+/* A read (of the value, or with @err of the errors) after a progress pass;
+ * what it returns is what fi_trywait compares with. */
+static uint64_t cntr_get(struct fid_cntr *fc, bool err)
 {
 	struct xwfi_cntr *c = container_of(fc, struct xwfi_cntr, cntr);
 	uint64_t v;
@@ -22,22 +24,22 @@ static uint64_t cntr_read(struct fid_cntr *fc)
 	pthread_mutex_lock(&c->dom->lock);
 	xwfi_wset_fd_disarm(c->dom, &c->ws, c->eps, c->neps);
 	cntr_progress(c);
-	v = c->seen_val = c->val;
+	if (err)
+		v = c->seen_err = c->err;
+	else
+		v = c->seen_val = c->val;
 	pthread_mutex_unlock(&c->dom->lock);
 	return v;
 }
 
+static uint64_t cntr_read(struct fid_cntr *fc)
+{
+	return cntr_get(fc, false);
+}
+
 static uint64_t cntr_readerr(struct fid_cntr *fc)
 {
-	struct xwfi_cntr *c = container_of(fc, struct xwfi_cntr, cntr);
-	uint64_t v;
-
-	pthread_mutex_lock(&c->dom->lock);
-	xwfi_wset_fd_disarm(c->dom, &c->ws, c->eps, c->neps);
-	cntr_progress(c);
-	v = c->seen_err = c->err;
-	pthread_mutex_unlock(&c->dom->lock);
-	return v;
+	return cntr_get(fc, true);
 }
 
 static int cntr_update(struct fid_cntr *fc, uint64_t v, bool err, bool add)
