@@ -12,7 +12,7 @@
  *   domain.c  the domain (one interface), memory registration stub
  *   av.c      address vectors
  *   ep.c      the RDM endpoint object: open, bind, enable, cancel, close
- *             (lingering), names
+ *             (lingering), names (its layout: ep.h, for the endpoint's files)
  *   msg.c     FI_MSG operations and the posting both sets share: sends,
  *             receives, directed receives, peek/claim/discard
  *   tagged.c  FI_TAGGED operations
@@ -26,10 +26,17 @@
  *             arming, blocking waits, the FI_PROGRESS_AUTO thread
  *   log.c     the library's messages into libfabric's log
  *
- * Calls go downwards only (docs/ARCHITECTURE.md, "libfabric provider"):
+ * Calls go downwards only (docs/ARCHITECTURE.md, "The libfabric
+ * provider"): a file calls only files on lines below its own.
  *
- *   init.c -> attr.c, fabric.c -> domain.c -> av.c, ep.c
- *   ep.c -> msg.c, tagged.c, nosys.c -> op.c -> cq.c, cntr.c -> wait.c
+ *   init.c
+ *   attr.c, fabric.c
+ *   domain.c
+ *   ep.c
+ *   tagged.c, msg.c, nosys.c
+ *   op.c
+ *   av.c, cq.c, cntr.c
+ *   wait.c, log.c
  *
  * An endpoint reports completions into its CQs and counters through their
  * completion-report interface (xwfi_cq_push, xwfi_cntr_inc, attach and
