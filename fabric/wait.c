@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * wait.c - what completion queues and counters sleep on, and the
- * FI_PROGRESS_AUTO thread.
+ * wait.c - what completion queues and counters sleep on and share: their
+ * wait sets, blocking waits (fi_cq_sread, fi_cntr_wait) with the
+ * FI_XDPWAKE_WAIT strategy, the endpoints bound to them, FI_GETWAIT and
+ * fi_trywait's arming; and the FI_PROGRESS_AUTO thread.  It knows an
+ * endpoint only as its struct xwfi_epref: the library endpoint, and the
+ * progress function it calls.
  *
  * Every CQ and counter owns a wait set: an epoll fd (what FI_GETWAIT hands
  * out) holding the wake fd (xw_endpoint__fd) of every endpoint bound to it,
@@ -10,7 +14,7 @@
  * endpoint's inbox, wakes it on the frames it waits for), and sleeps on
  * the epoll fd bounded by the endpoints' next protocol timer
  * (xw_endpoint__next_deadline) and its own limit.  Completions that no
- * frame causes (a send to self, a cancel, a peek finding nothing,
+ * frame causes (a cancel, a peek finding nothing, an eager send,
  * fi_cq_signal, another thread's progress or post, a close) write the event
  * fd when someone sleeps (xwfi_wset_kick).  fi_trywait arms the endpoints
  * and sets the timer fd to their next protocol timer, so that an
@@ -27,6 +31,7 @@
  * fds (their wait sets then hold no endpoint fds).
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -202,9 +207,40 @@ int xwfi_wset_fini(struct xwfi_domain *dom, struct xwfi_wset *ws)
 	return 0;
 }
 
-int xwfi_wset_add(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_ep *ep)
+int xwfi_wset_open(struct xwfi_domain *dom, struct xwfi_wset *ws)
 {
-	struct xw_endpoint *xep = xwfi_ep_xw(ep);
+	int err = xwfi_wset_init(ws);
+
+	if (err)
+		return err;
+	ws->eps_fds = !dom->auto_progress;
+	pthread_mutex_lock(&dom->lock);
+	dom->refs++;
+	pthread_mutex_unlock(&dom->lock);
+	return 0;
+}
+
+int xwfi_wset_close(struct xwfi_domain *dom, struct xwfi_wset *ws, const int *refs)
+{
+	int err;
+
+	pthread_mutex_lock(&dom->lock);
+	err = *refs ? -FI_EBUSY : 0;
+	pthread_mutex_unlock(&dom->lock);
+	if (err)
+		return err;
+	err = xwfi_wset_fini(dom, ws);
+	if (err)
+		return err;
+	pthread_mutex_lock(&dom->lock);
+	dom->refs--;
+	pthread_mutex_unlock(&dom->lock);
+	return 0;
+}
+
+int xwfi_wset_add(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_epref *ep)
+{
+	struct xw_endpoint *xep = ep->xep;
 	int err;
 
 	if (!xep || !ws->eps_fds)
@@ -224,9 +260,9 @@ int xwfi_wset_add(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_ep 
 	return 0;
 }
 
-void xwfi_wset_del(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_ep *ep)
+void xwfi_wset_del(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_epref *ep)
 {
-	struct xw_endpoint *xep = xwfi_ep_xw(ep);
+	struct xw_endpoint *xep = ep->xep;
 
 	if (!xep || !ws->eps_fds)
 		return;
@@ -236,12 +272,12 @@ void xwfi_wset_del(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_ep
 	xwfi_wset_kick(ws);
 }
 
-__u64 xwfi_eps_deadline(struct xwfi_ep **eps, int n)
+__u64 xwfi_eps_deadline(struct xwfi_epref **eps, int n)
 {
 	__u64 d = UINT64_MAX;
 
 	for (int i = 0; i < n; i++) {
-		struct xw_endpoint *xep = xwfi_ep_xw(eps[i]);
+		struct xw_endpoint *xep = eps[i]->xep;
 		__u64 e = xep ? xw_endpoint__next_deadline(xep) : UINT64_MAX;
 
 		if (e < d)
@@ -252,12 +288,12 @@ __u64 xwfi_eps_deadline(struct xwfi_ep **eps, int n)
 
 /* Arm every endpoint of @eps into @armed; -FI_EAGAIN (none left armed)
  * when frames wait on one. */
-static int arm_all(struct xwfi_domain *dom, struct xwfi_ep **eps, int n,
+static int arm_all(struct xwfi_domain *dom, struct xwfi_epref **eps, int n,
 		   struct xw_endpoint **armed, int *na)
 {
 	*na = 0;
 	for (int i = 0; i < n; i++) {
-		struct xw_endpoint *xep = xwfi_ep_xw(eps[i]);
+		struct xw_endpoint *xep = eps[i]->xep;
 
 		if (!xep)
 			continue;
@@ -273,7 +309,7 @@ static int arm_all(struct xwfi_domain *dom, struct xwfi_ep **eps, int n,
 }
 
 enum xwfi_wake xwfi_wset_sleep(struct xwfi_domain *dom, struct xwfi_wset *ws,
-			       struct xwfi_ep **eps, int n, __u64 until,
+			       struct xwfi_epref **eps, int n, __u64 until,
 			       bool (*ready)(void *arg), void *arg)
 {
 	struct xw_endpoint *armed[XW_MAX_ENDPOINTS];
@@ -352,7 +388,7 @@ enum xwfi_wake xwfi_wset_sleep(struct xwfi_domain *dom, struct xwfi_wset *ws,
 	return why;
 }
 
-int xwfi_wset_fd_arm(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_ep **eps, int n)
+int xwfi_wset_fd_arm(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_epref **eps, int n)
 {
 	struct xw_endpoint *armed[XW_MAX_ENDPOINTS];
 	int na;
@@ -384,7 +420,7 @@ int xwfi_wset_fd_arm(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_
 	return 0;
 }
 
-void xwfi_wset_fd_disarm(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_ep **eps,
+void xwfi_wset_fd_disarm(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_epref **eps,
 			 int n)
 {
 	struct itimerspec off = { 0 };
@@ -395,7 +431,7 @@ void xwfi_wset_fd_disarm(struct xwfi_domain *dom, struct xwfi_wset *ws, struct x
 	if (!ws->eps_fds)
 		return;
 	for (int i = 0; i < n; i++) {
-		struct xw_endpoint *xep = xwfi_ep_xw(eps[i]);
+		struct xw_endpoint *xep = eps[i]->xep;
 
 		if (xep)
 			disarm_ep(dom, xep);
@@ -408,7 +444,7 @@ void xwfi_wset_fd_disarm(struct xwfi_domain *dom, struct xwfi_wset *ws, struct x
 struct xwfi_progress {
 	pthread_t th;
 	struct xwfi_domain *dom;
-	struct xwfi_ep *eps[XW_MAX_ENDPOINTS];
+	struct xwfi_epref *eps[XW_MAX_ENDPOINTS];
 	int refs[XW_MAX_ENDPOINTS];
 	int n;
 	bool stop;
@@ -425,7 +461,7 @@ static void *progress_main(void *arg)
 		int frames = 0;
 
 		for (int i = 0; i < p->n; i++)
-			frames += xwfi_ep_progress(p->eps[i]);
+			frames += p->eps[i]->progress(p->eps[i]);
 		p->ws.st.idle_sleeps++; /* here: its passes */
 		if (frames)
 			continue;
@@ -469,7 +505,7 @@ static struct xwfi_progress *progress_get(struct xwfi_domain *dom)
 	return p;
 }
 
-int xwfi_progress_add(struct xwfi_domain *dom, struct xwfi_ep *ep)
+int xwfi_progress_add(struct xwfi_domain *dom, struct xwfi_epref *ep)
 {
 	struct xwfi_progress *p;
 	int err;
@@ -494,7 +530,7 @@ int xwfi_progress_add(struct xwfi_domain *dom, struct xwfi_ep *ep)
 	return 0;
 }
 
-void xwfi_progress_del(struct xwfi_domain *dom, struct xwfi_ep *ep)
+void xwfi_progress_del(struct xwfi_domain *dom, struct xwfi_epref *ep)
 {
 	struct xwfi_progress *p = dom->prog;
 
@@ -546,4 +582,207 @@ void xwfi_progress_stats(struct xwfi_domain *dom, struct fi_xdpwake_wait_stats *
 	st->progress_runs = p->ws.st.idle_sleeps;
 	st->progress_sleeps = p->ws.st.sleeps;
 	st->progress_wakes = p->ws.st.wakes_frame;
+}
+
+/* ---- blocking waits -------------------------------------------------------- */
+
+/* A blocking wait's longest single sleep: the timeout is checked between. */
+#define XWFI_MAX_SLEEP_NS 100000000ULL
+
+enum xwfi_idle_mode xwfi_wait_mode(void)
+{
+	static int mode = -1;
+	int s;
+
+	if (mode >= 0)
+		return (enum xwfi_idle_mode)mode;
+	s = xwfi_params.wait && *xwfi_params.wait ? xw_wait_strategy_parse(xwfi_params.wait)
+						  : XW_WAIT_DEFAULT;
+	switch (s) {
+	case XW_WAIT_SPIN:
+		mode = XWFI_IDLE_SPIN;
+		break;
+	case XW_WAIT_YIELD:
+	case XW_WAIT_SPIN_YIELD:
+		mode = XWFI_IDLE_YIELD;
+		break;
+	default:
+		mode = XWFI_IDLE_SLEEP;
+	}
+	return (enum xwfi_idle_mode)mode;
+}
+
+/* How long polls find nothing before a sleep: FI_XDPWAKE_SPIN_USECS, else
+ * the measured cost of a block-and-wake (2-competitive); 0 for block. */
+__u64 xwfi_spin_ns(void)
+{
+	static __u64 ns = UINT64_MAX;
+
+	if (ns != UINT64_MAX)
+		return ns;
+	if (xwfi_params.wait && (xw_wait_strategy_parse(xwfi_params.wait) == XW_WAIT_BLOCK ||
+				 xw_wait_strategy_parse(xwfi_params.wait) == XW_WAIT_YIELD))
+		ns = 0;
+	else if (xwfi_params.spin_usecs > 0)
+		ns = (__u64)xwfi_params.spin_usecs * 1000;
+	else
+		ns = xw_block_cost_ns();
+	return ns;
+}
+
+int xwfi_eps_progress(struct xwfi_epref **eps, int n)
+{
+	int frames = 0;
+
+	for (int i = 0; i < n; i++)
+		frames += eps[i]->progress(eps[i]);
+	return frames;
+}
+
+/* Polls for the spin time, then sleeps on the wait set. */
+int xwfi_wait_ready(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_epref **eps,
+		    int *neps, bool (*ready)(void *arg), void *arg, int timeout)
+{
+	__u64 now = xwfi_now_ns(), spun = now;
+	__u64 end = timeout >= 0 ? now + (__u64)timeout * 1000000ULL : UINT64_MAX;
+	enum xwfi_idle_mode mode = xwfi_wait_mode();
+	int r;
+
+	/* a close waits for this call to leave (it drops the lock between polls) */
+	ws->users++;
+	for (;;) {
+		if (ws->closing) {
+			ws->users--;
+			pthread_mutex_unlock(&dom->lock);
+			return -FI_ECANCELED;
+		}
+		xwfi_wset_fd_disarm(dom, ws, eps, *neps);
+		if (xwfi_eps_progress(eps, *neps))
+			spun = xwfi_now_ns();
+		r = 0;
+		if (ready(arg))
+			break;
+		now = xwfi_now_ns();
+		r = -FI_EAGAIN;
+		if (now >= end)
+			break;
+		if (mode != XWFI_IDLE_SLEEP || now - spun < xwfi_spin_ns()) {
+			/* poll again, letting other threads in between */
+			pthread_mutex_unlock(&dom->lock);
+			if (mode == XWFI_IDLE_YIELD)
+				sched_yield();
+			pthread_mutex_lock(&dom->lock);
+			continue;
+		}
+		switch (xwfi_wset_sleep(dom, ws, eps, *neps,
+					end - now < XWFI_MAX_SLEEP_NS ? end : now + XWFI_MAX_SLEEP_NS,
+					ready, arg)) {
+		case XWFI_WOKE_CLOSED:
+			ws->users--;
+			pthread_mutex_unlock(&dom->lock);
+			return -FI_ECANCELED;
+		case XWFI_WOKE_FRAME:
+		case XWFI_WOKE_EVENT:
+			/* spin again for what the wake announced */
+			spun = xwfi_now_ns();
+			break;
+		default:
+			break;
+		}
+	}
+	ws->users--;
+	return r;
+}
+
+/* ---- what CQs and counters share ------------------------------------------ */
+
+int xwfi_wset_attach(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_epref **eps,
+		     int *n, int *refs, struct xwfi_epref *ep)
+{
+	int err;
+
+	for (int i = 0; i < *n; i++)
+		if (eps[i] == ep)
+			return 0;
+	if (*n == XWFI_CQ_EPS)
+		return -FI_ENOSPC;
+	err = xwfi_wset_add(dom, ws, ep);
+	if (!err) {
+		err = xwfi_progress_add(dom, ep);
+		if (err)
+			xwfi_wset_del(dom, ws, ep);
+	}
+	if (err)
+		return err;
+	eps[(*n)++] = ep;
+	(*refs)++;
+	return 0;
+}
+
+void xwfi_wset_detach(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_epref **eps,
+		      int *n, int *refs, struct xwfi_epref *ep)
+{
+	for (int i = 0; i < *n; i++)
+		if (eps[i] == ep) {
+			/* an application asleep on the fd loses this endpoint's
+			 * arm: it wakes, reads, and arms the others again */
+			xwfi_wset_kick(ws);
+			xwfi_wset_fd_disarm(dom, ws, eps, *n);
+			xwfi_wset_del(dom, ws, ep);
+			xwfi_progress_del(dom, ep);
+			eps[i] = eps[--(*n)];
+			(*refs)--;
+			return;
+		}
+}
+
+static void wait_stats(struct xwfi_domain *dom, struct xwfi_wset *ws, void *arg)
+{
+	struct fi_xdpwake_wait_stats *st = arg;
+
+	pthread_mutex_lock(&dom->lock);
+	*st = ws->st;
+	xwfi_progress_stats(dom, st);
+	pthread_mutex_unlock(&dom->lock);
+}
+
+/* FI_GETWAIT: the wait set's epoll fd, readable when a bound endpoint is
+ * woken, a completion without a frame is queued or a protocol timer is
+ * due, after fi_trywait() returned 0. */
+int xwfi_wset_control(struct xwfi_domain *dom, struct xwfi_wset *ws, enum fi_wait_obj wait,
+		      int command, void *arg)
+{
+	if (command == FI_XDPWAKE_GET_WAIT_STATS) {
+		if (!arg)
+			return -FI_EINVAL;
+		wait_stats(dom, ws, arg);
+		return 0;
+	}
+	if (command != FI_GETWAIT && command != FI_GETWAITOBJ)
+		return -FI_ENOSYS;
+	if (wait != FI_WAIT_FD && wait != FI_WAIT_UNSPEC)
+		return -FI_ENODATA;
+	if (!arg)
+		return -FI_EINVAL;
+	if (command == FI_GETWAITOBJ)
+		*(enum fi_wait_obj *)arg = FI_WAIT_FD;
+	else
+		*(int *)arg = ws->epfd;
+	return 0;
+}
+
+
+/* ---- fi_trywait ----------------------------------------------------------- */
+
+int xwfi_wset_trywait(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_epref **eps,
+		      int n, bool ready)
+{
+	int err = ready ? -FI_EAGAIN : xwfi_wset_fd_arm(dom, ws, eps, n);
+
+	if (err)
+		ws->st.trywait_busy++;
+	else
+		ws->st.trywait_ok++;
+	pthread_mutex_unlock(&dom->lock);
+	return err;
 }

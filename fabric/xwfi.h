@@ -3,17 +3,47 @@
  * xwfi.h - the xdpwake libfabric provider's objects, shared by its files.
  *
  * The provider sits on libxdpwake's public API only.  libfabric exports no
- * helper for external providers, so every object implements its own ops:
+ * helper for external providers, so every object implements its own ops.
+ * One file per libfabric object, as libfabric's own providers keep them:
  *
- *   prov.c    fi_prov_ini, FI_XDPWAKE_* parameters, getinfo, fabric, EQ stub
- *   domain.c  domain, address vector, memory registration stub
+ *   init.c    fi_prov_ini: the FI_XDPWAKE_* parameters, the provider
+ *   attr.c    fi_getinfo: usable interfaces, hints, the attributes granted
+ *   fabric.c  the fabric, its (empty) event queue, fi_trywait
+ *   domain.c  the domain (one interface), memory registration stub
+ *   av.c      address vectors
+ *   ep.c      the RDM endpoint object: open, bind, enable, cancel, close
+ *             (lingering), names (its layout: ep.h, for the endpoint's files)
+ *   msg.c     FI_MSG operations and the posting both sets share: sends,
+ *             receives, directed receives, peek/claim/discard
+ *   tagged.c  FI_TAGGED operations
+ *   nosys.c   the operation sets not offered: RMA, atomics, collectives
+ *   op.c      an endpoint's posted operations: progress, completions
  *   cq.c      completion queues (every format, error entries, idle sleep,
- *             blocking reads) and counters
- *   wait.c    what CQs and counters sleep on (one epoll fd per object over
+ *             blocking reads)
+ *   cntr.c    counters
+ *   wait.c    what CQs and counters wait on (one epoll fd per object over
  *             every bound endpoint's wake fd, an event fd, a timer fd),
- *             arming, the FI_PROGRESS_AUTO thread
- *   ep.c      RDM endpoint: FI_MSG and FI_TAGGED operations, directed
- *             receives, peek/claim/discard, cancel, sends to self, progress
+ *             arming, blocking waits, the FI_PROGRESS_AUTO thread
+ *   log.c     the library's messages into libfabric's log
+ *
+ * Calls go downwards only (docs/ARCHITECTURE.md, "The libfabric
+ * provider"): a file calls only files on lines below its own.
+ *
+ *   init.c
+ *   attr.c, fabric.c
+ *   domain.c
+ *   ep.c
+ *   tagged.c, msg.c, nosys.c
+ *   op.c
+ *   av.c, cq.c, cntr.c
+ *   wait.c, log.c
+ *
+ * An endpoint reports completions into its CQs and counters through their
+ * completion-report interface (xwfi_cq_push, xwfi_cntr_inc, attach and
+ * detach).  CQs, counters and the waiting layer never call into the
+ * endpoint's files: they progress a bound endpoint through the struct
+ * xwfi_epref it binds with (its library endpoint and its progress
+ * function).
  *
  * Locking: one mutex per domain serialises every operation on its objects
  * (FI_THREAD_SAFE); the library has its own locks underneath.
@@ -70,7 +100,7 @@
 #define XWFI_MAX_MSG ((size_t)UINT32_MAX)
 #define XWFI_CQ_EPS 8
 
-extern struct fi_provider xwfi_prov;
+extern struct fi_provider xwfi_prov; /* init.c */
 
 /* FI_XDPWAKE_* settings, read once at fi_prov_ini. */
 struct xwfi_params {
@@ -89,12 +119,7 @@ struct xwfi_params {
 	char *pin_root;		/* bpffs directory (NULL: library default) */
 	int give_up_ms;		/* dead-peer detection (0: library's 5 s)  */
 };
-extern struct xwfi_params xwfi_params;
-/* While an endpoint tries ids in turn the library's messages of one attempt
- * are held (xwfi_log_hold) and then given to libfabric's log at their level,
- * or at debug level when that id was only busy (xwfi_log_release). */
-void xwfi_log_hold(void);
-void xwfi_log_release(bool busy);
+extern struct xwfi_params xwfi_params; /* init.c */
 
 struct xwfi_fabric {
 	struct fid_fabric fab;
@@ -161,7 +186,14 @@ struct xwfi_cqe {
 	size_t olen;
 };
 
-struct xwfi_ep;
+/* A bound endpoint as CQs, counters and the waiting layer see it (part of
+ * the endpoint, filled in by ep.c at open): its library endpoint and one
+ * progress pass over it (the frames handled, >= 0; caller holds the
+ * domain lock). */
+struct xwfi_epref {
+	struct xw_endpoint *xep;
+	int (*progress)(struct xwfi_epref *ref);
+};
 
 struct xwfi_cq {
 	struct fid_cq cq;
@@ -172,7 +204,7 @@ struct xwfi_cq {
 	size_t head, n, cap;
 	struct xwfi_cqe *errs;	/* error completions, FIFO (grows) */
 	size_t ehead, en, ecap;
-	struct xwfi_ep *eps[XWFI_CQ_EPS];
+	struct xwfi_epref *eps[XWFI_CQ_EPS];
 	int neps;
 	int refs;
 	bool signaled;
@@ -186,7 +218,7 @@ struct xwfi_cntr {
 	struct fid_cntr cntr;
 	struct xwfi_domain *dom;
 	uint64_t val, err;
-	struct xwfi_ep *eps[XWFI_CQ_EPS];
+	struct xwfi_epref *eps[XWFI_CQ_EPS];
 	int neps;
 	int refs;
 	uint64_t seen_val, seen_err; /* as the last read returned them */
@@ -194,9 +226,20 @@ struct xwfi_cntr {
 	struct xwfi_wset ws;
 };
 
+/* attr.c */
+int xwfi_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
+		 const struct fi_info *hints, struct fi_info **info);
+
+/* fabric.c */
+int xwfi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
+
 /* domain.c */
 int xwfi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **dom,
 		     void *context);
+
+/* av.c */
+int xwfi_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **av,
+		 void *context);
 int xwfi_av_lookup_addr(struct xwfi_av *av, fi_addr_t fa, struct xw_addr *out);
 /* An address as fi_av_insertsvc() and fi_getinfo() take it: node a MAC or
  * "IPv4:port", service the endpoint id; or node a whole address ("MAC/ep")
@@ -204,23 +247,28 @@ int xwfi_av_lookup_addr(struct xwfi_av *av, fi_addr_t fa, struct xw_addr *out);
 int xwfi_node_addr(const char *node, const char *service, struct xw_addr *a);
 fi_addr_t xwfi_av_reverse(struct xwfi_av *av, const struct xw_addr *a);
 
-/* cq.c */
+/* ep.c */
+int xwfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep,
+		 void *context);
+
+/* cq.c: the CQ object, and the completion-report interface endpoints use
+ * (caller holds the domain lock) */
 int xwfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq **cq,
 		 void *context);
+/* Queue a completion; -FI_ENOMEM. */
+int xwfi_cq_push(struct xwfi_cq *cq, const struct xwfi_cqe *e);
+int xwfi_cq_attach(struct xwfi_cq *cq, struct xwfi_epref *ep);
+void xwfi_cq_detach(struct xwfi_cq *cq, struct xwfi_epref *ep);
+/* fi_trywait() on a CQ: 0 when the caller may sleep on its fd. */
+int xwfi_cq_trywait(struct xwfi_cq *cq);
+
+/* cntr.c: the counter object and its completion-report interface */
 int xwfi_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr, struct fid_cntr **cntr,
 		   void *context);
-/* Queue a completion (caller holds the domain lock); -FI_ENOMEM. */
-int xwfi_cq_push(struct xwfi_cq *cq, const struct xwfi_cqe *e);
 void xwfi_cntr_inc(struct xwfi_cntr *c, bool err);
-int xwfi_cq_attach(struct xwfi_cq *cq, struct xwfi_ep *ep);
-void xwfi_cq_detach(struct xwfi_cq *cq, struct xwfi_ep *ep);
-int xwfi_cntr_attach(struct xwfi_cntr *c, struct xwfi_ep *ep);
-void xwfi_cntr_detach(struct xwfi_cntr *c, struct xwfi_ep *ep);
-/* Wake the sleepers of an endpoint's CQs and counters (NULL: none). */
-void xwfi_wset_kick_ep(struct xwfi_cq *tcq, struct xwfi_cq *rcq, struct xwfi_cntr *tc,
-		       struct xwfi_cntr *rc);
-/* fi_trywait() on a CQ or counter: 0 when the caller may sleep on its fd. */
-int xwfi_trywait_fid(struct fid *fid);
+int xwfi_cntr_attach(struct xwfi_cntr *c, struct xwfi_epref *ep);
+void xwfi_cntr_detach(struct xwfi_cntr *c, struct xwfi_epref *ep);
+int xwfi_cntr_trywait(struct xwfi_cntr *c);
 
 /* wait.c */
 enum xwfi_wake { XWFI_WOKE_NONE, XWFI_WOKE_FRAME, XWFI_WOKE_EVENT, XWFI_WOKE_TIMER,
@@ -230,12 +278,21 @@ int xwfi_wset_init(struct xwfi_wset *ws);
  * -FI_EBUSY and nothing freed), then close the fds; caller does not hold
  * the domain lock. */
 int xwfi_wset_fini(struct xwfi_domain *dom, struct xwfi_wset *ws);
-int xwfi_wset_add(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_ep *ep);
-void xwfi_wset_del(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_ep *ep);
+/* A CQ's or counter's wait set: opened with a reference on the domain
+ * (its endpoints' fds unless FI_PROGRESS_AUTO: the thread's); closed once
+ * no endpoint is bound to the object (*refs 0, else -FI_EBUSY) and its
+ * sleepers left (xwfi_wset_fini), the reference dropped.  Caller does not
+ * hold the domain lock. */
+int xwfi_wset_open(struct xwfi_domain *dom, struct xwfi_wset *ws);
+int xwfi_wset_close(struct xwfi_domain *dom, struct xwfi_wset *ws, const int *refs);
+int xwfi_wset_add(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_epref *ep);
+void xwfi_wset_del(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_epref *ep);
 /* Wake whoever sleeps on @ws (caller holds the domain lock). */
 void xwfi_wset_kick(struct xwfi_wset *ws);
 /* The earliest protocol timer of @eps (UINT64_MAX: none, 0: due). */
-__u64 xwfi_eps_deadline(struct xwfi_ep **eps, int n);
+__u64 xwfi_eps_deadline(struct xwfi_epref **eps, int n);
+/* One progress pass over each of @eps: the frames handled. */
+int xwfi_eps_progress(struct xwfi_epref **eps, int n);
 /*
  * Sleep until an endpoint of @eps is woken, @ws is kicked, a protocol
  * timer of theirs is due or @until (CLOCK_MONOTONIC ns); ready(arg) is
@@ -244,35 +301,58 @@ __u64 xwfi_eps_deadline(struct xwfi_ep **eps, int n);
  * by the caller afterwards.  Returns why it woke.
  */
 enum xwfi_wake xwfi_wset_sleep(struct xwfi_domain *dom, struct xwfi_wset *ws,
-			       struct xwfi_ep **eps, int n, __u64 until,
+			       struct xwfi_epref **eps, int n, __u64 until,
 			       bool (*ready)(void *arg), void *arg);
 /* fi_trywait: arm @eps and the timer for the application's sleep on epfd
  * (-FI_EAGAIN: frames wait or a timer is due); undo it. */
-int xwfi_wset_fd_arm(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_ep **eps,
+int xwfi_wset_fd_arm(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_epref **eps,
 		     int n);
-void xwfi_wset_fd_disarm(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_ep **eps,
+void xwfi_wset_fd_disarm(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_epref **eps,
 			 int n);
+/* The end of a CQ's or counter's fi_trywait: -FI_EAGAIN when @ready, else
+ * the arming of xwfi_wset_fd_arm, counted; releases the domain lock. */
+int xwfi_wset_trywait(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_epref **eps,
+		      int n, bool ready);
+/* A CQ's or counter's endpoints (caller holds the domain lock: endpoint
+ * bind and close): watched by its wait set and the progress thread. */
+int xwfi_wset_attach(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_epref **eps,
+		     int *n, int *refs, struct xwfi_epref *ep);
+void xwfi_wset_detach(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_epref **eps,
+		      int *n, int *refs, struct xwfi_epref *ep);
+/* fi_control() on a CQ or counter: FI_GETWAIT, FI_GETWAITOBJ and
+ * FI_XDPWAKE_GET_WAIT_STATS. */
+int xwfi_wset_control(struct xwfi_domain *dom, struct xwfi_wset *ws, enum fi_wait_obj wait,
+		      int command, void *arg);
+/* What FI_XDPWAKE_WAIT asks of waits (parsed once), and how long polls
+ * find nothing before a sleep. */
+enum xwfi_idle_mode { XWFI_IDLE_SPIN, XWFI_IDLE_YIELD, XWFI_IDLE_SLEEP };
+enum xwfi_idle_mode xwfi_wait_mode(void);
+__u64 xwfi_spin_ns(void);
+/*
+ * Wait until ready(arg) or @timeout ms (< 0: no limit): 0, -FI_EAGAIN
+ * (timed out) or -FI_ECANCELED (the object is being closed: the caller
+ * touches nothing of it any more).  Polls for the spin time, then sleeps
+ * on @ws.  Called with the domain lock held once; returns with it held,
+ * except for -FI_ECANCELED (released).  *neps is re-read after each sleep.
+ */
+int xwfi_wait_ready(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_epref **eps,
+		    int *neps, bool (*ready)(void *arg), void *arg, int timeout);
 __u64 xwfi_now_ns(void);
 /* FI_PROGRESS_AUTO: the domain's thread progresses the endpoints bound to
  * its CQs and counters (added at bind, removed at close); stopped by
  * domain close. */
-int xwfi_progress_add(struct xwfi_domain *dom, struct xwfi_ep *ep);
-void xwfi_progress_del(struct xwfi_domain *dom, struct xwfi_ep *ep);
+int xwfi_progress_add(struct xwfi_domain *dom, struct xwfi_epref *ep);
+void xwfi_progress_del(struct xwfi_domain *dom, struct xwfi_epref *ep);
 void xwfi_progress_stop(struct xwfi_domain *dom);
 void xwfi_progress_stats(struct xwfi_domain *dom, struct fi_xdpwake_wait_stats *st);
 
-/* ep.c */
-int xwfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep,
-		 void *context);
-/* One progress pass over @ep: library progress, completions collected
- * (caller holds the domain lock); returns the frames handled (>= 0). */
-int xwfi_ep_progress(struct xwfi_ep *ep);
-/* An operation was posted on @ep: wake threads asleep on its CQs and
- * counters (its completion may need no frame). */
-void xwfi_ep_kick(struct xwfi_ep *ep);
-struct xw_endpoint *xwfi_ep_xw(struct xwfi_ep *ep);
-/* A pending request of @ep to wait on (NULL: none). */
-struct xw_request *xwfi_ep_wait_req(struct xwfi_ep *ep);
+/* log.c: the library's log callback (xw_set_log).  While an endpoint
+ * tries ids in turn the library's messages of one attempt are held
+ * (xwfi_log_hold) and then given to libfabric's log at their level, or at
+ * debug level when that id was only busy (xwfi_log_release). */
+void xwfi_log_cb(enum xw_log_level level, const char *msg, void *ctx);
+void xwfi_log_hold(void);
+void xwfi_log_release(bool busy);
 
 /* Stubs for operations an object does not support. */
 static inline int xwfi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
@@ -307,7 +387,17 @@ static inline int xwfi_no_ops_set(struct fid *fid, const char *name, uint64_t fl
 	return -FI_ENOSYS;
 }
 
-#define XWFI_FI_OPS(close_fn, bind_fn, control_fn)                                        	{                                                                                  		.size = sizeof(struct fi_ops), .close = (close_fn), .bind = (bind_fn),     		.control = (control_fn), .ops_open = xwfi_no_ops_open,                     		.tostr = xwfi_no_tostr, .ops_set = xwfi_no_ops_set,                        	}
+/* The fid operations of an object: close, bind and control are its own. */
+#define XWFI_FI_OPS(close_fn, bind_fn, control_fn)                                         \
+	{                                                                                  \
+		.size = sizeof(struct fi_ops),                                             \
+		.close = (close_fn),                                                       \
+		.bind = (bind_fn),                                                         \
+		.control = (control_fn),                                                   \
+		.ops_open = xwfi_no_ops_open,                                              \
+		.tostr = xwfi_no_tostr,                                                    \
+		.ops_set = xwfi_no_ops_set,                                                \
+	}
 
 /* errno (positive or negative) to a negative FI_E* code. */
 static inline int xwfi_err(int e)

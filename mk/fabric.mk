@@ -43,3 +43,28 @@ install-fabric: $(FABRIC_SO)
 
 uninstall-fabric:
 	$(Q)rm -f $(DESTDIR)$(FABRIC_PROVDIR)/libxdpwake-fi.so
+
+# The provider's test programs (tests/fabric/: fi_unit, fi_defects), plain C
+# on the libfabric API, with the helpers they share (fi_common.c) compiled
+# once; not instrumented (with SANITIZE the tests preload the sanitizer
+# runtimes the provider needs: tests/fabric/san_preload.sh).  The tests
+# run $(OUTPUT)/tests/NAME.bin.
+FABRIC_TEST_CFLAGS := -std=gnu11 -O2 -Wall -Wextra -Werror -pthread -Ifabric -Itests/fabric
+FABRIC_TEST_BINS := $(OUTPUT)/tests/fi_unit.bin $(OUTPUT)/tests/fi_defects.bin
+FABRIC_TEST_COMMON := $(OUTPUT)/tests/fabric/fi_common.o
+
+ifneq ($(HAVE_FABRIC),)
+tests: $(FABRIC_TEST_BINS)
+endif
+
+$(OUTPUT)/tests/fabric:
+	$(Q)mkdir -p $@
+
+$(FABRIC_TEST_COMMON): tests/fabric/fi_common.c tests/fabric/fi_common.h | $(OUTPUT)/tests/fabric
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(FABRIC_TEST_CFLAGS) -c $< -o $@
+
+$(FABRIC_TEST_BINS): $(OUTPUT)/tests/%.bin: tests/fabric/%.c tests/fabric/fi_common.h \
+		fabric/fi_xdpwake.h $(FABRIC_TEST_COMMON) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(FABRIC_TEST_CFLAGS) -o $@ $< $(FABRIC_TEST_COMMON) -lfabric

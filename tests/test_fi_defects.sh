@@ -15,12 +15,8 @@ OUTPUT=${OUTPUT:-$XW_SRC/.output}
 . "$here/fabric/common.sh"
 
 fi_common_checks
-command -v gcc >/dev/null || skip "gcc missing"
-[ -f /usr/include/rdma/fi_atomic.h ] || skip "libfabric headers missing"
-BIN=$OUTPUT/tests/fi_defects.bin
-mkdir -p "$OUTPUT/tests"
-gcc -std=gnu11 -O2 -Wall -Wextra -Werror -o "$BIN" "$here/fabric/fi_defects.c" -lfabric ||
-	{ echo "FAIL: build fi_defects"; exit 1; }
+BIN=$OUTPUT/tests/fi_defects.bin # make tests (mk/fabric.mk)
+[ -x "$BIN" ] || { echo "FAIL: $BIN not built (make tests)"; exit 1; }
 fi_ns1 d 02:00:00:00:da:01 02:00:00:00:db:01
 
 # the peer gone: the library gives it up after 5 s; every wait of the

@@ -49,6 +49,8 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
+#include "fi_common.h"
+
 static int fails;
 
 static void row(const char *name, bool ok, const char *fmt, ...)
@@ -74,36 +76,14 @@ static void row(const char *name, bool ok, const char *fmt, ...)
 		exit(1);                                                                   \
 	} while (0)
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* ---- one side: fabric, domain, AV, CQ, endpoint ------------------------- */
-
-struct side {
-	struct fi_info *info;
-	struct fid_fabric *fab;
-	struct fid_domain *dom;
-	struct fid_av *av;
-	struct fid_cq *cq;
-	struct fid_ep *ep;
-};
+/* ---- one side: fabric, domain, AV, CQ, endpoint (struct side: fi_common.h) */
 
 static struct fi_info *hints_new(const char *ifname)
 {
-	struct fi_info *h = fi_allocinfo();
+	struct fi_info *h = fit_hints(ifname, FI_TAGGED | FI_MSG);
 
 	if (!h)
 		DIE("fi_allocinfo");
-	h->caps = FI_TAGGED | FI_MSG;
-	h->ep_attr->type = FI_EP_RDM;
-	h->fabric_attr->prov_name = strdup("xdpwake");
-	if (ifname)
-		h->domain_attr->name = strdup(ifname);
 	return h;
 }
 
@@ -139,26 +119,14 @@ static void open_side(struct side *s, const char *ifname, enum fi_av_type avt)
 		DIE("fi_endpoint %s: %s", ifname, fi_strerror(-err));
 }
 
-static void close_side(struct side *s)
-{
-	if (s->ep)
-		fi_close(&s->ep->fid);
-	fi_close(&s->cq->fid);
-	fi_close(&s->av->fid);
-	fi_close(&s->dom->fid);
-	fi_close(&s->fab->fid);
-	fi_freeinfo(s->info);
-	memset(s, 0, sizeof(*s));
-}
-
 /* One completion or error of @s's CQ within @secs: 1 a completion, 0 an
  * error (in *err), -FI_EAGAIN none. */
 static int get_comp(struct side *s, struct fi_cq_tagged_entry *e, struct fi_cq_err_entry *err,
 		    double secs)
 {
-	double end = now() + secs;
+	double end = fit_now() + secs;
 
-	for (long i = 0; i < 100000000L && now() < end; i++) {
+	for (long i = 0; i < 100000000L && fit_now() < end; i++) {
 		ssize_t n = fi_cq_read(s->cq, e, 1);
 
 		if (n == 1)
@@ -185,10 +153,10 @@ static void xwrite(int fd, const void *p, size_t n)
 /* Read @n bytes from @fd within @secs: true when all came. */
 static bool xread(int fd, void *p, size_t n, double secs)
 {
-	double end = now() + secs;
+	double end = fit_now() + secs;
 	size_t got = 0;
 
-	while (got < n && now() < end) {
+	while (got < n && fit_now() < end) {
 		struct pollfd pf = { .fd = fd, .events = POLLIN };
 		ssize_t r;
 
@@ -222,7 +190,7 @@ static int peer_main(const char *ifname, const char *mode, int n, int wfd, int r
 		_exit(2);
 	xwrite(wfd, name, 16);
 	if (!strcmp(mode, "gone")) {
-		close_side(&s);
+		fit_close_side(&s);
 		return 0;
 	}
 	if (!xread(rfd, &c, 1, 30))
@@ -240,7 +208,7 @@ static int peer_main(const char *ifname, const char *mode, int n, int wfd, int r
 		got++;
 	}
 	xwrite(wfd, &got, sizeof(got));
-	close_side(&s);
+	fit_close_side(&s);
 	return 0;
 }
 
@@ -280,11 +248,11 @@ static bool peer_start(struct peer *p, const char *self, const char *ifname, con
 /* The peer's exit status within @secs (it is killed after that): 0 ok. */
 static int peer_end(struct peer *p, double secs)
 {
-	double end = now() + secs;
+	double end = fit_now() + secs;
 	int st = 0;
 
 	close(p->wfd);
-	while (now() < end) {
+	while (fit_now() < end) {
 		if (waitpid(p->pid, &st, WNOHANG) == p->pid) {
 			close(p->rfd);
 			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
@@ -482,9 +450,9 @@ static void test_linger(struct side *a, const char *self, const char *ifb)
 		a->ep = NULL;
 		if (open_ep(a))
 			DIE("endpoint");
-		t0 = now();
+		t0 = fit_now();
 		fi_close(&a->ep->fid);
-		t_close = now() - t0;
+		t_close = fit_now() - t0;
 		a->ep = keep;
 		row("linger", t_close < 0.5, "an idle endpoint closes at once (%.3f s)", t_close);
 	}
@@ -509,9 +477,9 @@ static void test_linger(struct side *a, const char *self, const char *ifb)
 			DIE("fi_tsendmsg FI_TRANSMIT_COMPLETE");
 		early = get_comp(a, &e, &er, 0.3);
 		xwrite(p.wfd, "g", 1);
-		t1 = now();
+		t1 = fit_now();
 		late = early == 1 ? 1 : get_comp(a, &e, &er, 10);
-		t1 = now() - t1;
+		t1 = fit_now() - t1;
 		if (!xread(p.rfd, &got, sizeof(got), 30))
 			got = -1;
 		rc = peer_end(&p, 30);
@@ -525,9 +493,9 @@ static void test_linger(struct side *a, const char *self, const char *ifb)
 	if (fi_av_insert(a->av, p.addr, 1, &dst, 0, NULL) != 1)
 		DIE("av insert");
 	memset(msg, 'm', sizeof(msg));
-	t0 = now();
+	t0 = fit_now();
 	/* every send completes (at copy) although the peer does not answer */
-	while (done < LINGER_MSGS && now() - t0 < 20) {
+	while (done < LINGER_MSGS && fit_now() - t0 < 20) {
 		struct fi_cq_tagged_entry e;
 		struct fi_cq_err_entry er;
 
@@ -551,9 +519,9 @@ static void test_linger(struct side *a, const char *self, const char *ifb)
 		DIE("%d of %d sends completed", done, LINGER_MSGS);
 	/* the peer stays silent for 300 ms from now: nothing acknowledged */
 	xwrite(p.wfd, "g", 1);
-	t0 = now();
+	t0 = fit_now();
 	fi_close(&a->ep->fid);
-	t_close = now() - t0;
+	t_close = fit_now() - t0;
 	a->ep = NULL;
 	if (!xread(p.rfd, &got, sizeof(got), 60))
 		got = -1;
@@ -584,9 +552,9 @@ static void test_linger(struct side *a, const char *self, const char *ifb)
 		if (get_comp(a, &e, &er, 5) != 1)
 			DIE("send to a gone peer did not complete");
 	}
-	t0 = now();
+	t0 = fit_now();
 	fi_close(&a->ep->fid);
-	t_close = now() - t0;
+	t_close = fit_now() - t0;
 	a->ep = NULL;
 	row("linger", t_close >= 1 && t_close < 8,
 	    "fi_close with sends to a gone peer: lingers until the give-up, bounded "
@@ -849,7 +817,7 @@ int main(int argc, char **argv)
 	RUN("enosys", test_enosys(&a));
 	RUN("args", test_args(&a));
 	RUN("linger", test_linger(&a, "/proc/self/exe", argv[2]));
-	close_side(&a);
+	fit_close_side(&a);
 	printf("%s: %d failed\n", fails ? "FAIL" : "ok", fails);
 	return fails ? 1 : 0;
 }

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * prov.c - the provider's entry point: fi_prov_ini, the FI_XDPWAKE_*
- * parameters, fi_getinfo (one fi_info per usable interface, domain name =
- * interface name), the fabric object and a minimal event queue (an RDM
- * endpoint reports nothing there, but fi_pingpong opens one).
+ * attr.c - fi_getinfo: one fi_info per usable interface (domain name =
+ * interface name), the hints it honours, and the attributes it grants
+ * (capabilities, transmit/receive/endpoint/domain/fabric attributes).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -15,9 +14,6 @@
 #include <unistd.h>
 
 #include "xwfi.h"
-
-struct xwfi_params xwfi_params = { .ep_id = -1, .idle_sleep_usecs = 10000,
-				   .watchdog_usecs = 1000, .idle_spin_usecs = 1000 };
 
 #define XWFI_DOMAIN_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
 #define XWFI_ORDER FI_ORDER_SAS
@@ -196,6 +192,57 @@ static bool hints_ok(const struct fi_info *h)
 	return true;
 }
 
+/* ---- the attributes granted ---------------------------------------------- */
+
+/* What every fi_info says; info_new() adds what the hints choose
+ * (capabilities, operation flags, threading, progress, AV type) and the
+ * domain's name. */
+static const struct fi_tx_attr tx_attr = {
+	.msg_order = XWFI_ORDER,
+	.comp_order = FI_ORDER_NONE,
+	.inject_size = XWFI_INJECT_SIZE,
+	.size = 1024,
+	.iov_limit = 1,
+	.rma_iov_limit = 0,
+};
+
+static const struct fi_rx_attr rx_attr = {
+	.msg_order = XWFI_ORDER,
+	.comp_order = FI_ORDER_NONE,
+	.total_buffered_recv = 0,
+	.size = 1024,
+	.iov_limit = 1,
+};
+
+static const struct fi_ep_attr ep_attr = {
+	.type = FI_EP_RDM,
+	.protocol = FI_PROTO_UNSPEC,
+	.protocol_version = 1,
+	.max_msg_size = XWFI_MAX_MSG,
+	.tx_ctx_cnt = 1,
+	.rx_ctx_cnt = 1,
+};
+
+static const struct fi_domain_attr domain_attr = {
+	.resource_mgmt = FI_RM_ENABLED,
+	.mr_mode = 0,
+	.mr_key_size = 0,
+	/* 4 bytes (the header's 32-bit data, XW_DATA_MAX): MPI sends its rank
+	 * there; a larger value is -FI_EINVAL. */
+	.cq_data_size = 4,
+	.cq_cnt = 64,
+	.ep_cnt = XW_MAX_ENDPOINTS,
+	.tx_ctx_cnt = XW_MAX_ENDPOINTS,
+	.rx_ctx_cnt = XW_MAX_ENDPOINTS,
+	.max_ep_tx_ctx = 1,
+	.max_ep_rx_ctx = 1,
+	.cntr_cnt = 64,
+	.mr_iov_limit = 1,
+	.caps = XWFI_DOMAIN_CAPS,
+	.max_err_data = 0,
+	.mr_cnt = 0,
+};
+
 static void *addr_dup(const struct xw_addr *a, size_t *len)
 {
 	void *p = malloc(sizeof(*a));
@@ -234,38 +281,18 @@ static struct fi_info *info_new(const char *ifname, const struct fi_info *h,
 	    (dst && !(fi->dest_addr = addr_dup(dst, &fi->dest_addrlen))))
 		goto err;
 
+	*fi->tx_attr = tx_attr;
 	fi->tx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_SEND);
 	fi->tx_attr->op_flags = h && h->tx_attr ? h->tx_attr->op_flags : 0;
-	fi->tx_attr->msg_order = XWFI_ORDER;
-	fi->tx_attr->comp_order = FI_ORDER_NONE;
-	fi->tx_attr->inject_size = XWFI_INJECT_SIZE;
-	fi->tx_attr->size = 1024;
-	fi->tx_attr->iov_limit = 1;
-	fi->tx_attr->rma_iov_limit = 0;
-
+	*fi->rx_attr = rx_attr;
 	fi->rx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE);
 	fi->rx_attr->op_flags = h && h->rx_attr ? h->rx_attr->op_flags : 0;
-	fi->rx_attr->msg_order = XWFI_ORDER;
-	fi->rx_attr->comp_order = FI_ORDER_NONE;
-	fi->rx_attr->total_buffered_recv = 0;
-	fi->rx_attr->size = 1024;
-	fi->rx_attr->iov_limit = 1;
-
-	fi->ep_attr->type = FI_EP_RDM;
-	fi->ep_attr->protocol = FI_PROTO_UNSPEC;
-	fi->ep_attr->protocol_version = 1;
-	fi->ep_attr->max_msg_size = XWFI_MAX_MSG;
-	fi->ep_attr->msg_prefix_size = 0;
-	fi->ep_attr->max_order_raw_size = 0;
-	fi->ep_attr->max_order_war_size = 0;
-	fi->ep_attr->max_order_waw_size = 0;
+	*fi->ep_attr = ep_attr;
 	/* 64 tag bits when FI_MSG is not asked for; otherwise the top bit
 	 * tells untagged messages apart. */
 	fi->ep_attr->mem_tag_format = (caps & FI_TAGGED) && !(caps & FI_MSG) ? ~0ULL
 									     : ~XWFI_MSG_BIT;
-	fi->ep_attr->tx_ctx_cnt = 1;
-	fi->ep_attr->rx_ctx_cnt = 1;
-
+	*fi->domain_attr = domain_attr;
 	fi->domain_attr->name = strdup(ifname);
 	fi->domain_attr->threading = h && h->domain_attr && h->domain_attr->threading
 					     ? h->domain_attr->threading
@@ -281,26 +308,9 @@ static struct fi_info *info_new(const char *ifname, const struct fi_info *h,
 		h && h->domain_attr && h->domain_attr->data_progress == FI_PROGRESS_AUTO
 			? FI_PROGRESS_AUTO
 			: FI_PROGRESS_MANUAL;
-	fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
 	fi->domain_attr->av_type = h && h->domain_attr && h->domain_attr->av_type
 					   ? h->domain_attr->av_type
 					   : FI_AV_UNSPEC;
-	fi->domain_attr->mr_mode = 0;
-	fi->domain_attr->mr_key_size = 0;
-	/* 4 bytes (the header's 32-bit data, XW_DATA_MAX): MPI sends its rank
-	 * there; a larger value is -FI_EINVAL. */
-	fi->domain_attr->cq_data_size = 4;
-	fi->domain_attr->cq_cnt = 64;
-	fi->domain_attr->ep_cnt = XW_MAX_ENDPOINTS;
-	fi->domain_attr->tx_ctx_cnt = XW_MAX_ENDPOINTS;
-	fi->domain_attr->rx_ctx_cnt = XW_MAX_ENDPOINTS;
-	fi->domain_attr->max_ep_tx_ctx = 1;
-	fi->domain_attr->max_ep_rx_ctx = 1;
-	fi->domain_attr->cntr_cnt = 64;
-	fi->domain_attr->mr_iov_limit = 1;
-	fi->domain_attr->caps = XWFI_DOMAIN_CAPS;
-	fi->domain_attr->max_err_data = 0;
-	fi->domain_attr->mr_cnt = 0;
 
 	fi->fabric_attr->name = strdup(XWFI_NAME);
 	fi->fabric_attr->prov_version = XWFI_VERSION;
@@ -313,8 +323,8 @@ err:
 	return NULL;
 }
 
-static int xwfi_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
-			const struct fi_info *hints, struct fi_info **info)
+int xwfi_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
+		 const struct fi_info *hints, struct fi_info **info)
 {
 	struct if_nameindex *ifs, *i;
 	struct fi_info *head = NULL, **tail = &head;
@@ -384,261 +394,4 @@ static int xwfi_getinfo(uint32_t version, const char *node, const char *service,
 	}
 	*info = head;
 	return 0;
-}
-
-/* ---- event queue (nothing to report for RDM) ----------------------------- */
-
-static int eq_close(struct fid *fid)
-{
-	free(container_of(fid, struct fid_eq, fid));
-	return 0;
-}
-
-static ssize_t eq_read(struct fid_eq *eq, uint32_t *event, void *buf, size_t len, uint64_t flags)
-{
-	(void)eq, (void)event, (void)buf, (void)len, (void)flags;
-	return -FI_EAGAIN;
-}
-
-static ssize_t eq_readerr(struct fid_eq *eq, struct fi_eq_err_entry *buf, uint64_t flags)
-{
-	(void)eq, (void)buf, (void)flags;
-	return -FI_EAGAIN;
-}
-
-static ssize_t eq_write(struct fid_eq *eq, uint32_t event, const void *buf, size_t len,
-			uint64_t flags)
-{
-	(void)eq, (void)event, (void)buf, (void)len, (void)flags;
-	return -FI_ENOSYS;
-}
-
-static ssize_t eq_sread(struct fid_eq *eq, uint32_t *event, void *buf, size_t len, int timeout,
-			uint64_t flags)
-{
-	(void)eq, (void)event, (void)buf, (void)len, (void)flags;
-	if (timeout > 0)
-		usleep((useconds_t)timeout * 1000);
-	return -FI_EAGAIN;
-}
-
-static const char *eq_strerror(struct fid_eq *eq, int prov_errno, const void *err_data, char *buf,
-			       size_t len)
-{
-	(void)eq, (void)err_data;
-	if (buf && len)
-		snprintf(buf, len, "%s", xw_strerror(-prov_errno));
-	return xw_strerror(-prov_errno);
-}
-
-static struct fi_ops eq_fi_ops = XWFI_FI_OPS(eq_close, xwfi_no_bind, xwfi_no_control);
-
-static struct fi_ops_eq eq_ops = {
-	.size = sizeof(struct fi_ops_eq),
-	.read = eq_read,
-	.readerr = eq_readerr,
-	.write = eq_write,
-	.sread = eq_sread,
-	.strerror = eq_strerror,
-};
-
-static int eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq **eqp,
-		   void *context)
-{
-	struct fid_eq *eq;
-
-	(void)fabric;
-	(void)attr;
-	eq = calloc(1, sizeof(*eq));
-	if (!eq)
-		return -FI_ENOMEM;
-	eq->fid.fclass = FI_CLASS_EQ;
-	eq->fid.context = context;
-	eq->fid.ops = &eq_fi_ops;
-	eq->ops = &eq_ops;
-	*eqp = eq;
-	return 0;
-}
-
-/* ---- fabric ------------------------------------------------------------ */
-
-static int fabric_close(struct fid *fid)
-{
-	free(container_of(fid, struct xwfi_fabric, fab.fid));
-	return 0;
-}
-
-static int fabric_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
-{
-	(void)fabric;
-	for (int i = 0; i < count; i++) {
-		int err = xwfi_trywait_fid(fids[i]);
-
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-static struct fi_ops fabric_fi_ops = XWFI_FI_OPS(fabric_close, xwfi_no_bind, xwfi_no_control);
-
-static int no_passive_ep(struct fid_fabric *fabric, struct fi_info *info, struct fid_pep **pep,
-			 void *context)
-{
-	(void)fabric, (void)info, (void)pep, (void)context;
-	return -FI_ENOSYS;
-}
-
-static int no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
-			struct fid_wait **waitset)
-{
-	(void)fabric, (void)attr, (void)waitset;
-	return -FI_ENOSYS;
-}
-
-static struct fi_ops_fabric fabric_ops = {
-	.size = sizeof(struct fi_ops_fabric),
-	.domain = xwfi_domain_open,
-	.passive_ep = no_passive_ep,
-	.eq_open = eq_open,
-	.wait_open = no_wait_open,
-	.trywait = fabric_trywait,
-};
-
-static int xwfi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context)
-{
-	struct xwfi_fabric *f;
-
-	if (attr && attr->name && strcmp(attr->name, XWFI_NAME))
-		return -FI_EINVAL;
-	f = calloc(1, sizeof(*f));
-	if (!f)
-		return -FI_ENOMEM;
-	f->fab.fid.fclass = FI_CLASS_FABRIC;
-	f->fab.fid.context = context;
-	f->fab.fid.ops = &fabric_fi_ops;
-	f->fab.ops = &fabric_ops;
-	*fabric = &f->fab;
-	return 0;
-}
-
-static void xwfi_cleanup(void)
-{
-}
-
-struct fi_provider xwfi_prov = {
-	.name = XWFI_NAME,
-	.version = XWFI_VERSION,
-	.fi_version = XWFI_FI_VERSION,
-	.getinfo = xwfi_getinfo,
-	.fabric = xwfi_fabric,
-	.cleanup = xwfi_cleanup,
-};
-
-/* The library's messages go through libfabric's logging. */
-#define XWFI_HELD_MAX 8
-
-static __thread struct {
-	bool on;
-	int n;
-	enum xw_log_level level[XWFI_HELD_MAX];
-	char msg[XWFI_HELD_MAX][256];
-} held;
-
-static void log_out(enum xw_log_level level, const char *msg, bool busy)
-{
-	if (busy)
-		FI_LOG(&xwfi_prov, FI_LOG_DEBUG, FI_LOG_EP_CTRL, "%s\n", msg);
-	else if (level <= XW_LOG_WARN)
-		FI_WARN(&xwfi_prov, FI_LOG_CORE, "%s\n", msg);
-	else
-		FI_INFO(&xwfi_prov, FI_LOG_CORE, "%s\n", msg);
-}
-
-static void log_cb(enum xw_log_level level, const char *msg, void *ctx)
-{
-	(void)ctx;
-	if (held.on && held.n < XWFI_HELD_MAX) {
-		held.level[held.n] = level;
-		snprintf(held.msg[held.n++], sizeof(held.msg[0]), "%s", msg);
-		return;
-	}
-	log_out(level, msg, false);
-}
-
-void xwfi_log_hold(void)
-{
-	held.on = true;
-	held.n = 0;
-}
-
-void xwfi_log_release(bool busy)
-{
-	held.on = false;
-	for (int i = 0; i < held.n; i++)
-		log_out(held.level[i], held.msg[i], busy);
-	held.n = 0;
-}
-
-FI_EXT_INI
-{
-	fi_param_define(&xwfi_prov, "iface", FI_PARAM_STRING,
-			"Interface to use (default: every usable Ethernet interface, one "
-			"fi_info each)");
-	fi_param_define(&xwfi_prov, "queue", FI_PARAM_STRING,
-			"Interface queue the endpoint binds: a number, or any (default): the "
-			"first queue no other process holds, so that every rank of a host "
-			"gets its own queue (with udp, port = base + queue; steer each port "
-			"to its queue: xdpwake steer)");
-	fi_param_define(&xwfi_prov, "ep_id", FI_PARAM_INT,
-			"xdpwake endpoint id 0..63 (default: the first free id from 1)");
-	fi_param_define(&xwfi_prov, "encap", FI_PARAM_STRING,
-			"Encapsulation: eth (EtherType, default) or udp");
-	fi_param_define(&xwfi_prov, "policy", FI_PARAM_STRING,
-			"Wake policy of the endpoint: every, timeout, marker, stream, adaptive "
-			"(default: the interface's)");
-	fi_param_define(&xwfi_prov, "wait", FI_PARAM_STRING,
-			"Wait strategy of fi_cq_sread/fi_cntr_wait: spin, yield, block, "
-			"spin-yield, spin-block (default), adaptive");
-	fi_param_define(&xwfi_prov, "spin_usecs", FI_PARAM_INT,
-			"Spin time of the spin-* strategies in us (default: the measured "
-			"block-and-wake cost)");
-	fi_param_define(&xwfi_prov, "give_up_ms", FI_PARAM_INT,
-			"A peer whose endpoint neither answers nor acknowledges for this long "
-			"while something is owed is given up: its operations fail (default "
-			"5000). A peer that computes or is stopped is not given up: its XDP "
-			"program answers the liveness probes while its endpoint is open");
-	fi_param_define(&xwfi_prov, "idle_sleep_usecs", FI_PARAM_INT,
-			"Longest sleep of one non-blocking fi_cq_read once the CQ's reads have "
-			"found nothing for longer than the spin time: the read sleeps until the "
-			"XDP program wakes one of its endpoints, a completion without a frame "
-			"is queued or a protocol timer is due; the bound lets the caller's "
-			"other progress run (default 10000; 0: never sleep in fi_cq_read, "
-			"spin as the caller does)");
-	fi_param_define(&xwfi_prov, "idle_spin_usecs", FI_PARAM_INT,
-			"How long the process's fi_cq_read calls may find nothing before one "
-			"sleeps, when the CPU is the rank's own (a sched_yield() probe ran no "
-			"other task): a short wait (a ping-pong's) keeps the spinning latency; "
-			"on a CPU another task wants, the read sleeps after the spin time "
-			"(default 1000; 0: after the spin time always)");
-	fi_param_define(&xwfi_prov, "watchdog_usecs", FI_PARAM_INT,
-			"Polling watchdog of every endpoint: frames the application leaves "
-			"unconsumed that long (it computes) are handled by a library thread, "
-			"woken by the XDP program only then (default 1000; 0: off)");
-	fi_param_define(&xwfi_prov, "pin_root", FI_PARAM_STRING,
-			"bpffs directory of the pinned maps (default: /sys/fs/bpf/xdpwake)");
-	fi_param_get_str(&xwfi_prov, "iface", &xwfi_params.iface);
-	fi_param_get_str(&xwfi_prov, "queue", &xwfi_params.queue);
-	fi_param_get_int(&xwfi_prov, "ep_id", &xwfi_params.ep_id);
-	fi_param_get_str(&xwfi_prov, "encap", &xwfi_params.encap);
-	fi_param_get_str(&xwfi_prov, "policy", &xwfi_params.policy);
-	fi_param_get_str(&xwfi_prov, "wait", &xwfi_params.wait);
-	fi_param_get_int(&xwfi_prov, "spin_usecs", &xwfi_params.spin_usecs);
-	fi_param_get_str(&xwfi_prov, "pin_root", &xwfi_params.pin_root);
-	fi_param_get_int(&xwfi_prov, "give_up_ms", &xwfi_params.give_up_ms);
-	fi_param_get_int(&xwfi_prov, "idle_sleep_usecs", &xwfi_params.idle_sleep_usecs);
-	fi_param_get_int(&xwfi_prov, "watchdog_usecs", &xwfi_params.watchdog_usecs);
-	fi_param_get_int(&xwfi_prov, "idle_spin_usecs", &xwfi_params.idle_spin_usecs);
-	xw_set_log(log_cb, NULL, XW_LOG_INFO);
-	return &xwfi_prov;
 }
