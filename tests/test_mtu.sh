@@ -15,20 +15,14 @@
 # Exit: 0 pass, 1 failure, 77 skip.
 set -u
 
-OUTPUT=${OUTPUT:-$(cd "$(dirname "$0")/.." && pwd)/.output}
-X=$OUTPUT/xdpwake
-
-skip() {
-	echo "SKIP: $*"
-	exit 77
-}
-
+X=${OUTPUT:-$(cd "$(dirname "$0")/.." && pwd)/.output}/xdpwake
+skip() { echo "SKIP: $*"; exit 77; }
 [ "$(id -u)" -eq 0 ] || skip "needs root (CAP_NET_ADMIN, CAP_BPF, CAP_SYS_ADMIN)"
 [ -x "$X" ] || { echo "FAIL: $X not built (run make)"; exit 1; }
+# again in fresh network and mount namespaces (gone with the process)
 if [ -z "${XW_MTU_TEST_INNER:-}" ]; then
-	unshare --net --mount -- true 2>/dev/null || skip "unshare --net --mount failed"
+	unshare --net --mount true 2>/dev/null || skip "no network namespaces (unshare failed)"
 	XW_MTU_TEST_INNER=1 exec unshare --net --mount -- "$BASH" "$0" "$@"
-	skip "unshare --net --mount failed"
 fi
 
 ROOT=/sys/fs/bpf/xwtest-$$
