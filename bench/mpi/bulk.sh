@@ -15,7 +15,7 @@
 # IMB is built outside the tree: IMB_DIR (a checkout of
 # github.com/intel/mpi-benchmarks; cloned into BUILD when unset) built in
 # BUILD (default /tmp/xwbulk-imb).  IMB's defaults (its -O0 build, its
-# iteration policy), plus -time 3 bounding each size.
+# iteration policy), plus -time 1.5 bounding each size.
 # Writes RESULTS_DIR/bulk.csv and bulk.md (bench/mpi/bulk_report.py).
 #   bench/mpi/bulk.sh [--out DIR] [--runs N]   MTUS="1500 9000" ONLY="xdpwake tcp-btl"
 set -u
@@ -53,7 +53,7 @@ imb() {
 	local t=$1
 	# shellcheck disable=SC2086 # CFG entries are option lists
 	timeout --kill-after=10 900 mpirun "${LAUNCH[@]}" --host "$hl" -np 2 ${CFG[$t]} \
-		"$BUILD/IMB-MPI1" -msglen "$TMP/sizes" -time 3 -mem 1 "${BENCHES[@]}" \
+		"$BUILD/IMB-MPI1" -msglen "$TMP/sizes" -time 1.5 -mem 1 "${BENCHES[@]}" \
 		>"$TMP/$t.out" 2>"$TMP/$t.err" || return 1
 	/usr/bin/python3 - "$TMP/$t.out" "$t,$mtu,$run" <<'PY' >>"$csv"
 import re, sys
