@@ -7,7 +7,8 @@
  * transparent wire.  xdpwake frames (our EtherType, or IPv4/UDP with our
  * port) of the configured types are impaired on the way: blackhole, drop
  * (list, random, Gilbert-Elliott), duplication, one-bit corruption,
- * truncation; with the relay on for the direction they are redirected into
+ * truncation (and, with tcp_port set, TCP segments of that port, for the
+ * benchmarks' comparison with TCP); with the relay on for the direction they are redirected into
  * the relay's pipe instead (delay and reordering in user space).  Layouts
  * in tests/lib/fault_maps.h.
  */
@@ -16,6 +17,7 @@
 #include <linux/ip.h>
 #include <linux/in.h>
 #include <linux/udp.h>
+#include <linux/tcp.h>
 #include <linux/pkt_cls.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
@@ -82,7 +84,7 @@ int xwf_impair(struct __sk_buff *skb)
 	__u16 proto;
 	__u64 index, now;
 	__u32 ge_bad = 0;
-	int ours = 0;
+	int ours = 0, tcp = -1;
 
 	g = bpf_map_lookup_elem(&xwf_global, &zero);
 	if (!g)
@@ -120,11 +122,25 @@ int xwf_impair(struct __sk_buff *skb)
 		struct udphdr *udp;
 		__u32 ihl;
 
-		if ((void *)(ip + 1) > end || ip->protocol != IPPROTO_UDP ||
-		    (ip->frag_off & bpf_htons(0x1FFF)))
+		if ((void *)(ip + 1) > end || (ip->frag_off & bpf_htons(0x1FFF)))
 			goto other;
 		ihl = ip->ihl * 4;
 		if (ihl < sizeof(*ip) || ihl > 60)
+			goto other;
+		if (ip->protocol == IPPROTO_TCP && g->tcp_port) {
+			struct tcphdr *th = (void *)ip + ihl;
+			__u32 thl;
+
+			if ((void *)(th + 1) > end ||
+			    (th->dest != bpf_htons(g->tcp_port) && th->source != bpf_htons(g->tcp_port)))
+				goto other;
+			thl = th->doff * 4;
+			tcp = bpf_ntohs(ip->tot_len) > ihl + thl ? XWF_TCP_DATA : XWF_TCP_CTL;
+			xw += ihl + thl;
+			ours = 1;
+			goto matched;
+		}
+		if (ip->protocol != IPPROTO_UDP)
 			goto other;
 		udp = (void *)ip + ihl;
 		if ((void *)(udp + 1) > end)
@@ -134,10 +150,13 @@ int xwf_impair(struct __sk_buff *skb)
 		xw += ihl + sizeof(*udp);
 		ours = 1;
 	}
+matched:
 	if (!ours)
 		goto other;
 	CNT(c, seen);
-	{
+	if (tcp >= 0) {
+		type = tcp;
+	} else {
 		__u8 *tp = data + xw + 1;
 
 		if ((void *)(tp + 1) > end)
@@ -183,6 +202,11 @@ int xwf_impair(struct __sk_buff *skb)
 			CNT(c, dropped);
 			return TC_ACT_SHOT;
 		}
+	}
+	if (index - cfg.drop_first < cfg.drop_n) {
+		CNT(c, dropped_list);
+		CNT(c, dropped);
+		return TC_ACT_SHOT;
 	}
 	r = draw(g->seed, dir, index, R_DROP);
 	if (ge_bad) {

@@ -19,14 +19,15 @@
  * wire; ARP, IP and everything not ours pass untouched) and impairs
  * xdpwake frames (EtherType 0x88B5 or IPv4/UDP port 49152, one VLAN tag
  * allowed) of the configured types: blackhole, drop (list of frame
- * numbers, random, Gilbert-Elliott bursts), duplication (bpf_clone_redirect,
+ * numbers, a range of them, random, Gilbert-Elliott bursts), duplication (bpf_clone_redirect,
  * a clean copy first), one-bit corruption (never in the Ethernet/IP/UDP
  * headers, so the frame still reaches the XDP program), truncation
  * (bpf_skb_change_tail).  Decisions come from a counter-based generator
  * keyed by (seed, direction, frame number): same seed, same frame sequence
  * -> same decisions.  The seed comes from xwf_opts.seed or $XWF_SEED
  * (random otherwise), is printed at set-up and again at exit when a check
- * failed.
+ * failed.  With xwf_global.tcp_port set (bench/loss.c), TCP segments to or
+ * from that port are impaired too (types XWF_TCP_DATA and XWF_TCP_CTL).
  *
  * Delay and reordering (no netem or fq on this kernel): with the relay on
  * for a direction, tc redirects that direction's xdpwake frames (after the

@@ -19,6 +19,12 @@
 #define XWF_ALWAYS 65536u
 #define XWF_DROP_LIST_MAX 16
 
+/* TCP segments to or from xwf_global.tcp_port (0: TCP passes untouched) are
+ * impaired like xdpwake frames, with these two pseudo types in type_mask:
+ * segments with payload and segments without (SYN, FIN, pure ACKs). */
+#define XWF_TCP_DATA 31
+#define XWF_TCP_CTL 30
+
 /*
  * One direction's impairments.  They apply only to xdpwake frames (our
  * EtherType, or IPv4/UDP to or from our port) whose xdpwake type is in
@@ -50,6 +56,8 @@ struct xwf_cfg {
 	__u64 bh_base_ns;  /* periodic blackhole: drop while now >= base and           */
 	__u64 bh_period_ns; /*  (now - base) % period < on                              */
 	__u64 bh_on_ns;
+	__u32 drop_first;  /* frame numbers [drop_first, drop_first + drop_n) dropped */
+	__u32 drop_n;	   /*   (a burst; counted as dropped_list)                     */
 };
 
 /* Per-direction map value: the config and the generator state, replaced
@@ -87,7 +95,8 @@ struct xwf_global {
 	__u32 relay_on[2]; /* direction's xdpwake frames go through the relay          */
 	__u16 ethertype;   /* ours (XW_DEFAULT_ETHERTYPE)                             */
 	__u16 udp_port;	   /* ours (XW_DEFAULT_UDP_PORT)                              */
-	__u32 pad;
+	__u16 tcp_port;	   /* TCP to or from this port is impaired too (0: not)       */
+	__u16 pad;
 };
 
 #endif
