@@ -18,11 +18,10 @@
  *
  * xdpwake rows use the public API only (include/xdpwake.h): time, the
  * endpoint counters of both hosts (retransmits, per type, duplicates
- * received) and "timer waits": each host samples its counters about every
- * millisecond, and a retransmission of its own that ends a silence of at
- * least 2 ms (nothing sent or received meanwhile) is a timer expiry whose
- * silence approximates the RTO then in force (the library does not publish
- * the RTO or its timeouts yet).  TCP rows: the same workload over one
+ * received, and loss recovery's: timer expiries, resends on acks, tail
+ * probes, lost and spurious retransmissions, RTT samples) and the RTO over
+ * time (rto_ns, sampled about every half millisecond: a point per change),
+ * and the silences of at least 2 ms (nothing sent or received).  TCP rows: the same workload over one
  * connection per direction (8-byte length, then the bytes), TCP_INFO
  * (tcpi_rto over time, retransmissions) and the hosts' TcpExt counters.
  *
@@ -87,7 +86,7 @@ struct host_res {
 	__s64 netstat[NETSTAT_N];
 	unsigned nround;
 	float round_ms[64];
-	unsigned nev;		/* xdpwake: timer waits; TCP: tcpi_rto changes   */
+	unsigned nev;		/* the RTO over time: a point per change        */
 	struct ev ev[MAX_EV];
 };
 
@@ -176,7 +175,7 @@ struct xw_host {
 	struct xw_addr peer;
 	struct host_res *res;
 	unsigned long long t0, last_act, last_sample;
-	__u64 tx, rx, rtx;
+	__u64 tx, rx, rto;
 };
 
 static void ep_idle(void *ep)
@@ -184,8 +183,8 @@ static void ep_idle(void *ep)
 	xw_endpoint__progress(ep);
 }
 
-/* Sample the counters: a retransmission of ours after a silence of at
- * least STALL_NS is a timer wait, the silence about the RTO in force. */
+/* Sample the counters: the RTO when it changed; silences of at least
+ * STALL_NS. */
 static void xw_sample(struct xw_host *h)
 {
 	struct xw_endpoint_stats s = { .sz = sizeof(s) };
@@ -195,19 +194,19 @@ static void xw_sample(struct xw_host *h)
 		return;
 	h->last_sample = now;
 	xw_endpoint__stats(h->ep, &s);
+	if (s.rto_ns && s.rto_ns != h->rto) {
+		add_ev(h->res, (double)(now - h->t0) / 1e6, (double)s.rto_ns / 1e6);
+		h->rto = s.rto_ns;
+	}
 	if (s.tx_frames == h->tx && s.rx_frames == h->rx)
 		return;
 	if (now - h->last_act >= STALL_NS) {
 		h->res->stalls++;
 		h->res->stall_ms += (double)(now - h->last_act) / 1e6;
-		if (s.retransmits != h->rtx)
-			add_ev(h->res, (double)(now - h->t0) / 1e6,
-			       (double)(now - h->last_act) / 1e6);
 	}
 	h->last_act = now;
 	h->tx = s.tx_frames;
 	h->rx = s.rx_frames;
-	h->rtx = s.retransmits;
 }
 
 /* A completed request of slot @s (@rx: a receive from the peer). */
@@ -687,14 +686,25 @@ static void json_host(const struct row *r, const struct host_res *h)
 		json_obj_end();
 		json_kv_u64("stalls", h->stalls);
 		json_kv_double("stall_ms", h->stall_ms);
+		json_kv_u64("rto_timeouts", h->st.rto_timeouts);
+		json_kv_u64("fast_rtx", h->st.fast_rtx);
+		json_kv_u64("sack_rtx", h->st.sack_rtx);
+		json_kv_u64("tail_probes", h->st.tail_probes);
+		json_kv_u64("lost_rtx", h->st.lost_rtx);
+		json_kv_u64("spurious_rtx", h->st.spurious_rtx);
+		json_kv_u64("rtt_samples", h->st.rtt_samples);
+		json_kv_u64("rtt_skipped", h->st.rtt_skipped);
+		json_kv_u64("sack_ignored", h->st.sack_ignored);
+		json_kv_double("rto_end_ms", (double)h->st.rto_ns / 1e6);
+		json_kv_double("srtt_end_ms", (double)h->st.srtt_ns / 1e6);
 	}
 	json_key("rounds_ms");
 	json_arr_begin();
 	for (unsigned k = 0; k < h->nround; k++)
 		json_double(h->round_ms[k]);
 	json_arr_end();
-	/* xdpwake: [t, silence] of each timer wait; TCP: [t, tcpi_rto]. */
-	json_key(r->tcp ? "rto_ms" : "timer_waits_ms");
+	/* [t, RTO] at each change (xdpwake: rto_ns; TCP: tcpi_rto). */
+	json_key("rto_ms");
 	json_arr_begin();
 	for (unsigned k = 0; k < h->nev; k++) {
 		json_arr_begin();
