@@ -651,6 +651,18 @@ static void json_counters(const char *key, const struct xwf_counters *c)
 	json_obj_end();
 }
 
+/* The endpoint counters each xdpwake host reports. */
+#define XW_KEY(f) { #f, offsetof(struct xw_endpoint_stats, f) }
+static const struct {
+	const char *name;
+	size_t off;
+} xw_keys[] = {
+	XW_KEY(retransmits),  XW_KEY(tx_frames),    XW_KEY(rx_frames),	  XW_KEY(rx_dup_frames),
+	XW_KEY(rx_dup),	      XW_KEY(rx_out_of_order), XW_KEY(rx_ctrl_frames), XW_KEY(rto_timeouts),
+	XW_KEY(fast_rtx),     XW_KEY(sack_rtx),	    XW_KEY(tail_probes),  XW_KEY(lost_rtx),
+	XW_KEY(spurious_rtx), XW_KEY(rtt_samples),  XW_KEY(rtt_skipped),  XW_KEY(sack_ignored),
+};
+
 static void json_host(const struct row *r, const struct host_res *h)
 {
 	json_obj_begin();
@@ -667,13 +679,9 @@ static void json_host(const struct row *r, const struct host_res *h)
 			json_kv_i64(netstat_keys[k], h->netstat[k]);
 		json_obj_end();
 	} else {
-		json_kv_u64("retransmits", h->st.retransmits);
-		json_kv_u64("tx_frames", h->st.tx_frames);
-		json_kv_u64("rx_frames", h->st.rx_frames);
-		json_kv_u64("rx_dup_frames", h->st.rx_dup_frames);
-		json_kv_u64("rx_dup", h->st.rx_dup);
-		json_kv_u64("rx_out_of_order", h->st.rx_out_of_order);
-		json_kv_u64("rx_ctrl_frames", h->st.rx_ctrl_frames);
+		for (size_t k = 0; k < sizeof(xw_keys) / sizeof(xw_keys[0]); k++)
+			json_kv_u64(xw_keys[k].name,
+				    *(const __u64 *)((const char *)&h->st + xw_keys[k].off));
 		json_key("tx_by_type");
 		json_obj_begin();
 		for (unsigned k = 1; k < XW_PKT_TYPE_MAX; k++)
@@ -686,15 +694,6 @@ static void json_host(const struct row *r, const struct host_res *h)
 		json_obj_end();
 		json_kv_u64("stalls", h->stalls);
 		json_kv_double("stall_ms", h->stall_ms);
-		json_kv_u64("rto_timeouts", h->st.rto_timeouts);
-		json_kv_u64("fast_rtx", h->st.fast_rtx);
-		json_kv_u64("sack_rtx", h->st.sack_rtx);
-		json_kv_u64("tail_probes", h->st.tail_probes);
-		json_kv_u64("lost_rtx", h->st.lost_rtx);
-		json_kv_u64("spurious_rtx", h->st.spurious_rtx);
-		json_kv_u64("rtt_samples", h->st.rtt_samples);
-		json_kv_u64("rtt_skipped", h->st.rtt_skipped);
-		json_kv_u64("sack_ignored", h->st.sack_ignored);
 		json_kv_double("rto_end_ms", (double)h->st.rto_ns / 1e6);
 		json_kv_double("srtt_end_ms", (double)h->st.srtt_ns / 1e6);
 	}

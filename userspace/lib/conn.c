@@ -636,7 +636,11 @@ static void newly_acked(struct xwi_engine *e, struct peer *p, struct xwi_frame *
 		a->cand_xmit = f->xmit;
 		a->cand_sent = f->t_sent;
 	}
-	if (!p->cn.rack_valid || xmit_after(f->xmit, p->cn.rack_xmit)) {
+	/* the send order is learnt from frames sent once only: the ack of a
+	 * resent frame may be the first copy's (a receiver that was slow to
+	 * ack, not a loss), and taking it would declare every frame sent
+	 * before the resend lost */
+	if (f->tries == 1 && (!p->cn.rack_valid || xmit_after(f->xmit, p->cn.rack_xmit))) {
 		p->cn.rack_valid = true;
 		p->cn.rack_xmit = f->xmit;
 		p->cn.rack_rtt = r;
@@ -799,15 +803,20 @@ static int rtx_timers(struct xwi_engine *e, struct peer *p, __u64 t)
 		bool first = !p->cn.backoff;
 
 		/* a new round: frames may be resent again */
-		for (struct xl *q = p->cn.rtxq.next; q != &p->cn.rtxq; q = q->next) {
+		for (struct xl *q = p->cn.rtxq.next; q != &p->cn.rtxq; q = q->next)
+			xl_entry(q, struct xwi_frame, link)->sack &= (__u8)~RF_HOLED;
+		/* the first expiry of an episode: every frame out for an RTO
+		 * below one the receiver holds is lost (the oldest goes
+		 * through rtx_now; the frames after the last one it holds go
+		 * once acks show them lost: an RTO from a receiver that was
+		 * slow, not from loss, resends one frame, not the window) */
+		for (struct xl *q = p->cn.rtxq.prev, *held = NULL; first && e->cfg.sack &&
+		     q != p->cn.rtxq.next && q != &p->cn.rtxq; q = q->prev) {
 			struct xwi_frame *f = xl_entry(q, struct xwi_frame, link);
 
-			f->sack &= (__u8)~RF_HOLED;
-			/* the first expiry of an episode: every frame out for
-			 * an RTO that the receiver does not hold is lost (the
-			 * oldest goes through rtx_now) */
-			if (first && e->cfg.sack && q != p->cn.rtxq.next &&
-			    !(f->sack & (RF_SACKED | RF_RESEND)) && t - f->t_sent >= p->cn.rto)
+			if (f->sack & RF_SACKED)
+				held = q;
+			else if (held && !(f->sack & RF_RESEND) && t - f->t_sent >= p->cn.rto)
 				mark_lost(e, p, f, RF_BYRTO);
 		}
 		e->st.rtx_timeouts++;
