@@ -318,14 +318,20 @@ static struct xwf_cfg small_only(void)
 static void phase_begin(void)
 {
 	for (int dir = 0; dir < 2; dir++) {
-		__u64 seen = 0;
+		__u64 seen = 0, t0 = xwu_now_ns(), late = 0;
 
 		for (int i = 0; i < 5000; i++) {
 			seen = xwf_counters(&T, dir).seen;
+			if (i == 0)
+				late = ours_sent[dir] - seen;
 			if (seen >= ours_sent[dir])
 				break;
 			usleep(1000);
 		}
+		if (late && seen == ours_sent[dir])
+			printf("phase end: M saw the last %llu frames %c->%c %.1f ms after the phase\n",
+			       (unsigned long long)late, "AB"[dir], "BA"[dir],
+			       (xwu_now_ns() - t0) / 1e6);
 		CHECK(seen == ours_sent[dir], "%c->%c: M saw %llu of the %llu xdpwake frames sent",
 		      "AB"[dir], "BA"[dir], (unsigned long long)seen,
 		      (unsigned long long)ours_sent[dir]);
