@@ -701,14 +701,22 @@ static __always_inline int probe_answer(struct ethhdr *eth, struct iphdr *ip, st
 	return XDP_TX;
 }
 
-SEC("xdp")
+/*
+ * Loaded with fragment support (xdp.frags): a frame larger than a page
+ * (jumbo MTUs) arrives in several buffers, of which the program reads only
+ * the first: every header it looks at must be there (a frame whose xdpwake
+ * header is not is dropped as short), and the lengths it checks are the
+ * whole frame's (bpf_xdp_get_buff_len), held as offsets from the frame's
+ * start.  The AF_XDP socket takes the buffers as a multi-buffer frame.
+ */
+SEC("xdp.frags")
 int xw_xdp(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	void *limit = data_end, *pos;
+	void *pos;
 	__u32 gkey = XW_STATS_IFACE, ep, encap, plen, mlen, foff, fidx, fcnt, conf_sess;
-	__u64 frame_len;
+	__u64 frame_len, limit, hoff;
 	struct ethhdr *eth = data;
 	struct xw_ep_entry *epi;
 	struct xw_wake_state *ws;
@@ -721,7 +729,8 @@ int xw_xdp(struct xdp_md *ctx)
 	__be16 proto;
 	int act;
 
-	frame_len = data_end - data;
+	frame_len = bpf_xdp_get_buff_len(ctx);
+	limit = frame_len;
 	g = bpf_map_lookup_elem(&stats, &gkey);
 	if (!g)
 		return XDP_PASS;
@@ -772,13 +781,17 @@ int xw_xdp(struct xdp_md *ctx)
 		g->bytes_ours += frame_len;
 		tot = bpf_ntohs(ip->tot_len);
 		ulen = bpf_ntohs(udp->len);
-		if (tot < ihl + sizeof(*udp) || tot > (__u32)(data_end - pos) ||
+		hoff = (__u64)(pos - data);
+		/* an opaque offset: the compiler must not fold it back into
+		 * pointer arithmetic with the unbounded frame length */
+		asm volatile("" : "+r"(hoff));
+		if (tot < ihl + sizeof(*udp) || tot > frame_len - hoff ||
 		    ulen < sizeof(*udp) || ulen > tot - ihl) {
 			g->drop_length++;
 			return XDP_DROP;
 		}
 		h = (void *)(udp + 1);
-		limit = (void *)udp + (ulen & 0xFFFF);
+		limit = hoff + ihl + (ulen & 0xFFFF);
 	} else {
 		return pass(g, frame_len);
 	}
@@ -791,7 +804,9 @@ int xw_xdp(struct xdp_md *ctx)
 		return XDP_PASS;
 	}
 
-	if ((void *)(h + 1) > data_end || (void *)(h + 1) > limit) {
+	hoff = (__u64)((void *)(h + 1) - data);
+	asm volatile("" : "+r"(hoff));
+	if ((void *)(h + 1) > data_end || hoff > limit) {
 		g->drop_short++;
 		return XDP_DROP;
 	}
@@ -804,7 +819,7 @@ int xw_xdp(struct xdp_md *ctx)
 		return XDP_DROP;
 	}
 	plen = bpf_ntohs(h->payload_len);
-	if ((void *)(h + 1) + plen > limit) {
+	if (hoff + plen > limit) {
 		g->drop_length++;
 		return XDP_DROP;
 	}

@@ -43,3 +43,15 @@ bench-mpi-idle:
 	$(Q)scripts/deps.sh python3 python3-matplotlib
 	$(Q)$(MAKE) all
 	$(Q)OUTPUT=$(OUTPUT) bench/mpi/idle.sh --runs 1 $(BENCH_MPI_ARGS)
+
+# Issue 25: bulk data, the Intel MPI Benchmarks (built outside the tree,
+# BUILD=/tmp/xwbulk-imb) at MTU 1500 and 9000 over xdpwake and the TCP BTL,
+# and the raw AF_XDP floor (bench/mpi/bulk.sh -> bench/results/bulk.csv,
+# bulk.md).
+#   make bench-mpi-bulk       2 runs into bench/results
+.PHONY: bench-mpi-bulk
+
+bench-mpi-bulk:
+	$(Q)scripts/deps.sh python3
+	$(Q)$(MAKE) all benches
+	$(Q)OUTPUT=$(OUTPUT) bench/mpi/bulk.sh --runs 2 $(BENCH_MPI_ARGS)

@@ -17,12 +17,14 @@
 #       chosen by FI_XDPWAKE_IFACE in an MPMD launch (-x before the first
 #       app context applies to that context only: the second one repeats
 #       FI_PROVIDER_PATH).
-# XW_MPI_PARTS="a2 a4 m b" selects parts.
+#   (j) set-up (a) with two hosts at MTU 9000 (jumbo frames: native XDP
+#       with fragment support, multi-buffer AF_XDP frames);
+# XW_MPI_PARTS="a2 a4 m b j" selects parts.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 XW_SRC=${XW_SRC:-$(cd "$here/.." && pwd)}
 OUTPUT=${OUTPUT:-$XW_SRC/.output}
-parts=${XW_MPI_PARTS:-a2 a4 m b}
+parts=${XW_MPI_PARTS:-a2 a4 m b j}
 
 . "$here/mpi/common.sh"
 
@@ -33,6 +35,24 @@ run_a() {
 	mpirun_hosts "$log"
 	rc=$?
 	expect "(a) $n ranks on $n namespace hosts, data over a $data" "$log" "$rc" "$n"
+}
+
+# (j) 2 ranks on 2 namespace hosts, the data veth at MTU 9000; the
+# provider must attach natively (no generic-mode fallback) and use frames
+# up to the MTU
+run_j() {
+	local log=$TMP/j.log rc
+	MTU=9000 hosts 2 veth || { fail=1; return; }
+	mpirun_hosts "$log" -x FI_LOG_LEVEL=info -x FI_LOG_PROV=xdpwake
+	rc=$?
+	expect "(j) 2 ranks on 2 namespace hosts, data over a veth at MTU 9000" "$log" "$rc" 2 ||
+		return
+	if grep -q "using generic mode" "$log" || ! grep -q "attached .* in native mode" "$log" ||
+	    ! grep -q "8936 payload bytes per frame" "$log"; then
+		echo "FAIL: (j) not native XDP with MTU-sized frames:"
+		grep -E "XDP|payload bytes" "$log" | sed 's/^/    | /' | head
+		fail=1
+	fi
 }
 
 # (m) 4 ranks on each of 2 namespace hosts, one queue each
@@ -72,6 +92,7 @@ for p in $parts; do
 	case $p in
 	a2) run_a 2 veth ;;
 	a4) run_a 4 bridge ;;
+	j) run_j ;;
 	m) run_m ;;
 	b) run_b ;;
 	esac

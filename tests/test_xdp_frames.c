@@ -174,6 +174,24 @@ static const struct fx table[] = {
 	  .type = XW_PKT_SMALL, .frag_count = 1, .payload_len = 8, .present = -1 }, .knobs = { K(encap, 3) },
 	  .verdict = XDP_DROP, .delta = { D(drop_length, 1) } },
 
+	/* ---- multi-buffer frames (jumbo MTUs, a program loaded with xdp.frags):
+	 * the headers in the first buffer, the lengths the whole frame's ---- */
+	{ "jumbo MEDIUM, 9014 B frame in several buffers", { .type = XW_PKT_MEDIUM, .msg_len = 80000,
+	  .frag_off = 8936, .frag_idx = 1, .frag_count = 9, .payload_len = 8936, .present = -1 },
+	  .policy = XW_POLICY_EVERY, .verdict = XDP_REDIRECT, .wake = W_NOW, .reason = XW_WAKE_EVERY,
+	  .delta = { D(wake_every, 1) } },
+	{ "jumbo UDP MEDIUM, 9014 B frame", { .encap = XWT_ENC_UDP, .type = XW_PKT_MEDIUM, .msg_len = 80000,
+	  .frag_off = 8908, .frag_idx = 1, .frag_count = 9, .payload_len = 8908, .present = -1 },
+	  .knobs = { K(encap, 2) }, .policy = XW_POLICY_EVERY, .verdict = XDP_REDIRECT, .wake = W_NOW,
+	  .reason = XW_WAKE_EVERY, .delta = { D(wake_every, 1) } },
+	{ "jumbo payload_len beyond the frame (8000 of 8936 B)", { .type = XW_PKT_MEDIUM, .msg_len = 80000,
+	  .frag_off = 8936, .frag_idx = 1, .frag_count = 9, .payload_len = 8936, .present = 8000 },
+	  .verdict = XDP_DROP, .delta = { D(drop_length, 1) } },
+	{ "jumbo IP total length beyond the frame", { .encap = XWT_ENC_UDP, .ip_len_delta = 600,
+	  .type = XW_PKT_MEDIUM, .msg_len = 80000, .frag_off = 8000, .frag_idx = 1, .frag_count = 10,
+	  .payload_len = 8000, .present = -1 }, .knobs = { K(encap, 3) }, .verdict = XDP_DROP,
+	  .delta = { D(drop_length, 1) } },
+
 	/* ---- accepted encapsulation variants (marker, LAT: wake now) ---- */
 	{ "Ethernet, trailing padding", { .type = XW_PKT_SMALL, .flags = LAT, .frag_count = 1,
 	  .payload_len = 4, .present = -1, .pad = 40 }, .policy = XW_POLICY_MARKER, .verdict = XDP_REDIRECT,

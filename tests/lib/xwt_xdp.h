@@ -27,7 +27,7 @@
 
 #define XWT_IF_A "xwta"
 #define XWT_IF_B "xwtb"
-#define XWT_MAX_FRAME 2048
+#define XWT_MAX_FRAME 10240 /* jumbo frames: multi-buffer in BPF_PROG_TEST_RUN */
 /* A bound on waiting for something the program will do (a timer expiry):
  * it only turns a hang into a failure, it is not a latency claim. */
 #define XWT_HANG_MS 10000

@@ -70,7 +70,8 @@ xdp_pass_on() {
 # "UDP destination port STEER_BASE+q -> RX queue q" (bpf/steer.bpf.c at tc
 # ingress of the bridge ports, through $OUTPUT/tests/mpi/steer; STEER_BASE
 # defaults to xdpwake's UDP port 49152): an endpoint on queue q of one host
-# gets the frames the other hosts send to its port on its queue.
+# gets the frames the other hosts send to its port on its queue.  With
+# MTU=M (veth only) the data veths have MTU M.
 hosts() {
 	local n=$1 data=$2 i h q=${QUEUES:-1} mq=() ports=()
 	net_cleanup
@@ -120,6 +121,8 @@ hosts() {
 		ip -n "$h" link set xwd0 address "02:00:00:00:d0:0$i"
 		# for the kernel-socket transports benchmarked against xdpwake
 		ip -n "$h" addr add "10.213.0.$i/24" dev xwd0
+		[ -z "${MTU:-}" ] || ip -n "$h" link set xwd0 mtu "$MTU" ||
+			{ echo "FAIL: MTU $MTU on xwd0"; return 1; }
 		ip -n "$h" link set xwd0 up
 	done
 }

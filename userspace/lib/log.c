@@ -143,7 +143,7 @@ XW_API const char *xw_strerror(int err)
 	case ECONNRESET:
 		return "connection reset: the peer restarted";
 	case EMSGSIZE:
-		return "message too long (truncated)";
+		return "message too long (truncated), or an MTU larger than AF_XDP carries";
 	case ECANCELED:
 		return "request cancelled";
 	case ENOMEM:

@@ -9,6 +9,17 @@
  * from a free list and return to it from the completion ring.  Ownership
  * invariant: fill/RX frames + free transmit frames + frames in flight on the
  * TX/completion rings == nframes (xwi_port_check_frames()).
+ *
+ * A UMEM frame is a page (the kernel takes no larger one without huge
+ * pages), and a received frame starts XDP_PACKET_HEADROOM into it, so one
+ * UMEM frame holds a frame of at most XWI_RX_ROOM bytes.  Larger ones (MTUs
+ * above 3,826) are multi-buffer frames: the socket is bound with
+ * XDP_USE_SG (Linux 6.6+); a frame is sent from consecutive descriptors
+ * flagged XDP_PKT_CONTD but the last, and one received so is gathered into
+ * the port's buffer before it is delivered (the sinks take a contiguous
+ * payload: one copy more for such frames).  An MTU the socket cannot
+ * carry (no XDP_USE_SG and MTU + Ethernet header > XWI_RX_ROOM, or more
+ * than XWI_SG_FRAMES UMEM frames) fails at the port's creation.
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -36,6 +47,19 @@
 #include "port.h"
 
 #define XWI_FRAME_SIZE 4096
+#define XWI_RX_ROOM (XWI_FRAME_SIZE - XDP_PACKET_HEADROOM)
+/* UMEM frames per multi-buffer frame: the kernel's copy-mode transmit
+ * takes fewer than MAX_SKB_FRAGS (17). */
+#define XWI_SG_FRAMES 16
+#ifndef XDP_USE_SG
+#define XDP_USE_SG (1 << 4)
+#endif
+#ifndef XDP_PKT_CONTD
+#define XDP_PKT_CONTD (1 << 0)
+#endif
+#ifndef XDP_PACKET_HEADROOM
+#define XDP_PACKET_HEADROOM 256
+#endif
 
 static struct xwi_port *ports;
 static pthread_mutex_t ports_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -110,6 +134,7 @@ static void port_free(struct xwi_port *p)
 	if (p->arp_fd >= 0)
 		close(p->arp_fd);
 	free(p->free_tx);
+	free(p->gather);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
 }
@@ -189,8 +214,16 @@ static int port_create(const char *ifname, int ifindex, __u32 queue, __u32 nfram
 	scfg.rx_size = p->nrx_frames;
 	scfg.tx_size = p->ntx_frames;
 	scfg.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD;
-	scfg.bind_flags = XDP_USE_NEED_WAKEUP;
+	/* Multi-buffer only where the MTU needs it: a kernel without it
+	 * (before 6.6) refuses the flag with EINVAL. */
+	p->sg = p->mtu + ETH_HLEN > XWI_RX_ROOM;
+	scfg.bind_flags = XDP_USE_NEED_WAKEUP | (p->sg ? XDP_USE_SG : 0);
 	err = xsk_socket__create(&p->xsk, ifname, queue, p->umem, &p->rx, &p->tx, &scfg);
+	if (err == -EINVAL && p->sg) {
+		p->sg = false;
+		scfg.bind_flags = XDP_USE_NEED_WAKEUP;
+		err = xsk_socket__create(&p->xsk, ifname, queue, p->umem, &p->rx, &p->tx, &scfg);
+	}
 	if ((err == -EBUSY && quiet_busy) || (err == -EINVAL && quiet_inval)) {
 		p->xsk = NULL;
 		goto fail;
@@ -201,6 +234,29 @@ static int port_create(const char *ifname, int ifindex, __u32 queue, __u32 nfram
 		goto fail;
 	}
 	p->fd = xsk_socket__fd(p->xsk);
+	p->max_frame = p->sg ? XWI_SG_FRAMES * XWI_RX_ROOM : XWI_RX_ROOM;
+	if ((__u32)p->mtu + ETH_HLEN > p->max_frame) {
+		if (p->sg)
+			xwi_err("%s: MTU %d is too large for AF_XDP (frames of at most %u bytes "
+				"in %u UMEM frames); set the MTU to at most %u", ifname, p->mtu,
+				p->max_frame, XWI_SG_FRAMES, p->max_frame - ETH_HLEN);
+		else
+			xwi_err("%s: MTU %d needs multi-buffer AF_XDP (XDP_USE_SG, Linux 6.6 or "
+				"later), which this kernel refuses; set the MTU to at most %u "
+				"or use a newer kernel", ifname, p->mtu, p->max_frame - ETH_HLEN);
+		err = -EMSGSIZE;
+		goto fail;
+	}
+	if (p->sg) {
+		/* Frames longer than the MTU (and a VLAN tag or two) are
+		 * not ours. */
+		p->gather_cap = (__u32)p->mtu + ETH_HLEN + 8;
+		p->gather = malloc(p->gather_cap);
+		if (!p->gather) {
+			err = -ENOMEM;
+			goto fail;
+		}
+	}
 	if (queues_fd >= 0 && queue < XW_MAX_QUEUES) {
 		__u32 pid = (__u32)getpid();
 
@@ -236,8 +292,9 @@ static int port_create(const char *ifname, int ifindex, __u32 queue, __u32 nfram
 		p->free_tx[i] = (__u64)(p->nrx_frames + i) * p->frame_size;
 	p->nfree = p->ntx_frames;
 	p->debug = getenv("XDPWAKE_DEBUG") && atoi(getenv("XDPWAKE_DEBUG")) > 0;
-	xwi_dbg("%s queue %u: AF_XDP socket in %s mode, %u UMEM frames", ifname, queue,
-		p->zerocopy ? "zero-copy" : "copy", nframes);
+	xwi_dbg("%s queue %u: AF_XDP socket in %s mode, %u UMEM frames, frames up to %u "
+		"bytes%s", ifname, queue, p->zerocopy ? "zero-copy" : "copy", nframes,
+		p->max_frame, p->sg ? " (multi-buffer)" : "");
 	*portp = p;
 	return 0;
 fail:
@@ -354,9 +411,10 @@ __u32 xwi_port_frag_payload(const struct xwi_port *port, const struct xwi_encap 
 {
 	__u32 room = port->mtu;
 
-	/* The frame (Ethernet header + MTU) must also fit a UMEM frame. */
-	if (room > port->frame_size - ETH_HLEN)
-		room = port->frame_size - ETH_HLEN;
+	/* The frame (Ethernet header + MTU) must also fit what the socket
+	 * carries (port_create() refused an MTU that does not). */
+	if (room > port->max_frame - ETH_HLEN)
+		room = port->max_frame - ETH_HLEN;
 	return room - encap_overhead(enc);
 }
 
@@ -495,18 +553,39 @@ static int neigh_resolve(struct xwi_port *p, __be32 ip, __u8 *mac)
 	return -EAGAIN;
 }
 
+/* Copy @n bytes from @src to the frame being built in the UMEM frames
+ * @addrs at offset *@off (each UMEM frame holds frame_size bytes of it). */
+static void frame_put(struct xwi_port *p, const __u64 *addrs, size_t *off, const void *src,
+		      size_t n)
+{
+	const __u8 *s = src;
+
+	while (n) {
+		size_t in = *off % p->frame_size, k = p->frame_size - in;
+		__u8 *d = xsk_umem__get_data(p->area, addrs[*off / p->frame_size]);
+
+		if (k > n)
+			k = n;
+		memcpy(d + in, s, k);
+		s += k;
+		n -= k;
+		*off += k;
+	}
+}
+
 int xwi_port_tx(struct xwi_port *p, const struct xwi_encap *enc, const struct xw_addr *dst,
 		const struct xw_hdr *h, const void *payload, size_t len)
 {
-	size_t hdrs = ETH_HLEN + encap_overhead(enc), flen = hdrs + len;
+	size_t hdrs = ETH_HLEN + encap_overhead(enc), flen = hdrs + len, off = 0;
+	__u8 hb[ETH_HLEN + sizeof(struct iphdr) + sizeof(struct udphdr) + XW_HDR_LEN];
+	__u64 addrs[XWI_SG_FRAMES] = { 0 };
 	struct ethhdr eth;
-	__u8 *frame;
-	__u64 addr;
-	__u32 idx;
+	__u32 idx, nd;
 	int err;
 
-	if (flen > p->frame_size || len > xwi_port_frag_payload(p, enc))
+	if (flen > p->max_frame || len > xwi_port_frag_payload(p, enc))
 		return -EMSGSIZE;
+	nd = (__u32)((flen + p->frame_size - 1) / p->frame_size);
 	memcpy(eth.h_source, p->mac, 6);
 	if (enc->encap == XW_ENCAP_UDP) {
 		if (!p->ip)
@@ -524,20 +603,18 @@ int xwi_port_tx(struct xwi_port *p, const struct xwi_encap *enc, const struct xw
 		eth.h_proto = htons(enc->ethertype);
 	}
 
-	if (!p->nfree)
+	if (p->nfree < nd)
 		reap_completions(p);
-	if (!p->nfree) {
+	if (p->nfree < nd) {
 		kick_tx(p);
 		reap_completions(p);
 	}
-	if (!p->nfree || xsk_ring_prod__reserve(&p->tx, 1, &idx) != 1) {
+	if (p->nfree < nd || xsk_ring_prod__reserve(&p->tx, nd, &idx) != nd) {
 		p->tx_full++;
 		kick_tx(p);
 		return -EAGAIN;
 	}
-	addr = p->free_tx[--p->nfree];
-	frame = xsk_umem__get_data(p->area, addr);
-	memcpy(frame, &eth, ETH_HLEN);
+	memcpy(hb, &eth, ETH_HLEN);
 	if (enc->encap == XW_ENCAP_UDP) {
 		struct iphdr ip = {};
 		struct udphdr udp = {};
@@ -555,19 +632,27 @@ int xwi_port_tx(struct xwi_port *p, const struct xwi_encap *enc, const struct xw
 		udp.dest = dst->port;
 		udp.len = htons((__u16)(flen - ETH_HLEN - sizeof(ip)));
 		udp.check = 0; /* optional in IPv4; the payload has its own CRC */
-		memcpy(frame + ETH_HLEN, &ip, sizeof(ip));
-		memcpy(frame + ETH_HLEN + sizeof(ip), &udp, sizeof(udp));
+		memcpy(hb + ETH_HLEN, &ip, sizeof(ip));
+		memcpy(hb + ETH_HLEN + sizeof(ip), &udp, sizeof(udp));
 	}
-	memcpy(frame + hdrs - XW_HDR_LEN, h, XW_HDR_LEN);
+	memcpy(hb + hdrs - XW_HDR_LEN, h, XW_HDR_LEN);
+	for (__u32 i = 0; i < nd; i++)
+		addrs[i] = p->free_tx[--p->nfree];
+	frame_put(p, addrs, &off, hb, hdrs);
 	if (len)
-		memcpy(frame + hdrs, payload, len);
-	xsk_ring_prod__tx_desc(&p->tx, idx)->addr = addr;
-	xsk_ring_prod__tx_desc(&p->tx, idx)->len = (__u32)flen;
-	xsk_ring_prod__submit(&p->tx, 1);
-	p->tx_inflight++;
+		frame_put(p, addrs, &off, payload, len);
+	for (__u32 i = 0; i < nd; i++) {
+		struct xdp_desc *d = xsk_ring_prod__tx_desc(&p->tx, idx + i);
+
+		d->addr = addrs[i];
+		d->len = i + 1 < nd ? p->frame_size : (__u32)(flen - (size_t)i * p->frame_size);
+		d->options = i + 1 < nd ? XDP_PKT_CONTD : 0;
+	}
+	xsk_ring_prod__submit(&p->tx, nd);
+	p->tx_inflight += nd;
 	p->tx_frames++;
 	p->tx_dirty = true;
-	p->tx_unkicked++;
+	p->tx_unkicked += nd;
 	return 0;
 }
 
@@ -642,10 +727,29 @@ int xwi_port_rx(struct xwi_port *p, int budget)
 	for (__u32 i = 0; i < n; i++) {
 		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&p->rx, idx + i);
 		__u64 addr = xsk_umem__extract_addr(d->addr);
+		const __u8 *data = xsk_umem__get_data(p->area, xsk_umem__add_offset_to_addr(d->addr));
+		bool ok = d->len <= p->frame_size;
 
-		if (d->len <= p->frame_size)
-			rx_one(p, xsk_umem__get_data(p->area, xsk_umem__add_offset_to_addr(d->addr)),
-			       d->len);
+		if (p->gather_len || (d->options & XDP_PKT_CONTD)) {
+			/* A multi-buffer frame (it may span two calls). */
+			if (ok && p->gather && p->gather_len <= p->gather_cap - d->len)
+				memcpy(p->gather + p->gather_len, data, d->len);
+			else
+				p->gather_len = p->gather_cap + 1; /* too long: dropped */
+			if (p->gather_len <= p->gather_cap)
+				p->gather_len += d->len;
+			if (!(d->options & XDP_PKT_CONTD)) {
+				if (p->gather_len <= p->gather_cap) {
+					p->rx_multibuf++;
+					rx_one(p, p->gather, p->gather_len);
+				} else {
+					p->rx_foreign++;
+				}
+				p->gather_len = 0;
+			}
+		} else if (ok) {
+			rx_one(p, data, d->len);
+		}
 		/* The fill ring holds twice the receive frames: always room. */
 		if (xsk_ring_prod__reserve(&p->fq, 1, &fidx) == 1) {
 			*xsk_ring_prod__fill_addr(&p->fq, fidx) = addr - addr % p->frame_size;

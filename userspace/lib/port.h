@@ -51,6 +51,14 @@ struct xwi_port {
 	void *area;
 	size_t area_len;
 	__u32 nframes, frame_size;
+	/* Multi-buffer (XDP_USE_SG): a frame larger than one UMEM frame
+	 * arrives in, and is sent from, several; max_frame is the largest
+	 * frame (Ethernet header on) the socket takes, >= MTU + ETH_HLEN. */
+	bool sg;
+	__u32 max_frame;
+	__u8 *gather;	  /* a multi-buffer frame being received, or NULL */
+	__u32 gather_len; /* its bytes so far; > gather_cap: too long, dropped */
+	__u32 gather_cap;
 	struct xsk_umem *umem;
 	struct xsk_socket *xsk;
 	int fd;
@@ -74,6 +82,7 @@ struct xwi_port {
 	int arp_fd; /* UDP socket used to make the kernel resolve a peer */
 
 	__u64 tx_frames, rx_frames, tx_kicks, tx_full, rx_foreign, rx_noep;
+	__u64 rx_multibuf; /* frames received in more than one UMEM frame */
 	int queues_fd;		/* the program's `udp_queues` map (ours: a dup), or -1 */
 	bool debug;		/* XDPWAKE_DEBUG=1: check the frame invariant */
 	__u64 invariant_violations;
@@ -126,7 +135,8 @@ bool xwi_port_have(int ifindex, __u32 queue);
 __u32 xwi_rx_queues(const char *ifname);
 void xwi_port_put(struct xwi_port *port);
 
-/* Payload bytes per frame for @enc on this port's MTU. */
+/* Payload bytes per frame for @enc on this port's MTU: the MTU less the
+ * headers (a port is not created for an MTU it cannot carry). */
 __u32 xwi_port_frag_payload(const struct xwi_port *port, const struct xwi_encap *enc);
 
 /* Encapsulate and queue one frame (header @h, payload) to @dst; -EAGAIN
