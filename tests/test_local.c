@@ -175,6 +175,7 @@ static void xfer_here(struct xw_endpoint *tx, struct xw_endpoint *rx, size_t len
 		}
 		REQUIRE(xw_endpoint__irecv(rx, in, len, 0x100 + seed, ~0ULL, &r[1]) == 0, "irecv");
 	}
+	fprintf(stderr, "DBG %s %zu late %d\n", what, len, late);
 	wait_all(r, st, 2, what);
 	CHECK(st[0].error == 0, "%s %zu: send error %d", what, len, st[0].error);
 	CHECK(st[1].error == 0 && st[1].len == len && st[1].msg_len == len &&

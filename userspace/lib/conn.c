@@ -228,9 +228,9 @@ int xwi_conn_emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const 
 	h->ack = htonl(p->cn.rx_known ? p->cn.rcv_nxt : 0);
 	if (p->cn.lossless && p->cn.cstate == C_EST) {
 		/* In the peer's ring it is delivered, in order, intact: not
-		 * kept, no timer (a full ring: -EAGAIN, it waits queued).
-		 * The sequence number stays: the receiver's order check and
-		 * the handshake's frames before this one are unchanged. */
+		 * kept, no timer, no ack awaited (a full ring: -EAGAIN, it
+		 * waits queued).  The sequence number stays: the receiver's
+		 * order check is the same for every peer. */
 		if (e->ops.send(e->ctx, &p->addr, h, payload, len))
 			return -EAGAIN;
 		kick_early(e);
@@ -244,6 +244,12 @@ int xwi_conn_emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const 
 		e->st.tx_frames[h->type]++;
 		return 0;
 	}
+	/* Before the handshake completed a lossless peer may still refuse
+	 * it (a session it does not take), or have no inbox yet: kept until
+	 * acked, and the peer asked to ack it at once (the timer, at
+	 * rto_max, only resends what one of those lost). */
+	if (p->cn.lossless)
+		h->flags |= XW_F_ACKREQ;
 	hdr_seal(e, p, h, payload, len);
 	f = xwi_frame_alloc(e, len);
 	if (!f)
@@ -265,9 +271,7 @@ int xwi_conn_emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const 
 	xl_add_tail(&f->link, &p->cn.rtxq);
 	if (!p->cn.inflight++) {
 		p->cn.last_progress = t;
-		/* a lossless peer's frames before its handshake completed
-		 * wait for its ack, without a timer (see rx_connect) */
-		p->cn.rtx_due = p->cn.lossless ? 0 : t + rto_cur(e, p);
+		p->cn.rtx_due = t + (p->cn.lossless ? e->cfg.rto_max_ns : rto_cur(e, p));
 	}
 	if (!p->cn.lossless)
 		tlp_arm(e, p, t);
@@ -704,7 +708,9 @@ static void ack_done(struct xwi_engine *e, struct peer *p, struct acked *a)
 	if (!a->progress)
 		return;
 	if (p->cn.lossless) {
-		p->cn.rtx_due = p->cn.tlp_due = p->cn.rack_due = 0; /* nothing to resend */
+		/* only frames of before the handshake were kept: no RTT, no
+		 * tail probe, a timer at rto_max for what is still out */
+		p->cn.rtx_due = p->cn.inflight ? a->t + e->cfg.rto_max_ns : 0;
 		return;
 	}
 	if (a->cand && (!a->rtx || xmit_after(a->cand_xmit, a->rtx_xmit))) {
@@ -856,7 +862,7 @@ static int rtx_timers(struct xwi_engine *e, struct peer *p, __u64 t)
 		p->cn.recover = p->cn.snd_nxt;
 		p->cn.dupacks = 0;
 		p->cn.rtx_now = true;
-		p->cn.rtx_due = t + rto_cur(e, p);
+		p->cn.rtx_due = t + (p->cn.lossless ? e->cfg.rto_max_ns : rto_cur(e, p));
 		p->cn.tlp_due = 0;
 		p->cn.tlp_out = false;
 	}
@@ -1312,9 +1318,14 @@ static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 		p->cn.ack_owed++;
 		filled = true;
 	}
-	/* a lossless peer keeps only its frames of before the handshake:
-	 * the delayed ACK is enough (its data carries our acks anyway) */
-	if (filled || (p->cn.ack_owed >= e->cfg.ack_every && !p->cn.lossless))
+	if (p->cn.lossless) {
+		/* it keeps only what it asked us to ack (XW_F_ACKREQ) */
+		p->cn.ack_owed = 0;
+		if (h->flags & XW_F_ACKREQ)
+			p->cn.ack_now = true;
+		return rc;
+	}
+	if (filled || p->cn.ack_owed >= e->cfg.ack_every)
 		p->cn.ack_now = true;
 	else if (!p->cn.ack_due)
 		p->cn.ack_due = now(e) + e->cfg.ack_delay_ns;
@@ -1452,8 +1463,7 @@ int xwi_conn_timers(struct xwi_engine *e)
 			}
 			n += live_check(e, p, t, since);
 		}
-		if (!p->cn.lossless) /* its frames are delivered: no timer */
-			n += rtx_timers(e, p, t);
+		n += rtx_timers(e, p, t);
 	}
 	return n;
 }
