@@ -25,7 +25,7 @@ def med(rows, t, tag, size, field, kind=None):
 LOCAL = ("xdpwake", "xdpwake-spin", "vader", "tcp-btl")
 
 
-def ratio(x, y, f="%.2fx"):
+def rel(x, y, f="%.2fx"):
     return f % (x / y) if x and y else "-"
 
 
@@ -95,8 +95,8 @@ def main():
                                        and s >= 32768 else ""))
             y = med(rows, "vader", "local", s, "rtt_us", "pingpong")
             out.append("| %s | " % human(s) + " | ".join(cells) + " | %s | %s |" % (
-                ratio(med(rows, "xdpwake", "local", s, "rtt_us", "pingpong"), y),
-                ratio(med(rows, "xdpwake-spin", "local", s, "rtt_us", "pingpong"), y)))
+                rel(med(rows, "xdpwake", "local", s, "rtt_us", "pingpong"), y),
+                rel(med(rows, "xdpwake-spin", "local", s, "rtt_us", "pingpong"), y)))
         out.append("\nCPU per message (both ranks, us, 8 B): " + ", ".join(
             "%s %s" % (t, fmt(med(rows, t, "local", 8, "cpu_us_per_msg", "pingpong")))
             for t in local))
@@ -113,8 +113,8 @@ def main():
                 out.append("| %s | " % human(s) + " | ".join(
                     fmt(med(rows, t, "local", s, "mb_per_s", "stream"), "%.0f") for t in local) +
                     " | %s | %s |" % (
-                        ratio(med(rows, "xdpwake", "local", s, "mb_per_s", "stream"), y),
-                        ratio(med(rows, "xdpwake-spin", "local", s, "mb_per_s", "stream"), y)))
+                        rel(med(rows, "xdpwake", "local", s, "mb_per_s", "stream"), y),
+                        rel(med(rows, "xdpwake-spin", "local", s, "mb_per_s", "stream"), y)))
         if rtx:
             out.append("\nRetransmissions and duplicates (the xdpwake endpoints' closing "
                        "statistics, summed over the ranks, per run):\n")
