@@ -420,8 +420,10 @@ static __always_inline __u64 wd_fire_in(__u64 period, struct xw_shared *sh)
 	return lead < period / 2 ? period - lead : period - period / 2;
 }
 
-/* Start the timer for the frames up to @produced, due at @due. */
-static __always_inline void wd_start(struct xw_wd_state *wd, __u64 produced, __u64 due, __u64 now)
+/* Start the timer for the frames up to @produced, due at @due (published
+ * in sh->wd_due). */
+static __always_inline void wd_start(struct xw_wd_state *wd, struct xw_shared *sh, __u64 produced,
+				     __u64 due, __u64 now)
 {
 	if (due < now)
 		due = now;
@@ -430,6 +432,7 @@ static __always_inline void wd_start(struct xw_wd_state *wd, __u64 produced, __u
 	wd->deadline_ns = due;
 	if (bpf_timer_start(&wd->timer, due - now, 0))
 		wd->deadline_ns = 0;
+	sh->wd_due = wd->deadline_ns;
 }
 
 static int wd_timer_cb(void *map, __u32 *key, struct xw_wd_state *wd)
@@ -445,6 +448,10 @@ static int wd_timer_cb(void *map, __u32 *key, struct xw_wd_state *wd)
 	s = bpf_map_lookup_elem(&stats, &ep);
 	if (!sh || !s)
 		return 0;
+	/* Stopped (a full barrier), then `produced`: a local sender that
+	 * counted its frame, then found wd_due set and skipped xw_local, has
+	 * its frame counted here (the hand-over of `armed`, mirrored). */
+	__sync_lock_test_and_set(&sh->wd_due, 0);
 	produced = sh->produced;
 	consumed = sh->consumed;
 	if (consumed < wd->produced &&
@@ -467,7 +474,7 @@ static int wd_timer_cb(void *map, __u32 *key, struct xw_wd_state *wd)
 	period = (__u64)knob(&k_watchdog_usecs, ep, 0) * NSEC_PER_USEC;
 	if (consumed < produced && period) {
 		since = consumed >= wd->produced && wd->next_ns ? wd->next_ns : now;
-		wd_start(wd, produced, since + wd_fire_in(period, sh), now);
+		wd_start(wd, sh, produced, since + wd_fire_in(period, sh), now);
 	}
 	return 0;
 }
@@ -497,7 +504,7 @@ static __always_inline void watchdog_arm(__u32 ep, struct xw_shared *sh, __u64 p
 		bpf_timer_set_callback(&wd->timer, wd_timer_cb);
 		wd->timer_ready = 1;
 	}
-	wd_start(wd, produced, *now + wd_fire_in(period, sh), *now);
+	wd_start(wd, sh, produced, *now + wd_fire_in(period, sh), *now);
 }
 
 /* The wake decision for one frame redirected to endpoint @ep. */

@@ -51,7 +51,10 @@ struct xw_shared {
 	__u64 wd_wakes;	    /* XDP: watchdog wakes sent                      */
 	__u64 conns_gen;    /* user, XDP: +1 after each change to the `conns`
 			     * entries of this endpoint (see below)         */
-	__u64 rsvd[1];
+	__u64 wd_due;	    /* XDP: the watchdog timer's deadline, 0 while it
+			     * is stopped: a local sender whose receiver only
+			     * has its watchdog armed runs xw_local only then
+			     * (a running timer looks at the frame anyway)  */
 	__u64 wd_lead_ns;   /* user: the watchdog fires this much before its
 			     * period ends (its thread's record-to-pass cost) */
 };

@@ -578,6 +578,17 @@ struct xw_endpoint_stats {
 				 * the established connections (backoff included;
 				 * the floor is rto_min, 1 ms by default)          */
 	__u64 srtt_ns;		/* now: the smoothed RTT of that connection       */
+	/* Peers on this host (docs/PROTOCOL.md "Local peers") */
+	__u64 local_ring_full;	/* frames that waited in our queue: the local
+				 * peer's ring was full (sent later, never lost)  */
+	__u64 local_rx_held;	/* inbox records left in the ring for later: over
+				 * the bound for unexpected data (back-pressure)  */
+	__u64 local_cma_reads;	/* large messages read straight from a local
+				 * sender's buffer (process_vm_readv)             */
+	__u64 local_cma_bytes;	/* ... their bytes                                */
+	__u64 local_cma_fallbacks; /* local peers whose buffers may not be read
+				 * (EPERM: Yama ptrace_scope, another user): their
+				 * large messages are pulled, copied twice        */
 };
 /** Fill @st (st->sz set by the caller) with the endpoint's counters (and
  *  its socket's, shared with the process's other endpoints on the same

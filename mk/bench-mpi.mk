@@ -19,7 +19,7 @@ bench-mpi:
 .PHONY: bench-mpi-ranks
 
 bench-mpi-ranks:
-	$(Q)scripts/deps.sh python3
+	$(Q)scripts/deps.sh python3 python3-matplotlib
 	$(Q)$(MAKE) all
 	$(Q)OUTPUT=$(OUTPUT) bench/mpi/ranks.sh $(BENCH_MPI_ARGS)
 
@@ -52,6 +52,6 @@ bench-mpi-idle:
 .PHONY: bench-mpi-bulk
 
 bench-mpi-bulk:
-	$(Q)scripts/deps.sh python3
+	$(Q)scripts/deps.sh python3 python3-matplotlib
 	$(Q)$(MAKE) all benches
 	$(Q)OUTPUT=$(OUTPUT) bench/mpi/bulk.sh --runs 2 $(BENCH_MPI_ARGS)

@@ -16,6 +16,14 @@
  * corrupt record in an inbox is a counted drop; xw_endpoint__stats() fills
  * as much of the struct as the caller's sz says (the size before the local_*
  * fields: those bytes untouched).
+ * Local peers are lossless (docs/PROTOCOL.md "Local peers"): no frame is
+ * ever resent or received twice (asserted on every endpoint that only
+ * talks locally); large messages are read once from the sender's buffer
+ * (process_vm_readv: counted), and pulled where that is refused (an
+ * endpoint with the test hook cma_off: the fallback counted once per peer,
+ * every byte checked); process E, killed after its large send reached A
+ * unmatched, makes A's receive fail with a clear error; a ring filled by a
+ * receiver that does not poll makes the sender wait, nothing lost.
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -32,6 +40,7 @@
 #include "xdpwake.h"
 #include "internal.h" /* xwi_iface_shared() */
 #include "local.h"    /* the inbox layout: a planted record */
+#include "testhook.h" /* cma_off: the pull fallback of large local messages */
 
 #define IF_A "xwla"
 #define IF_B "xwlb"
@@ -62,19 +71,26 @@ static void get(int fd, void *p, size_t n)
 	REQUIRE(poll(&pfd, 1, TMO) == 1 && read(fd, p, n) == (ssize_t)n, "%s: get", who);
 }
 
-static struct xw_endpoint *open_ep(__u16 id, __u32 queue, __u32 give_up_ms)
+/* @cma_off: the test hook - large local messages to it are pulled. */
+static struct xw_endpoint *open_ep_cma(__u16 id, __u32 queue, __u32 give_up_ms, bool cma_off)
 {
+	struct xwi_test_opts t = { .cma_off = cma_off };
 	struct xw_endpoint *ep;
 	int err;
 
 	XW_OPTS(xw_endpoint_opts, o, .pin_root = pin_root, .queue = queue,
 		.give_up_ms = give_up_ms);
-	err = xw_endpoint__open(IF_A, id, &o, &ep);
+	err = xwi_endpoint_open_test(IF_A, id, &o, &t, &ep);
 	if (err == -EAFNOSUPPORT)
 		xwt_skip("AF_XDP not supported by this kernel");
 	REQUIRE(err == 0, "%s: open endpoint %u on queue %u: %s", who, id, queue,
 		xw_strerror(err));
 	return ep;
+}
+
+static struct xw_endpoint *open_ep(__u16 id, __u32 queue, __u32 give_up_ms)
+{
+	return open_ep_cma(id, queue, give_up_ms, false);
 }
 
 static struct xw_addr addr_of(struct xw_endpoint *ep)
@@ -159,6 +175,7 @@ static void xfer_here(struct xw_endpoint *tx, struct xw_endpoint *rx, size_t len
 		}
 		REQUIRE(xw_endpoint__irecv(rx, in, len, 0x100 + seed, ~0ULL, &r[1]) == 0, "irecv");
 	}
+	fprintf(stderr, "DBG %s %zu late %d\n", what, len, late);
 	wait_all(r, st, 2, what);
 	CHECK(st[0].error == 0, "%s %zu: send error %d", what, len, st[0].error);
 	CHECK(st[1].error == 0 && st[1].len == len && st[1].msg_len == len &&
@@ -211,10 +228,19 @@ static void xfer_peer(int fd, struct xw_endpoint *ep, const struct xw_addr *peer
 	free(buf);
 }
 
-/* Every frame of @ep went the local way, and some did. */
+/* Every frame of @ep went the local way, and some did; none was resent or
+ * came twice (the ring is lossless: no timer may fire either). */
 static void all_local(struct xw_endpoint *ep, const char *what)
 {
 	struct xw_endpoint_stats s = xwt_ep_stats(ep);
+
+	CHECK(s.retransmits == 0 && s.rx_dup_frames == 0 && s.rto_timeouts == 0 &&
+	      s.tail_probes == 0 && s.crc_failures == 0,
+	      "%s: %s: %llu retransmissions, %llu duplicates, %llu RTO expiries, %llu tail "
+	      "probes, %llu CRC failures on the local path",
+	      who, what, (unsigned long long)s.retransmits, (unsigned long long)s.rx_dup_frames,
+	      (unsigned long long)s.rto_timeouts, (unsigned long long)s.tail_probes,
+	      (unsigned long long)s.crc_failures);
 
 	CHECK(s.local_tx_frames > 0 && s.local_tx_frames == s.tx_frames && s.local_lost == 0,
 	      "%s: %s: %llu frames sent, %llu of them local, %llu lost", who, what,
@@ -397,11 +423,13 @@ static void corrupt_part(struct xw_endpoint *e1, struct xw_endpoint *e3)
 	CHECK(s1.local_rx_bad == s0.local_rx_bad + 1, "bad record length: local_rx_bad %llu -> %llu",
 	      (unsigned long long)s0.local_rx_bad, (unsigned long long)s1.local_rx_bad);
 
-	/* A well-formed record whose frame is wrong (CRC): the engine's drop. */
+	/* A well-formed record whose frame is wrong: the engine's drop.  (No
+	 * CRC on the local path - the ring cannot corrupt a frame - but the
+	 * header rules hold: a SMALL frame's payload is its whole message.) */
 	h.dst_ep = htons(3);
 	h.src_ep = htons(9);
 	h.payload_len = htons(16);
-	h.msg_len = htonl(16);
+	h.msg_len = htonl(17);
 	h.frag_count = htonl(1);
 	h.csum = htonl(0x12345678);
 	memcpy(body, &h, sizeof(h));
@@ -533,7 +561,8 @@ static void host_c(int fd)
 
 	xwt_chan_who = who = "C";
 	REQUIRE(buf, "malloc");
-	ep = open_ep(4, 2, 0);
+	/* pulled (not read at once from A's buffer): killed mid-transfer */
+	ep = open_ep_cma(4, 2, 0, true);
 	REQUIRE(xw_endpoint__irecv(ep, buf, 8u << 20, 0x500, ~0ULL, &req) == 0, "irecv");
 	bar(fd, ep, "posted");
 	/* A slow receiver: one pass a millisecond (until killed). */
@@ -646,6 +675,173 @@ static void kill_part(int fb, struct xw_endpoint *e3, struct xw_addr *a2)
 	free(big);
 }
 
+/* ---- (f) single copy, its fallback; back-pressure ---------------------- */
+
+/* Large messages between e1 and an endpoint that may not read its peers'
+ * buffers (cma_off): pulled, the refusal counted once for the peer. */
+static void cma_part(struct xw_endpoint *e1)
+{
+	struct xw_endpoint *e6 = open_ep_cma(6, 0, 0, true);
+	struct xw_endpoint_stats s1 = xwt_ep_stats(e1), s6;
+
+	xfer_here(e1, e6, BIG, 0, 300, "1->6 (pulled)");
+	xfer_here(e1, e6, 300000, 1, 301, "1->6 (pulled, late)");
+	xfer_here(e6, e1, BIG, 0, 302, "6->1 (read)");
+	s6 = xwt_ep_stats(e6);
+	CHECK(s6.local_cma_fallbacks == 1 && s6.local_cma_reads == 0,
+	      "6: %llu fallbacks, %llu single-copy reads (1, 0 expected)",
+	      (unsigned long long)s6.local_cma_fallbacks, (unsigned long long)s6.local_cma_reads);
+	CHECK(xwt_ep_stats(e1).local_cma_reads == s1.local_cma_reads + 1,
+	      "1: the message of 6 not read from its buffer");
+	all_local(e6, "pulled");
+	xw_endpoint__close(e6);
+}
+
+/* Progress @a and @b until the @n requests of @r are done (their status in
+ * @st); bounded. */
+static void progress_all(struct xw_endpoint *a, struct xw_endpoint *b, struct xw_request **r,
+			 struct xw_status *st, int n, const char *what)
+{
+	__u64 end = xwu_now_ns() + (__u64)TMO * 1000000ULL;
+
+	for (int i = 0; i < n; i++) {
+		st[i] = (struct xw_status){ .sz = sizeof(st[i]) };
+		while (xw_request__test(r[i], &st[i]) != 1) {
+			xw_endpoint__progress(a);
+			xw_endpoint__progress(b);
+			REQUIRE(xwu_now_ns() < end, "%s: not done in %d ms", what, TMO);
+		}
+	}
+}
+
+/* A sender to a receiver that does not poll: its ring fills, the frames
+ * wait (counted) and all arrive once it polls; a receiver over its bound
+ * for unexpected data leaves the records in the ring until receives come. */
+static void backpressure_part(struct xw_endpoint *e1, struct xw_endpoint *e3)
+{
+	enum { N = 30, LEN = 20000 };
+	XW_OPTS(xw_endpoint_opts, o, .pin_root = pin_root, .unexpected_max = 3 * LEN);
+	struct xw_endpoint_stats s0 = xwt_ep_stats(e1), s;
+	struct xw_request *rq[N], *sq[N];
+	struct xw_status st[N];
+	unsigned char *in = malloc((size_t)N * LEN), *out = malloc((size_t)N * LEN);
+	struct xw_addr a3 = addr_of(e3), a9;
+	struct xw_endpoint *e9;
+
+	REQUIRE(in && out, "malloc");
+	for (int i = 0; i < N; i++)
+		xwt_fill(out + (size_t)i * LEN, LEN, 400 + (unsigned int)i);
+	/* 600 kB of eager messages to e3, which does not poll meanwhile */
+	for (int i = 0; i < N; i++)
+		REQUIRE(xw_endpoint__isend(e1, &a3, out + (size_t)i * LEN, LEN, 0x800 + (__u64)i,
+					   &sq[i]) == 0, "isend %d", i);
+	for (int i = 0; i < 50; i++)
+		xw_endpoint__progress(e1);
+	s = xwt_ep_stats(e1);
+	CHECK(s.local_ring_full > s0.local_ring_full, "the ring to 3 never filled");
+	for (int i = 0; i < N; i++) {
+		REQUIRE(xw_endpoint__irecv(e3, in + (size_t)i * LEN, LEN, 0x800 + (__u64)i, ~0ULL,
+					   &rq[i]) == 0, "irecv %d", i);
+	}
+	progress_all(e1, e3, rq, st, N, "back-pressure");
+	progress_all(e1, e3, sq, st, N, "back-pressure sends");
+	for (int i = 0; i < N; i++) {
+		long d = xwt_first_diff(in + (size_t)i * LEN, LEN, 400 + (unsigned int)i);
+
+		CHECK(d < 0, "back-pressure: message %d byte %ld differs", i, d);
+	}
+	/* a receiver with room for 3 unexpected messages gets 20 */
+	o.queue = 0;
+	REQUIRE(xw_endpoint__open(IF_A, 9, &o, &e9) == 0, "open 9");
+	a9 = addr_of(e9);
+	memset(in, 0, (size_t)N * LEN);
+	for (int i = 0; i < 20; i++)
+		REQUIRE(xw_endpoint__isend(e1, &a9, out + (size_t)i * LEN, LEN, 0x900 + (__u64)i,
+					   &sq[i]) == 0, "isend %d", i);
+	for (int i = 0; i < 50; i++) {
+		xw_endpoint__progress(e1);
+		xw_endpoint__progress(e9);
+	}
+	CHECK(xwt_ep_stats(e9).local_rx_held > 0, "9: nothing left in the ring over its bound");
+	for (int i = 0; i < 20; i++) {
+		REQUIRE(xw_endpoint__irecv(e9, in + (size_t)i * LEN, LEN, 0x900 + (__u64)i, ~0ULL,
+					   &rq[i]) == 0, "irecv %d", i);
+	}
+	progress_all(e1, e9, rq, st, 20, "held records");
+	for (int i = 0; i < 20; i++) {
+		long d = xwt_first_diff(in + (size_t)i * LEN, LEN, 400 + (unsigned int)i);
+
+		CHECK(d < 0 && st[i].error == 0, "held records: message %d byte %ld differs", i, d);
+	}
+	progress_all(e1, e9, sq, st, 20, "held records sends");
+	all_local(e9, "held records");
+	all_local(e3, "back-pressure");
+	xw_endpoint__close(e9);
+	free(in);
+	free(out);
+}
+
+/* E: endpoint 8 on queue 3 sends 4 MiB to A's endpoint 7, unmatched, and
+ * waits to be killed. */
+static void host_e(int fd)
+{
+	unsigned char *big = malloc(4u << 20);
+	struct xw_endpoint *ep;
+	struct xw_request *req;
+	struct xw_addr a7;
+
+	xwt_chan_who = who = "E";
+	REQUIRE(big, "malloc");
+	xwt_fill(big, 4u << 20, 9);
+	ep = open_ep(8, 3, 0);
+	get(fd, &a7, sizeof(a7));
+	REQUIRE(xw_endpoint__isend(ep, &a7, big, 4u << 20, 0x700, &req) == 0, "E: isend");
+	bar(fd, ep, "sent");
+	for (int i = 0; i < 60000; i++) {
+		xw_endpoint__progress(ep);
+		usleep(1000);
+	}
+	CHECK(0, "E: not killed");
+}
+
+/* A large message whose sender dies before it is matched: the receive
+ * (its single-copy read fails) ends with a clear error after give_up_ms. */
+static void killed_sender_part(void)
+{
+	struct xw_endpoint *e7 = open_ep(7, 0, 400);
+	unsigned char *buf = malloc(4u << 20);
+	struct xw_addr a7 = addr_of(e7);
+	struct xw_request *req;
+	XW_OPTS(xw_status, st);
+	__u64 t0;
+	int fe, status, err;
+	pid_t e;
+
+	REQUIRE(buf, "malloc");
+	e = spawn(&fe, host_e);
+	put(fe, &a7, sizeof(a7));
+	bar(fe, e7, "sent");
+	t0 = xwu_now_ns();
+	while (xwt_ep_stats(e7).unexpected_msgs == 0) {
+		xw_endpoint__progress(e7);
+		REQUIRE(xwu_now_ns() - t0 < 10000000000ULL, "E's message did not arrive");
+	}
+	kill(e, SIGKILL);
+	REQUIRE(waitpid(e, &status, 0) == e, "reap E");
+	close(fe);
+	t0 = xwu_now_ns();
+	REQUIRE(xw_endpoint__irecv(e7, buf, 4u << 20, 0x700, ~0ULL, &req) == 0, "irecv");
+	err = xw_request__wait(req, &st, 10000);
+	CHECK(err == 0 && (st.error == -ETIMEDOUT || st.error == -ECONNRESET),
+	      "the receive from the killed sender: %s / status %d", xw_strerror(err), st.error);
+	CHECK(xwu_now_ns() - t0 < 8000000000ULL, "the receive failed only after %llu ms",
+	      (unsigned long long)((xwu_now_ns() - t0) / 1000000));
+	CHECK(xwt_ep_stats(e7).local_cma_fallbacks == 0,
+	      "7: a dead sender counted as a refused single copy");
+	xw_endpoint__close(e7);
+	free(buf);
+}
+
 static void cleanup_inboxes(void)
 {
 	struct stat st;
@@ -688,7 +884,15 @@ int main(void)
 	sizes_here(e1, e3);
 	all_local(e1, "sizes");
 	all_local(e3, "sizes");
+	CHECK(xwt_ep_stats(e1).local_cma_reads >= 6 && xwt_ep_stats(e1).local_cma_fallbacks == 0,
+	      "1: %llu large messages read from the sender's buffer",
+	      (unsigned long long)xwt_ep_stats(e1).local_cma_reads);
 	printf("sizes: done\n");
+	/* (f) */
+	cma_part(e1);
+	printf("single copy and its fallback: done\n");
+	backpressure_part(e1, e3);
+	printf("back-pressure: done\n");
 	/* (b), (c) */
 	trunc_cancel(fb, e1, &a2, 0);
 	printf("truncation and cancel: done\n");
@@ -697,6 +901,8 @@ int main(void)
 	/* (d) */
 	kill_part(fb, e3, &a2);
 	printf("kill: done\n");
+	killed_sender_part();
+	printf("killed sender: done\n");
 	REQUIRE(waitpid(b, &status, 0) == b, "reap B");
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "B failed (status %#x)", status);
 	/* (e) */

@@ -18,6 +18,11 @@
  * experiment with MPI), and rank 0 also prints, per size,
  *   think,SIZE,US,TOTAL_S
  * (TOTAL_S the wall time of the 5 batches, barrier to barrier).
+ * --stream: after each ping-pong size of 32 KiB or more, rank 0 sends 8
+ * messages of that size at once to rank 1 (nonblocking), which answers
+ * with 0 bytes once all 8 arrived; rank 0 prints, per size,
+ *   stream,SIZE,US_PER_WINDOW,MB_PER_S,CPU_US_PER_WINDOW
+ * (the median of 5 batches; MB/s one way, 8 * SIZE per window).
  * The round trip is the median of 5 batches.  bench/mpi/run.sh and
  * bench/mpi/ranks.sh build it with mpicc and run it.
  */
@@ -49,6 +54,8 @@ static void think(void)
 			x = x * 6364136223846793005UL + 1;
 }
 
+#define STREAM_WINDOW 8
+
 static int cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -56,13 +63,49 @@ static int cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The median of 5 batches of @iters round trips between @rank and @peer
- * (the lower rank sends first), after a warm-up batch; -1 for ranks
- * outside a pair.  *@cpu: this rank's CPU time over the 5 batches. */
-static double pingpong(char *buf, int sz, int iters, int rank, int peer, MPI_Comm comm,
-		       double *cpu)
+/* One round trip between @rank and @peer (the lower rank sends first),
+ * then the think time. */
+static void round_trip(char *buf, int sz, int rank, int peer, MPI_Comm comm)
 {
-	double rtt[5], c0 = 0;
+	if (rank < peer) {
+		MPI_Send(buf, sz, MPI_BYTE, peer, 1, comm);
+		MPI_Recv(buf, sz, MPI_BYTE, peer, 1, comm, MPI_STATUS_IGNORE);
+	} else {
+		MPI_Recv(buf, sz, MPI_BYTE, peer, 1, comm, MPI_STATUS_IGNORE);
+		MPI_Send(buf, sz, MPI_BYTE, peer, 1, comm);
+	}
+	if (think_us)
+		think();
+}
+
+/* One window of STREAM_WINDOW messages of @sz bytes from the lower rank
+ * to the other, answered with 0 bytes once all arrived. */
+static void window(char *buf, int sz, int rank, int peer, MPI_Comm comm)
+{
+	MPI_Request rq[STREAM_WINDOW];
+
+	for (int k = 0; k < STREAM_WINDOW; k++) {
+		char *p = buf + (size_t)k * (size_t)sz;
+
+		if (rank < peer)
+			MPI_Isend(p, sz, MPI_BYTE, peer, 2, comm, &rq[k]);
+		else
+			MPI_Irecv(p, sz, MPI_BYTE, peer, 2, comm, &rq[k]);
+	}
+	MPI_Waitall(STREAM_WINDOW, rq, MPI_STATUSES_IGNORE);
+	if (rank < peer)
+		MPI_Recv(NULL, 0, MPI_BYTE, peer, 3, comm, MPI_STATUS_IGNORE);
+	else
+		MPI_Send(NULL, 0, MPI_BYTE, peer, 3, comm);
+}
+
+/* The median of 5 batches of @iters calls of @fn between @rank and @peer,
+ * in us per call, after a warm-up batch; -1 for ranks outside a pair
+ * (@peer < 0).  *@cpu: this rank's CPU time over the 5 batches. */
+static double batches(void (*fn)(char *, int, int, int, MPI_Comm), char *buf, int sz, int iters,
+		      int rank, int peer, MPI_Comm comm, double *cpu)
+{
+	double t[5], c0 = 0;
 
 	for (int b = -1; b < 5; b++) {
 		double t0;
@@ -71,31 +114,22 @@ static double pingpong(char *buf, int sz, int iters, int rank, int peer, MPI_Com
 		if (b == 0)
 			c0 = cpu_s();
 		t0 = MPI_Wtime();
-		for (int i = 0; peer >= 0 && i < (b < 0 ? iters / 10 + 1 : iters); i++) {
-			if (rank < peer) {
-				MPI_Send(buf, sz, MPI_BYTE, peer, 1, comm);
-				MPI_Recv(buf, sz, MPI_BYTE, peer, 1, comm, MPI_STATUS_IGNORE);
-			} else {
-				MPI_Recv(buf, sz, MPI_BYTE, peer, 1, comm, MPI_STATUS_IGNORE);
-				MPI_Send(buf, sz, MPI_BYTE, peer, 1, comm);
-			}
-			if (think_us)
-				think();
-		}
+		for (int i = 0; peer >= 0 && i < (b < 0 ? iters / 10 + 1 : iters); i++)
+			fn(buf, sz, rank, peer, comm);
 		if (b >= 0)
-			rtt[b] = (MPI_Wtime() - t0) / iters * 1e6;
+			t[b] = (MPI_Wtime() - t0) / iters * 1e6;
 	}
 	*cpu = cpu_s() - c0;
 	if (peer < 0)
 		return -1;
-	qsort(rtt, 5, sizeof(double), cmp);
-	return rtt[2];
+	qsort(t, 5, sizeof(double), cmp);
+	return t[2];
 }
 
 int main(int argc, char **argv)
 {
 	static const int all_sizes[] = { 0, 8, 64, 512, 4096, 32768, 262144, 1 << 20, 4 << 20 };
-	int sizes[32], nsizes = 0, rank, n, pairs = 0, allreduce_only = 0;
+	int sizes[32], nsizes = 0, rank, n, pairs = 0, allreduce_only = 0, streams = 0;
 	char *buf;
 
 	MPI_Init(&argc, &argv);
@@ -106,6 +140,8 @@ int main(int argc, char **argv)
 			allreduce_only = 1;
 		} else if (!strcmp(argv[i], "--pairs")) {
 			pairs = 1;
+		} else if (!strcmp(argv[i], "--stream")) {
+			streams = 1;
 		} else if (!strcmp(argv[i], "--think") && i + 1 < argc) {
 			think_us = atoi(argv[++i]);
 			think_set = 1;
@@ -114,7 +150,7 @@ int main(int argc, char **argv)
 				sizes[nsizes++] = atoi(t);
 		} else {
 			if (!rank)
-				fprintf(stderr, "usage: %s [--allreduce-only | --pairs] [--sizes A,B,..] "
+				fprintf(stderr, "usage: %s [--allreduce-only | --pairs] [--stream] [--sizes A,B,..] "
 					"[--think US]\n",
 					argv[0]);
 			MPI_Abort(MPI_COMM_WORLD, 2);
@@ -131,7 +167,12 @@ int main(int argc, char **argv)
 			fprintf(stderr, "--pairs needs an even number of ranks\n");
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
-	buf = calloc(1, 4 << 20);
+	if (streams && pairs) {
+		if (!rank)
+			fprintf(stderr, "--stream is for two ranks, not with --pairs\n");
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	buf = calloc(STREAM_WINDOW, 4 << 20);
 	/* Without --pairs only ranks 0 and 1 ping-pong (--allreduce-only: more
 	 * than two ranks, the ping-pong would leave the others spinning in a
 	 * barrier on the same cores). */
@@ -149,7 +190,7 @@ int main(int argc, char **argv)
 			iters = 200;
 		MPI_Barrier(MPI_COMM_WORLD);
 		tt0 = MPI_Wtime();
-		rtt = pingpong(buf, sz, iters, rank, peer, MPI_COMM_WORLD, &c1);
+		rtt = batches(round_trip, buf, sz, iters, rank, peer, MPI_COMM_WORLD, &c1);
 		MPI_Barrier(MPI_COMM_WORLD);
 		if (think_set && !rank)
 			printf("think,%d,%d,%.4f\n", sz, think_us, MPI_Wtime() - tt0);
@@ -176,6 +217,17 @@ int main(int argc, char **argv)
 			}
 			fflush(stdout);
 			free(all);
+		}
+		if (streams && sz >= 32768) {
+			int wi = sz <= 262144 ? 100 : 10;
+			double us = batches(window, buf, sz, wi, rank, rank < 2 ? 1 - rank : -1,
+					    MPI_COMM_WORLD, &c1);
+
+			MPI_Reduce(&c1, &cpu_sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+			if (!rank)
+				printf("stream,%d,%.2f,%.1f,%.2f\n", sz, us,
+				       (double)STREAM_WINDOW * sz / us, cpu_sum / (5.0 * wi) * 1e6);
+			fflush(stdout);
 		}
 	}
 	if (!pairs) {

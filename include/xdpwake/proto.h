@@ -87,6 +87,16 @@ enum xw_pkt_type {
 #define XW_F_LAST 0x04u /* last fragment of a message / of a pull block       */
 #define XW_F_DATA 0x08u /* the message carries 32 bits of data in `data`
 			 * (every SMALL/MEDIUM/RNDV/PULL_REPLY frame of it)  */
+/* RNDV on the local path only (never on the wire; ignored from a peer that
+ * is not on this host): the receiver may read the message straight from
+ * the sender's buffer, whose address the frame carries in `rsvd2` (high 32
+ * bits) and `csum` (low 32: local frames carry no CRC32C); docs/PROTOCOL.md
+ * "Local peers". */
+#define XW_F_CMA 0x10u
+/* On the local path only: the sender keeps this frame until acknowledged
+ * (it went before the connection was established): ack it at once.  Other
+ * local frames are not kept and not acknowledged. */
+#define XW_F_ACKREQ 0x20u
 #define XW_F_KNOWN (XW_F_LAT | XW_F_MORE | XW_F_LAST | XW_F_DATA)
 /* Largest value of a message's data (the header's 32-bit `data`). */
 #define XW_DATA_MAX 0xFFFFFFFFu

@@ -34,9 +34,15 @@ static void tlp_arm(const struct xwi_engine *e, struct peer *p, __u64 t);
 
 /* ---- the connection's own frames ---------------------------------------- */
 
-/* csum of a complete header (network order) and its payload. */
-static void hdr_seal(const struct xwi_engine *e, struct xw_hdr *h, const void *payload, size_t len)
+/* csum of a complete header (network order) and its payload; none to a
+ * lossless peer (the ring cannot corrupt a frame: docs/PROTOCOL.md "Local
+ * peers"; csum is left as the frame has it, 0 but for a single-copy
+ * RNDV). */
+static void hdr_seal(const struct xwi_engine *e, const struct peer *p, struct xw_hdr *h,
+		     const void *payload, size_t len)
 {
+	if (p && p->cn.lossless)
+		return;
 	h->csum = 0;
 	if (e->cfg.crc)
 		h->csum = htonl(xwi_crc32c(xwi_crc32c(0, h, sizeof(*h)), payload, len));
@@ -91,7 +97,7 @@ static int emit_ctl(struct xwi_engine *e, struct peer *p, __u8 type, __u32 seq, 
 	h.seq = htonl(seq);
 	h.ack = htonl(p->cn.rx_known ? p->cn.rcv_nxt : 0);
 	h.msg_id = htonl(msg_id);
-	hdr_seal(e, &h, nw ? &w[1] : NULL, 8 * nw);
+	hdr_seal(e, p, &h, nw ? &w[1] : NULL, 8 * nw);
 	if (!hook_drop(e, type) && e->ops.send(e->ctx, &p->addr, &h, nw ? &w[1] : NULL, 8 * nw))
 		return -EAGAIN;
 	e->st.tx_frames[type]++;
@@ -125,9 +131,9 @@ static int emit_probe(struct xwi_engine *e, struct peer *p)
 	r.type = XW_PKT_PROBE_REPLY;
 	r.dst_ep = h.src_ep;
 	r.src_ep = h.dst_ep;
-	hdr_seal(e, &r, NULL, 0);
+	hdr_seal(e, NULL, &r, NULL, 0);
 	h.data = r.csum;
-	hdr_seal(e, &h, NULL, 0);
+	hdr_seal(e, NULL, &h, NULL, 0);
 	if (e->ops.send(e->ctx, &p->addr, &h, NULL, 0))
 		return 0;
 	p->cn.probe_nonce = nonce;
@@ -208,7 +214,7 @@ int xwi_conn_emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const 
 
 	h->payload_len = htons((__u16)len);
 	if (!e->cfg.reliable) {
-		hdr_seal(e, h, payload, len);
+		hdr_seal(e, p, h, payload, len);
 		if (e->ops.send(e->ctx, &p->addr, h, payload, len))
 			return -EAGAIN;
 		kick_early(e);
@@ -220,7 +226,31 @@ int xwi_conn_emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const 
 	h->session = htonl(p->cn.my_sid);
 	h->seq = htonl(p->cn.snd_nxt);
 	h->ack = htonl(p->cn.rx_known ? p->cn.rcv_nxt : 0);
-	hdr_seal(e, h, payload, len);
+	if (p->cn.lossless && p->cn.cstate == C_EST) {
+		/* In the peer's ring it is delivered, in order, intact: not
+		 * kept, no timer, no ack awaited (a full ring: -EAGAIN, it
+		 * waits queued).  The sequence number stays: the receiver's
+		 * order check is the same for every peer. */
+		if (e->ops.send(e->ctx, &p->addr, h, payload, len))
+			return -EAGAIN;
+		kick_early(e);
+		p->cn.snd_nxt++;
+		if (!p->cn.inflight) {
+			p->cn.snd_una = p->cn.snd_nxt;
+			p->cn.acked_once = true;
+		}
+		if (p->cn.rx_known)
+			ack_sent(e, p, false);
+		e->st.tx_frames[h->type]++;
+		return 0;
+	}
+	/* Before the handshake completed a lossless peer may still refuse
+	 * it (a session it does not take), or have no inbox yet: kept until
+	 * acked, and the peer asked to ack it at once (the timer, at
+	 * rto_max, only resends what one of those lost). */
+	if (p->cn.lossless)
+		h->flags |= XW_F_ACKREQ;
+	hdr_seal(e, p, h, payload, len);
 	f = xwi_frame_alloc(e, len);
 	if (!f)
 		return -EAGAIN;
@@ -241,9 +271,10 @@ int xwi_conn_emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const 
 	xl_add_tail(&f->link, &p->cn.rtxq);
 	if (!p->cn.inflight++) {
 		p->cn.last_progress = t;
-		p->cn.rtx_due = t + rto_cur(e, p);
+		p->cn.rtx_due = t + (p->cn.lossless ? e->cfg.rto_max_ns : rto_cur(e, p));
 	}
-	tlp_arm(e, p, t);
+	if (!p->cn.lossless)
+		tlp_arm(e, p, t);
 	if (p->cn.rx_known)
 		ack_sent(e, p, false);
 	e->st.tx_frames[h->type]++;
@@ -569,7 +600,7 @@ static int rtx_frame(struct xwi_engine *e, struct peer *p, struct xwi_frame *f)
 	/* No LAT (a resent frame is an RTO late already; the coalescing
 	 * timeout wakes the receiver) and no MORE. */
 	f->h.flags &= (__u8)~(XW_F_MORE | XW_F_LAT);
-	hdr_seal(e, &f->h, f->pl, f->len);
+	hdr_seal(e, p, &f->h, f->pl, f->len);
 	if (e->ops.send(e->ctx, &p->addr, &f->h, f->len ? f->pl : NULL, f->len))
 		return -EAGAIN;
 	f->tries++;
@@ -676,6 +707,12 @@ static void ack_done(struct xwi_engine *e, struct peer *p, struct acked *a)
 {
 	if (!a->progress)
 		return;
+	if (p->cn.lossless) {
+		/* only frames of before the handshake were kept: no RTT, no
+		 * tail probe, a timer at rto_max for what is still out */
+		p->cn.rtx_due = p->cn.inflight ? a->t + e->cfg.rto_max_ns : 0;
+		return;
+	}
 	if (a->cand && (!a->rtx || xmit_after(a->cand_xmit, a->rtx_xmit))) {
 		/* Karn: the backed-off RTO stays until a frame sent once is
 		 * acked (a peer that computes before acking is learnt) */
@@ -825,7 +862,7 @@ static int rtx_timers(struct xwi_engine *e, struct peer *p, __u64 t)
 		p->cn.recover = p->cn.snd_nxt;
 		p->cn.dupacks = 0;
 		p->cn.rtx_now = true;
-		p->cn.rtx_due = t + rto_cur(e, p);
+		p->cn.rtx_due = t + (p->cn.lossless ? e->cfg.rto_max_ns : rto_cur(e, p));
 		p->cn.tlp_due = 0;
 		p->cn.tlp_out = false;
 	}
@@ -884,6 +921,8 @@ static bool rx_ack(struct xwi_engine *e, struct peer *p, __u32 ack, bool pure, s
 	if (seq_before(ack, p->cn.snd_una))
 		return kick; /* old */
 	if (ack == p->cn.snd_una) {
+		if (p->cn.lossless)
+			return kick; /* nothing was lost: no duplicate acks */
 		if (pure && p->cn.inflight)
 			p->cn.last_dupack = a->t; /* alive, refusing (or lost data) */
 		if (pure && p->cn.inflight && ++p->cn.dupacks == 3) {
@@ -1254,6 +1293,8 @@ static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 	rc = xwi_msg_rx(e, p, &p->addr, h, payload);
 	if (rc == -ENOBUFS || rc == -ENOMEM) {
 		e->st.rx_nobufs++;
+		if (p->cn.lossless)
+			return -ENOBUFS; /* it stays in the ring: back-pressure */
 		p->cn.ack_now = true;
 		return 0;
 	}
@@ -1276,6 +1317,13 @@ static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 		p->cn.rcv_nxt++;
 		p->cn.ack_owed++;
 		filled = true;
+	}
+	if (p->cn.lossless) {
+		/* it keeps only what it asked us to ack (XW_F_ACKREQ) */
+		p->cn.ack_owed = 0;
+		if (h->flags & XW_F_ACKREQ)
+			p->cn.ack_now = true;
+		return rc;
 	}
 	if (filled || p->cn.ack_owed >= e->cfg.ack_every)
 		p->cn.ack_now = true;
@@ -1536,11 +1584,12 @@ void xwi_conn_close_all(struct xwi_engine *e, bool send_close)
 }
 
 int xwi_conn_rx(struct xwi_engine *e, const struct xw_addr *src, struct xw_hdr *h,
-		const void *payload, size_t len)
+		const void *payload, size_t len, bool lossless)
 {
 	/* The CRC first: a corrupted frame is counted as such, whatever
-	 * field the corruption hit (but payload_len must fit to check it). */
-	if (e->cfg.crc && ntohs(h->payload_len) <= len) {
+	 * field the corruption hit (but payload_len must fit to check it).
+	 * None on the local ring: memory to memory, nothing corrupts it. */
+	if (e->cfg.crc && !lossless && ntohs(h->payload_len) <= len) {
 		__u32 want = ntohl(h->csum), got;
 		__be32 d = h->data;
 

@@ -41,6 +41,7 @@ void xwi_conn_start(struct xwi_engine *e, struct peer *p);
 /* A new peer's connection: none yet. */
 static inline void xwi_conn_init(const struct xwi_engine *e, struct peer *p)
 {
+	p->cn.lossless = e->ops.lossless && e->ops.lossless(e->ctx, &p->addr);
 	p->cn.rto = e->cfg.rto_init_ns;
 	xl_init(&p->cn.rtxq);
 	xl_init(&p->cn.ooo);
@@ -75,6 +76,12 @@ static inline bool xwi_conn_tx_ready(struct xwi_engine *e, struct peer *p)
 	if (p->cn.cstate == C_NONE)
 		xwi_conn_start(e, p);
 	return xwi_conn_can_tx(e, p);
+}
+
+/* Is @p reached through a lossless path (ops.lossless: a local peer)? */
+static inline bool xwi_conn_lossless(const struct peer *p)
+{
+	return p->cn.lossless;
 }
 
 /* Do we know the peer's session (a connection is up or half-open)? */
@@ -121,7 +128,8 @@ void xwi_conn_reset(struct xwi_engine *e, struct peer *p, int err, enum xwi_rese
 
 /*
  * A frame received from @src (xwi_engine_rx: arguments checked, @h
- * aligned, network order; @len bytes follow it).  The CRC (cfg.crc), the
+ * aligned, network order; @len bytes follow it; @lossless: through the
+ * local ring, xwi_engine_rx_local).  The CRC (cfg.crc, not @lossless), the
  * header rules (xwi_frame_check), then: the connection's own frames
  * (CONNECT*, PROBE*, ACK, CLOSE) are taken here; a frame of the message
  * layer goes up once, through xwi_msg_rx() - with cfg.reliable in order,
@@ -129,7 +137,7 @@ void xwi_conn_reset(struct xwi_engine *e, struct peer *p, int err, enum xwi_rese
  * xwi_engine_rx().
  */
 int xwi_conn_rx(struct xwi_engine *e, const struct xw_addr *src, struct xw_hdr *h,
-		const void *payload, size_t len);
+		const void *payload, size_t len, bool lossless);
 /* xwi_engine_shutdown(): CLOSE to every connected peer if @send_close,
  * then every connection forgotten (conn_event(peer, 0)). */
 void xwi_conn_close_all(struct xwi_engine *e, bool send_close);

@@ -51,6 +51,22 @@ static int ep_alive(void *ctx, const struct xw_addr *peer)
 	return -EOPNOTSUPP;
 }
 
+/* A peer on this host is reached through its inbox: lossless. */
+static bool ep_lossless(void *ctx, const struct xw_addr *peer)
+{
+	struct xw_endpoint *ep = ctx;
+
+	return xwi_local_is_local(ep->local, peer);
+}
+
+/* A large message of a peer on this host, read from its buffer. */
+static int ep_cma_read(void *ctx, const struct xw_addr *peer, __u64 addr, void *buf, size_t len)
+{
+	struct xw_endpoint *ep = ctx;
+
+	return xwi_local_read(ep->local, peer->ep, addr, buf, len);
+}
+
 /* The engine's early kick of an application's one-frame message (under
  * the port lock, as every engine call). */
 static void ep_kick(void *ctx)
@@ -103,21 +119,42 @@ static const struct xwi_engine_ops engine_ops = {
 	.now_ns = ep_now,
 	.conn_event = ep_conn_event,
 	.kick = ep_kick,
+	.lossless = ep_lossless,
+	.cma_read = ep_cma_read,
 };
 
-/* The endpoint's sink: one received frame for it, from the port or from
- * the local path, under the port lock. */
+/* One received frame for the endpoint, from the port or (@local) from the
+ * local path, under the port lock.  -ENOBUFS: the engine refused a local
+ * frame (it stays in the inbox, taken again later: not counted now). */
+static int deliver(struct xw_endpoint *ep, const struct xw_addr *src, const struct xw_hdr *h,
+		   const void *payload, size_t len, bool local)
+{
+	int rc = local ? xwi_engine_rx_local(ep->eng, src, h, payload, len)
+		       : xwi_engine_rx(ep->eng, src, h, payload, len);
+
+	__atomic_store_n(&ep->quiet, false, __ATOMIC_RELAXED);
+	if (rc == -ENOBUFS && local)
+		return rc;
+	ep->consumed++;
+	__atomic_store_n(&ep->shared->consumed, ep->consumed, __ATOMIC_RELEASE);
+	ep->st.rx_frames++;
+	if (rc == -EPROTO)
+		ep->st.rx_bad++;
+	return rc;
+}
+
+/* The endpoint's sink for the port. */
 static void ep_deliver(void *ctx, const struct xw_addr *src, const struct xw_hdr *h,
 		       const void *payload, size_t len)
 {
-	struct xw_endpoint *ep = ctx;
+	deliver(ctx, src, h, payload, len, false);
+}
 
-	ep->consumed++;
-	__atomic_store_n(&ep->shared->consumed, ep->consumed, __ATOMIC_RELEASE);
-	__atomic_store_n(&ep->quiet, false, __ATOMIC_RELAXED);
-	ep->st.rx_frames++;
-	if (xwi_engine_rx(ep->eng, src, h, payload, len) == -EPROTO)
-		ep->st.rx_bad++;
+/* The endpoint's sink for the local path. */
+static int ep_deliver_local(void *ctx, const struct xw_addr *src, const struct xw_hdr *h,
+			    const void *payload, size_t len)
+{
+	return deliver(ctx, src, h, payload, len, true);
 }
 
 /* ---- open / close ------------------------------------------------------ */
@@ -252,6 +289,7 @@ int xwi_endpoint_open_test(const char *ifname, __u16 id, const struct xw_endpoin
 {
 	struct xw_endpoint *ep;
 	struct xwi_sink sink;
+	struct xwi_local_sink lsink;
 	struct xw_ep_entry reg;
 	struct xw_wake_state ws = {};
 	__u32 key = id, umem, ifindex;
@@ -278,6 +316,8 @@ int xwi_endpoint_open_test(const char *ifname, __u16 id, const struct xw_endpoin
 		return -ENOMEM;
 	sink.deliver = ep_deliver;
 	sink.ctx = ep;
+	lsink.deliver = ep_deliver_local;
+	lsink.ctx = ep;
 	ep->id = id;
 	ep->ring_fd = -1;
 	ep->claim_fd = -1;
@@ -400,9 +440,11 @@ int xwi_endpoint_open_test(const char *ifname, __u16 id, const struct xw_endpoin
 	/* The inbox after the count is in step: a local frame counted from
 	 * here on is one we take.  Without one (no /dev/shm), peers on this
 	 * host cannot reach us and we send to them through the interface. */
-	if (xwi_local_open(ep->ifc, id, ep->port->mac, ep->port->ip, &sink, &ep->local))
+	if (xwi_local_open(ep->ifc, id, ep->port->mac, ep->port->ip, &lsink, &ep->local))
 		xwi_warn("%s: endpoint %u: no local inbox: no shared-memory path to peers on "
 			 "this host", ifname, id);
+	if (t && t->cma_off)
+		xwi_local_set_cma(ep->local, false);
 
 	xwi_port_lock(ep->port);
 	err = xwi_port_attach(ep->port, id, &sink);
@@ -561,6 +603,11 @@ XW_API int xw_endpoint__stats(const struct xw_endpoint *ep, struct xw_endpoint_s
 	st->local_lost = ls.lost;
 	st->local_rx_bad = ls.rx_bad;
 	st->local_wake_runs = ls.wake_runs;
+	st->local_ring_full = ls.full;
+	st->local_rx_held = ls.rx_held;
+	st->local_cma_reads = es.cma_reads;
+	st->local_cma_bytes = es.cma_bytes;
+	st->local_cma_fallbacks = es.cma_fallbacks;
 	xwi_port_lock(p);
 	st->peers_unacked = xwi_engine_peers_unacked(ep->eng);
 	xwi_port_unlock(p);

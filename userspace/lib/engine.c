@@ -153,7 +153,18 @@ int xwi_engine_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 	if (!e || !src || !h || (!payload && len))
 		return -EINVAL;
 	memcpy(&hc, h, sizeof(hc)); /* @h need not be aligned */
-	return xwi_conn_rx(e, src, &hc, payload, len);
+	return xwi_conn_rx(e, src, &hc, payload, len, false);
+}
+
+int xwi_engine_rx_local(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
+			const void *payload, size_t len)
+{
+	struct xw_hdr hc;
+
+	if (!e || !src || !h || (!payload && len))
+		return -EINVAL;
+	memcpy(&hc, h, sizeof(hc));
+	return xwi_conn_rx(e, src, &hc, payload, len, true);
 }
 
 /* ---- sends and receives ----------------------------------------------- */

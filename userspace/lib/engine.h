@@ -115,6 +115,24 @@ struct xwi_engine_ops {
 	 * here (the engine sends a PROBE frame, which the peer's XDP program
 	 * answers).  The endpoint layer knows for peers on this host. */
 	int (*alive)(void *ctx, const struct xw_addr *peer);
+	/* Optional: is @peer reached through a path that cannot lose,
+	 * reorder or corrupt a frame (the shared-memory ring of a peer on
+	 * this host)?  Asked once per peer.  Such a peer's connection keeps
+	 * its handshake, sessions and liveness, but once established its
+	 * frames carry no CRC32C and are not kept for retransmission: no
+	 * timers, no acks needed (docs/PROTOCOL.md "Local peers"); -EAGAIN
+	 * from send is the back-pressure of a full ring.  Its frames must
+	 * come in through xwi_engine_rx_local(). */
+	bool (*lossless)(void *ctx, const struct xw_addr *peer);
+	/*
+	 * Optional, for lossless peers: read @len bytes at address @addr of
+	 * the process of endpoint @peer into @buf (one copy: Linux
+	 * cross-memory attach).  0, or -errno (-EPERM: not permitted, e.g.
+	 * Yama ptrace_scope or another user; the engine then pulls the
+	 * message's fragments as for any peer, and asks no more for that
+	 * peer).  Without it large messages to lossless peers are pulled.
+	 */
+	int (*cma_read)(void *ctx, const struct xw_addr *peer, __u64 addr, void *buf, size_t len);
 };
 
 /* Request states. */
@@ -163,6 +181,12 @@ void *xwi_engine_ctx(struct xwi_engine *e);
  */
 int xwi_engine_rx(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
 		  const void *payload, size_t len);
+/* The same for a frame that came through a lossless path (ops.lossless:
+ * the local ring): no CRC32C to check.  -ENOBUFS: not taken (over the
+ * bounds for unexpected data): the caller keeps it and hands it in again
+ * later (back-pressure; nothing is resent on a lossless path). */
+int xwi_engine_rx_local(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
+			const void *payload, size_t len);
 
 /*
  * One bounded pass of transmit work: emit up to @budget frames that are
@@ -340,6 +364,12 @@ struct xwi_engine_stats {
 				    * sequence numbers, malformed)           */
 	__u64 rto_ns, srtt_ns;	   /* now: the largest RTO among the
 				    * connections (backoff included), its srtt */
+	/* lossless (local) peers */
+	__u64 cma_reads;	   /* large messages read straight from the
+				    * sender's buffer (ops.cma_read)          */
+	__u64 cma_bytes;	   /* ... their bytes                         */
+	__u64 cma_fallbacks;	   /* peers whose buffers could not be read
+				    * (-EPERM...): their messages are pulled  */
 };
 void xwi_engine_stats(const struct xwi_engine *e, struct xwi_engine_stats *out);
 /* True when a message waits in the unexpected queue (a receive would match

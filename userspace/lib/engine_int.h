@@ -113,6 +113,8 @@ struct rmsg;
  */
 struct xwi_conn {
 	__u8 cstate;	       /* C_NONE, C_SYN, C_EST                         */
+	bool lossless;	       /* a local peer (ops.lossless): no CRC, and once
+				* established nothing kept for resending     */
 	bool rx_known;	       /* peer_sid / rcv_nxt known                     */
 	bool ack_now;	       /* an ACK is owed at once                       */
 	bool in_recovery;      /* resending after an RTO, until `recover`      */
@@ -187,6 +189,9 @@ struct xwi_mpeer {
 	__u64 orphan_since;    /* given up, partial messages of it kept (0: no) */
 	__u32 skip_base, skip_mask; /* its ids skip_base+1+i (bit i) are final:  */
 				    /*   never sent (again), not waited for      */
+	bool cma_rx_off;       /* lossless peer: its buffers may not be read
+				* (ops.cma_read said -EPERM): pull them      */
+	bool cma_tx_off;       /* ... it pulled ours: push to it again       */
 };
 
 /* A peer address: the peer table (peer.c, the connection layer) holds one
@@ -266,6 +271,9 @@ struct rmsg {
 	bool rndv;
 	bool nodata;	     /* eager, held: no buffer (dropped)              */
 	bool push_dropped;   /* large: pushed bytes dropped (pull them)       */
+	bool cma;	     /* large, lossless peer: read at cma_addr in the
+			      * sender's process when matched (XW_F_CMA)     */
+	__u64 cma_addr;
 	__u32 msg_id, msg_len, nfrags;
 	__u32 npush;	     /* fragments sent unasked (eager: all)           */
 	__u32 nhave;
@@ -304,6 +312,8 @@ struct xwi_req_priv {
 	bool replayed;	     /* rewound by a connection reset: frames went out */
 	bool keep_id;	     /* rewound by a reconnect: sent again as msg_id */
 	bool more;	     /* XWI_SEND_MORE: another message follows at once */
+	bool cma;	     /* large, to a lossless peer: its RNDV offers our
+			      * buffer for reading (XW_F_CMA), nothing pushed */
 	bool has_data;	     /* XW_F_DATA with data on every data frame */
 	__u32 mdata;
 	__u32 len, nfrags, burst, next, msg_id;

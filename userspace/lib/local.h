@@ -15,7 +15,15 @@
 
 struct xw_iface;
 struct xwi_encap;
-struct xwi_sink;
+
+/* Where the frames taken from an inbox go (the endpoint's engine, through
+ * xwi_engine_rx_local): -ENOBUFS leaves the record in the ring, taken
+ * again later (back-pressure: the ring's sender waits). */
+struct xwi_local_sink {
+	int (*deliver)(void *ctx, const struct xw_addr *src, const struct xw_hdr *h,
+		       const void *payload, size_t len);
+	void *ctx;
+};
 
 /* Bytes of each sender's ring in an inbox (a power of two); holds 64
  * frames of 4 KiB: more than a sender's transmit backlog needs to keep the
@@ -76,6 +84,8 @@ struct xwi_local_stats {
 			 * missing, or whose owner is dead with its ring full */
 	__u64 rx_bad;	/* records of our inbox dropped: bad length or layout  */
 	__u64 wake_runs; /* xw_local runs: the receiver was asleep            */
+	__u64 full;	/* sends refused for a full ring (-EAGAIN: they wait) */
+	__u64 rx_held;	/* records the sink refused (-ENOBUFS): left there    */
 };
 
 /* One endpoint's side of the local path. */
@@ -88,7 +98,7 @@ struct xwi_local;
  * @sink: where xwi_local_rx() hands the frames taken (copied).
  */
 int xwi_local_open(struct xw_iface *ifc, __u16 id, const __u8 mac[6], __be32 ip,
-		   const struct xwi_sink *sink, struct xwi_local **out);
+		   const struct xwi_local_sink *sink, struct xwi_local **out);
 /* Mark the inbox closed, remove it, unmap the peers' inboxes. */
 void xwi_local_close(struct xwi_local *l);
 
@@ -99,17 +109,34 @@ bool xwi_local_is_local(const struct xwi_local *l, const struct xw_addr *dst);
 int xwi_local_alive(struct xwi_local *l, __u16 id);
 
 /*
+ * Read @len bytes at @addr in the process of local endpoint @id (its
+ * inbox's owner) into @buf: one copy, process_vm_readv (Linux cross-memory
+ * attach).  The process is pinned by a pidfd taken once per inbox (a pid
+ * reused after its death is never read) and checked after the read.  0,
+ * or -errno: -EPERM where it is not permitted (Yama ptrace_scope, another
+ * user; also when xwi_local_set_cma() turned it off), -ESRCH the process
+ * or its inbox is gone, -EFAULT the range is not mapped there.
+ */
+int xwi_local_read(struct xwi_local *l, __u16 id, __u64 addr, void *buf, size_t len);
+/* Test hook: with @on false every xwi_local_read() fails with -EPERM (the
+ * fallback of a system that does not permit it). */
+void xwi_local_set_cma(struct xwi_local *l, bool on);
+
+/*
  * Write one frame (header @h as the engine hands it, payload) into @dst's
  * inbox, then wake it through xw_local if it sleeps.  0: written, or lost
  * and counted (a closed or missing inbox: as for a dead remote peer);
- * -EAGAIN: the ring is full (the engine sends it again).  Caller holds the
- * sending endpoint's port lock (one producer per ring).
+ * -EAGAIN: the ring is full (counted in `full`; the frame waits in the
+ * engine's queue and goes when there is room: back-pressure, never a
+ * loss).  Caller holds the sending endpoint's port lock (one producer per
+ * ring).
  */
 int xwi_local_send(struct xwi_local *l, const struct xw_addr *dst, const struct xwi_encap *enc,
 		   const struct xw_hdr *h, const void *payload, size_t len);
 
 /* Take up to @budget records from our inbox, each to the sink given at
- * open; returns the number taken.  Caller holds the endpoint's port lock. */
+ * open (a record it refuses stays, with those after it from that sender);
+ * returns the number taken.  Caller holds the endpoint's port lock. */
 int xwi_local_rx(struct xwi_local *l, int budget);
 
 /* Whether records wait in our inbox; without the port lock, writes

@@ -13,6 +13,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 
 #include "engine_int.h"
 #include "conn.h"
@@ -161,6 +162,14 @@ static int tx_send(struct xwi_engine *e, struct peer *p, struct xwi_req_priv *s,
 			if (e->cfg.marks & XWI_MARK_RNDV)
 				flags |= XW_F_LAT;
 			h.frag_idx = htonl(s->burst - 1);
+			if (s->cma) {
+				/* our buffer, for the receiver to read */
+				__u64 a = (__u64)(uintptr_t)s->data;
+
+				flags |= XW_F_CMA;
+				h.rsvd2 = htonl((__u32)(a >> 32));
+				h.csum = htonl((__u32)a);
+			}
 		} else {
 			hdr_init(e, &h, p, XW_PKT_PULL_REPLY);
 			h.frag_idx = htonl(i);
@@ -355,6 +364,11 @@ int xwi_msg_send(struct xwi_engine *e, const struct xw_addr *dst, const void *bu
 
 		s->cls = XW_PKT_RNDV;
 		s->burst = (__u32)(k < 1 ? 1 : k > n ? n : k);
+		/* A peer on this host reads it from our buffer: nothing pushed
+		 * (it would be copied twice). */
+		s->cma = xwi_conn_lossless(p) && e->ops.cma_read && !p->ms.cma_tx_off;
+		if (s->cma)
+			s->burst = 1;
 	} else {
 		s->cls = len <= P ? XW_PKT_SMALL : XW_PKT_MEDIUM;
 		s->burst = n;
@@ -667,6 +681,8 @@ static int rx_pull(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h,
 		e->st.rx_bad++;
 		return -EPROTO;
 	}
+	if (s->cma)
+		p->ms.cma_tx_off = true; /* it cannot read our buffers: push again */
 	j = zalloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
@@ -735,6 +751,26 @@ void xwi_msg_attach(struct xwi_engine *e, struct rmsg *m, struct xw_request *req
 	m->req = req;
 	xwi_match_forget(m);
 	m->state = R_MATCHED;
+	if (m->cma && want) {
+		/* One copy, from the sender's buffer into ours; where that is
+		 * not permitted, the fragments are pulled (once per peer). */
+		int err = e->ops.cma_read(e->ctx, &m->peer->addr, m->cma_addr, r->buf, want);
+
+		if (!err) {
+			e->st.cma_reads++;
+			e->st.cma_bytes += want;
+			rmsg_drop_data(e, m);
+			rmsg_complete(e, m);
+			return;
+		}
+		/* refused: for good (counted); else (the sender died, its
+		 * buffer went) this message only */
+		m->cma = false;
+		if (err == -EPERM && !m->peer->ms.cma_rx_off) {
+			m->peer->ms.cma_rx_off = true;
+			e->st.cma_fallbacks++;
+		}
+	}
 	if (m->rndv)
 		m->need_end = (__u32)(want ? (want + P - 1) / P : 0);
 	else
@@ -862,6 +898,12 @@ static int rmsg_new(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h
 	m->mdata = m->has_data ? ntohl(h->data) : 0;
 	m->rndv = h->type == XW_PKT_RNDV;
 	m->npush = m->rndv ? ntohl(h->frag_idx) + 1 : m->nfrags;
+	/* the sender's buffer offered for reading: only by a peer on this
+	 * host (from the wire the flag means nothing) */
+	m->cma = m->rndv && (h->flags & XW_F_CMA) && xwi_conn_lossless(p) && e->ops.cma_read &&
+		 !p->ms.cma_rx_off;
+	if (m->cma)
+		m->cma_addr = (__u64)ntohl(h->rsvd2) << 32 | ntohl(h->csum);
 	m->have = m->nfrags <= 64 ? &m->have1 : zalloc((m->nfrags + 63) / 64, sizeof(__u64));
 	if (m->rndv) {
 		m->blocks = zalloc(e->cfg.pull_inflight, sizeof(*m->blocks));

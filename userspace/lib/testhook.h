@@ -18,6 +18,10 @@ struct xwi_test_opts {
 	__u32 mark_shift;
 	/* No CRC32C on frames (measuring its cost; both ends must agree). */
 	bool crc_off;
+	/* Large messages from peers on this host are not read from their
+	 * buffers (process_vm_readv) but pulled: the fallback where that is
+	 * not permitted (Yama ptrace_scope, another user). */
+	bool cma_off;
 };
 
 /** xw_endpoint__open() with @t (NULL: none) applied to the endpoint's
