@@ -73,8 +73,15 @@ struct peer *xwi_peer_get(struct xwi_engine *e, const struct xw_addr *a)
 {
 	struct peer *p = xwi_peer_find(e, a);
 
-	if (p)
+	if (p) {
+		/* the application's address (a frame's source has none):
+		 * its nonce is the one our handshakes must carry */
+		if (a->nonce && a->nonce != p->addr.nonce) {
+			p->addr.nonce = a->nonce;
+			p->nonce_sure = true;
+		}
 		return p;
+	}
 	if (e->npeers >= (e->cfg.peers_max ? e->cfg.peers_max : XW_MAX_CONNS) && !peer_evict(e))
 		return NULL;
 	p = zalloc(1, sizeof(*p));
@@ -82,6 +89,7 @@ struct peer *xwi_peer_get(struct xwi_engine *e, const struct xw_addr *a)
 		return NULL;
 	e->npeers++;
 	p->addr = *a;
+	p->nonce_sure = a->nonce != 0;
 	xwi_conn_init(e, p);
 	xwi_msg_peer_init(p);
 	xl_add_tail(&p->link, &e->peers);
