@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * av.c - address vectors (FI_AV_MAP and FI_AV_TABLE: both hand out table
- * indices; an address is an xdpwake struct xw_addr, 16 bytes), and the
- * address form fi_av_insertsvc() and fi_getinfo() take (xwfi_node_addr).
+ * indices; an address is an xdpwake struct xw_addr, 24 bytes, with the
+ * endpoint's incarnation nonce: what fi_getname() gives and the launcher
+ * exchanges), and the address form fi_av_insertsvc() and fi_getinfo() take
+ * (xwfi_node_addr: no nonce, it can open a connection but not reset one).
  */
 #include <limits.h>
 #include <stdio.h>
