@@ -18,11 +18,10 @@
  *
  * xdpwake rows use the public API only (include/xdpwake.h): time, the
  * endpoint counters of both hosts (retransmits, per type, duplicates
- * received) and "timer waits": each host samples its counters about every
- * millisecond, and a retransmission of its own that ends a silence of at
- * least 2 ms (nothing sent or received meanwhile) is a timer expiry whose
- * silence approximates the RTO then in force (the library does not publish
- * the RTO or its timeouts yet).  TCP rows: the same workload over one
+ * received, and loss recovery's: timer expiries, resends on acks, tail
+ * probes, lost and spurious retransmissions, RTT samples) and the RTO over
+ * time (rto_ns, sampled about every half millisecond: a point per change),
+ * and the silences of at least 2 ms (nothing sent or received).  TCP rows: the same workload over one
  * connection per direction (8-byte length, then the bytes), TCP_INFO
  * (tcpi_rto over time, retransmissions) and the hosts' TcpExt counters.
  *
@@ -89,7 +88,7 @@ struct host_res {
 	__s64 netstat[NETSTAT_N];
 	unsigned nround;
 	float round_ms[64];
-	unsigned nev;		/* xdpwake: timer waits; TCP: tcpi_rto changes   */
+	unsigned nev;		/* the RTO over time: a point per change        */
 	struct ev ev[MAX_EV];
 };
 
@@ -178,11 +177,11 @@ struct xw_host {
 	struct xw_addr peer;
 	struct host_res *res;
 	unsigned long long t0, last_act, last_sample;
-	__u64 tx, rx, rtx;
+	__u64 tx, rx, rto;
 };
 
-/* Sample the counters: a retransmission of ours after a silence of at
- * least STALL_NS is a timer wait, the silence about the RTO in force. */
+/* Sample the counters: the RTO when it changed; silences of at least
+ * STALL_NS. */
 static void xw_sample(struct xw_host *h)
 {
 	struct xw_endpoint_stats s = { .sz = sizeof(s) };
@@ -192,19 +191,19 @@ static void xw_sample(struct xw_host *h)
 		return;
 	h->last_sample = now;
 	xw_endpoint__stats(h->ep, &s);
+	if (s.rto_ns && s.rto_ns != h->rto) {
+		add_ev(h->res, (double)(now - h->t0) / 1e6, (double)s.rto_ns / 1e6);
+		h->rto = s.rto_ns;
+	}
 	if (s.tx_frames == h->tx && s.rx_frames == h->rx)
 		return;
 	if (now - h->last_act >= STALL_NS) {
 		h->res->stalls++;
 		h->res->stall_ms += (double)(now - h->last_act) / 1e6;
-		if (s.retransmits != h->rtx)
-			add_ev(h->res, (double)(now - h->t0) / 1e6,
-			       (double)(now - h->last_act) / 1e6);
 	}
 	h->last_act = now;
 	h->tx = s.tx_frames;
 	h->rx = s.rx_frames;
-	h->rtx = s.retransmits;
 }
 
 /* A completed request of slot @s (@rx: a receive from the peer). */
@@ -649,6 +648,18 @@ static void json_counters(const char *key, const struct xwf_counters *c)
 	json_obj_end();
 }
 
+/* The endpoint counters each xdpwake host reports. */
+#define XW_KEY(f) { #f, offsetof(struct xw_endpoint_stats, f) }
+static const struct {
+	const char *name;
+	size_t off;
+} xw_keys[] = {
+	XW_KEY(retransmits),  XW_KEY(tx_frames),    XW_KEY(rx_frames),	  XW_KEY(rx_dup_frames),
+	XW_KEY(rx_dup),	      XW_KEY(rx_out_of_order), XW_KEY(rx_ctrl_frames), XW_KEY(rto_timeouts),
+	XW_KEY(fast_rtx),     XW_KEY(sack_rtx),	    XW_KEY(tail_probes),  XW_KEY(lost_rtx),
+	XW_KEY(spurious_rtx), XW_KEY(rtt_samples),  XW_KEY(rtt_skipped),  XW_KEY(sack_ignored),
+};
+
 static void json_host(const struct row *r, const struct host_res *h)
 {
 	json_obj_begin();
@@ -665,13 +676,9 @@ static void json_host(const struct row *r, const struct host_res *h)
 			json_kv_i64(netstat_keys[k], h->netstat[k]);
 		json_obj_end();
 	} else {
-		json_kv_u64("retransmits", h->st.retransmits);
-		json_kv_u64("tx_frames", h->st.tx_frames);
-		json_kv_u64("rx_frames", h->st.rx_frames);
-		json_kv_u64("rx_dup_frames", h->st.rx_dup_frames);
-		json_kv_u64("rx_dup", h->st.rx_dup);
-		json_kv_u64("rx_out_of_order", h->st.rx_out_of_order);
-		json_kv_u64("rx_ctrl_frames", h->st.rx_ctrl_frames);
+		for (size_t k = 0; k < sizeof(xw_keys) / sizeof(xw_keys[0]); k++)
+			json_kv_u64(xw_keys[k].name,
+				    *(const __u64 *)((const char *)&h->st + xw_keys[k].off));
 		json_key("tx_by_type");
 		json_obj_begin();
 		for (unsigned k = 1; k < XW_PKT_TYPE_MAX; k++)
@@ -684,14 +691,16 @@ static void json_host(const struct row *r, const struct host_res *h)
 		json_obj_end();
 		json_kv_u64("stalls", h->stalls);
 		json_kv_double("stall_ms", h->stall_ms);
+		json_kv_double("rto_end_ms", (double)h->st.rto_ns / 1e6);
+		json_kv_double("srtt_end_ms", (double)h->st.srtt_ns / 1e6);
 	}
 	json_key("rounds_ms");
 	json_arr_begin();
 	for (unsigned k = 0; k < h->nround; k++)
 		json_double(h->round_ms[k]);
 	json_arr_end();
-	/* xdpwake: [t, silence] of each timer wait; TCP: [t, tcpi_rto]. */
-	json_key(r->tcp ? "rto_ms" : "timer_waits_ms");
+	/* [t, RTO] at each change (xdpwake: rto_ns; TCP: tcpi_rto). */
+	json_key("rto_ms");
 	json_arr_begin();
 	for (unsigned k = 0; k < h->nev; k++) {
 		json_arr_begin();

@@ -46,6 +46,8 @@ f.finals = ProtoField.uint32("xdpwake.finals", "Final ids after it (bit i: resum
 f.dst_nonce = ProtoField.uint64("xdpwake.dst_nonce", "Destination incarnation nonce (0: unknown)", base.HEX)
 f.src_nonce = ProtoField.uint64("xdpwake.src_nonce", "Source incarnation nonce", base.HEX)
 f.sack = ProtoField.uint64("xdpwake.sack", "Held out of order (bit i: ack + 1 + i)", base.HEX)
+f.sack_ext = ProtoField.uint64("xdpwake.sack_ext",
+	"Held out of order, further (word w bit i: ack + 1 + 64 (w + 1) + i)", base.HEX)
 f.pull_block = ProtoField.uint32("xdpwake.pull.block_id", "Pull block id", base.DEC)
 f.pull_nfrags = ProtoField.uint32("xdpwake.pull.nfrags", "Pull fragments", base.DEC)
 f.payload = ProtoField.bytes("xdpwake.payload", "Payload")
@@ -117,6 +119,11 @@ function p.dissector(buf, pinfo, tree)
 	if ty == 4 and plen >= 8 then
 		t:add(f.pull_block, buf(HDR_LEN, 4))
 		t:add(f.pull_nfrags, buf(HDR_LEN + 4, 4))
+	elseif ty == 7 and plen > 0 and plen % 8 == 0 then
+		-- ACK: the selective acks' further words
+		for w = 0, plen / 8 - 1 do
+			t:add(f.sack_ext, buf(HDR_LEN + 8 * w, 8))
+		end
 	elseif plen > 0 then
 		t:add(f.payload, buf(HDR_LEN, plen))
 	end

@@ -565,6 +565,31 @@ struct xw_endpoint_stats {
 				 * caller that lingers before xw_endpoint__close
 				 * runs progress until it is 0 (bounded by
 				 * give_up_ms)                                    */
+	/* Loss recovery (docs/PROTOCOL.md "Retransmission"): what the
+	 * retransmissions above were and what the timers are now */
+	__u64 rto_timeouts;	/* retransmission timer expiries                  */
+	__u64 fast_rtx;		/* resends on three duplicate acks                */
+	__u64 sack_rtx;		/* frames resent as lost by acks (selective acks,
+				 * time-based detection), without a timer         */
+	__u64 tail_probes;	/* tail-loss probes: the last unacknowledged frame
+				 * sent again ~2 RTTs after the last ack, before
+				 * the RTO                                         */
+	__u64 lost_rtx;		/* retransmissions found lost again (by acks or
+				 * a timer expiry), each resent                    */
+	__u64 spurious_rtx;	/* resent frames acknowledged sooner after the
+				 * resend than any round trip: the first copy had
+				 * arrived (an estimate from the sender's side)    */
+	__u64 rtt_samples;	/* RTT samples taken (frames acknowledged for the
+				 * first time, never resent)                       */
+	__u64 rtt_skipped;	/* acks of new frames that gave no sample (Karn:
+				 * resent frames, frames held behind a hole, or
+				 * measured already when selectively acked)        */
+	__u64 sack_ignored;	/* selective acks ignored: naming a frame never
+				 * sent, or malformed                              */
+	__u64 rto_ns;		/* now: the largest retransmission timeout among
+				 * the established connections (backoff included;
+				 * the floor is rto_min, 1 ms by default)          */
+	__u64 srtt_ns;		/* now: the smoothed RTT of that connection       */
 	__u64 nonce_rejects;	/* CONNECT, CONNECT_REPLY or CLOSE frames dropped:
 				 * they did not carry this endpoint's nonce (a
 				 * forged frame, or a peer without our address)

@@ -2132,6 +2132,222 @@ static void test_rel_killed(void)
 	       "-ETIMEDOUT after the give-up time, its other peer unaffected\n");
 }
 
+/* ---- loss recovery mechanisms (RACK-TLP), without timing -------------------- */
+
+/* One message of @len bytes from node @a to node @b, verified; the engines'
+ * counters after it. */
+static void rone(int a, int b, size_t len, __u32 seed, const char *what)
+{
+	struct rmsgt m = { .a = a, .b = b, .len = len, .seed = seed };
+	struct rmsgt *v[2] = { &m, &m + 1 };
+
+	rbatch_post(&m, 1, false);
+	CHECK(rpump(all_done, v, 10ULL * 1000000000ULL), "%s: not done", what);
+	rbatch_check(&m, 1, what);
+	rbatch_free(&m, 1);
+}
+
+static bool sack_resent(void *arg)
+{
+	(void)arg;
+	return rst(0).sack_rtx > 0;
+}
+
+/*
+ * RTT samples: a frame the receiver held out of order and acknowledged
+ * selectively gives its sample then, and none when the cumulative ack
+ * covers it after the hole was repaired (its time then is the repair's);
+ * the resent frame gives none (Karn).  A 30-fragment message, fragment 3
+ * lost: from the moment the hole is resent to the end, no sample.
+ */
+static void test_loss_rtt_samples(void)
+{
+	struct xwi_engine_cfg c = rel_cfg(1), d = rel_cfg(2);
+	struct xwi_engine_stats s0, s1;
+	struct rmsgt m = { .a = 0, .b = 1, .len = 30 * 64, .seed = 1700 };
+	struct rmsgt *v[2] = { &m, &m + 1 };
+
+	c.eager_max = d.eager_max = 30 * 64;
+	rnet_init2(c, d, 1700);
+	rx_rc_bad = 0;
+	rone(0, 1, 10, 1701, "rtt: first message");
+	imp.drop_nth[0][XW_PKT_MEDIUM] = 1u << 3;
+	rbatch_post(&m, 1, false);
+	CHECK(rpump(sack_resent, NULL, 10ULL * 1000000000ULL), "rtt: the hole was not resent");
+	s0 = rst(0);
+	CHECK(rpump(all_done, v, 10ULL * 1000000000ULL), "rtt: not done");
+	rbatch_check(&m, 1, "rtt samples");
+	rbatch_free(&m, 1);
+	s1 = rst(0);
+	CHECK(s1.rtt_samples == s0.rtt_samples && s1.rtt_skipped > s0.rtt_skipped &&
+		      s1.srtt_ns == s0.srtt_ns && s1.rtx_timeouts == 0 && s1.sack_rtx == 1,
+	      "rtt: after the hole was resent %llu samples (want 0), %llu skipped, srtt %llu -> %llu "
+	      "ns, %llu timeouts, %llu resent", (unsigned long long)(s1.rtt_samples - s0.rtt_samples),
+	      (unsigned long long)(s1.rtt_skipped - s0.rtt_skipped), (unsigned long long)s0.srtt_ns,
+	      (unsigned long long)s1.srtt_ns, (unsigned long long)s1.rtx_timeouts,
+	      (unsigned long long)s1.sack_rtx);
+	rsettle();
+	rnet_free();
+}
+
+/*
+ * A lost tail frame (the last frame in flight: here a SMALL, as a last
+ * PULL_REPLY, PULL or NOTIFY would be) is sent again by the tail probe, not
+ * by the retransmission timer.
+ */
+static void test_loss_tail_probe(void)
+{
+	struct xwi_engine_stats s;
+
+	rnet_init2(rel_cfg(1), rel_cfg(2), 1710);
+	rx_rc_bad = 0;
+	rone(0, 1, 10, 1711, "tlp: first message");
+	imp.drop_nth[0][XW_PKT_SMALL] = 1u << 1;
+	rone(0, 1, 10, 1712, "tlp: the lost one");
+	s = rst(0);
+	CHECK(s.tail_probes == 1 && s.rtx_timeouts == 0 && s.rtx_frames[XW_PKT_SMALL] == 1,
+	      "tlp: %llu probes, %llu timeouts, %llu SMALL resent",
+	      (unsigned long long)s.tail_probes, (unsigned long long)s.rtx_timeouts,
+	      (unsigned long long)s.rtx_frames[XW_PKT_SMALL]);
+	rsettle();
+	rnet_free();
+}
+
+/*
+ * A lost retransmission is found by time: fragment 3 of a 30-fragment
+ * message and its first resend are lost; a message sent after the resend
+ * is acknowledged (selectively: the receiver holds it behind the hole),
+ * which shows the resend lost - it goes again at once, before the tail
+ * probe and the RTO.
+ */
+static void test_loss_lost_rtx(void)
+{
+	struct xwi_engine_cfg c = rel_cfg(1), d = rel_cfg(2);
+	struct rmsgt m[2] = { { .a = 0, .b = 1, .len = 30 * 64, .seed = 1720 },
+			      { .a = 0, .b = 1, .len = 10, .seed = 1721 } };
+	struct rmsgt *v[2] = { m, m + 2 };
+	struct xwi_engine_stats s;
+
+	c.eager_max = d.eager_max = 30 * 64;
+	rnet_init2(c, d, 1720);
+	rx_rc_bad = 0;
+	rone(0, 1, 10, 1722, "lost rtx: first message");
+	/* MEDIUM sends 0..29: the message; 30: the resend of fragment 3 */
+	imp.drop_nth[0][XW_PKT_MEDIUM] = 1u << 3 | 1u << 30;
+	rbatch_post(&m[0], 1, false);
+	CHECK(rpump(sack_resent, NULL, 10ULL * 1000000000ULL), "lost rtx: the hole was not resent");
+	rbatch_post(&m[1], 1, false);
+	CHECK(rpump(all_done, v, 10ULL * 1000000000ULL), "lost rtx: not done");
+	rbatch_check(m, 2, "lost rtx");
+	rbatch_free(m, 2);
+	s = rst(0);
+	CHECK(s.lost_rtx == 1 && s.sack_rtx == 2 && s.rtx_frames[XW_PKT_MEDIUM] == 2 &&
+		      s.tail_probes == 0 && s.rtx_timeouts == 0,
+	      "lost rtx: %llu found lost again, %llu resent by acks, %llu MEDIUM resent, %llu "
+	      "probes, %llu timeouts", (unsigned long long)s.lost_rtx,
+	      (unsigned long long)s.sack_rtx, (unsigned long long)s.rtx_frames[XW_PKT_MEDIUM],
+	      (unsigned long long)s.tail_probes, (unsigned long long)s.rtx_timeouts);
+	rsettle();
+	rnet_free();
+}
+
+/*
+ * After a loss episode (30% loss both ways, a 20 KB message each way and
+ * small ones) the RTO comes back to its floor (rto_min + ack_delay, twice
+ * that allowed for the measured RTT) within a few clean round trips: the
+ * samples of the episode were the path's, not the repairs'.
+ */
+static void test_loss_rto_floor(void)
+{
+	struct xwi_engine_cfg c = rel_cfg(1), d = rel_cfg(2);
+	__u64 floor = 2 * (c.rto_min_ns + c.ack_delay_ns), worst = 0, at_end = 0;
+	int rounds = -1;
+
+	c.give_up_ns = d.give_up_ns = 60000000000ULL;
+	rnet_init2(c, d, 1730);
+	rx_rc_bad = 0;
+	imp.drop_ppm = 300000;
+	rmix(10, 20000, false, 1730, "rto floor: 30% loss", 600ULL * 1000000000ULL);
+	imp.drop_ppm = 0;
+	for (int i = 0; i < 2; i++)
+		worst = rst(i).rto_ns > worst ? rst(i).rto_ns : worst;
+	for (int k = 0; k < 10 && rounds < 0; k++) {
+		rone(0, 1, 10, 1731 + (__u32)k, "rto floor: clean");
+		rone(1, 0, 10, 1751 + (__u32)k, "rto floor: clean");
+		at_end = rst(0).rto_ns > rst(1).rto_ns ? rst(0).rto_ns : rst(1).rto_ns;
+		if (at_end <= floor)
+			rounds = k + 1;
+	}
+	CHECK(rounds > 0, "rto floor: after 10 clean round trips the RTO is %llu us (floor %llu us; "
+	      "%llu us after the loss)", (unsigned long long)(at_end / 1000),
+	      (unsigned long long)(floor / 1000), (unsigned long long)(worst / 1000));
+	printf("loss recovery: after 30%% loss (RTO %llu us) the RTO is at its floor (<= %llu us) "
+	       "after %d clean round trip(s)\n", (unsigned long long)(worst / 1000),
+	       (unsigned long long)(floor / 1000), rounds);
+	rsettle();
+	rnet_free();
+}
+
+/*
+ * A selective ack that names a frame never sent (or is malformed) is
+ * ignored whole: nothing is resent for it, it is counted (bad_sacks); the
+ * connection goes on.
+ */
+static void test_loss_forged_sack(void)
+{
+	struct xwi_engine_stats s0, s1;
+	struct rmsgt m = { .a = 0, .b = 1, .len = 10, .seed = 1741 };
+	struct rmsgt *v[2] = { &m, &m + 1 };
+	struct xw_hdr h;
+	__u64 w = htobe64(1ULL << 40);
+	__u32 una;
+
+	rnet_init2(rel_cfg(1), rel_cfg(2), 1740);
+	rx_rc_bad = 0;
+	rone(0, 1, 10, 1742, "forged sack: first message");
+	rone(1, 0, 10, 1743, "forged sack: an answer");
+	imp.blackhole = true;
+	rbatch_post(&m, 1, false); /* one SMALL in flight, not delivered */
+	una = last_seq(0, 1);
+	s0 = rst(0);
+	/* 1: the bitmap in match names una + 1 + 5: never sent */
+	h = craft(1, 0, XW_PKT_ACK);
+	h.ack = htonl(una);
+	h.match = htobe64(1ULL << 5);
+	seal(&h, NULL, 0);
+	CHECK(xwi_engine_rx(xwt_nodes[0].e, &xwt_nodes[1].addr, &h, NULL, 0) == 0, "rx sack 1");
+	/* 2: a payload word names una + 1 + 64 + 40 */
+	h = craft(1, 0, XW_PKT_ACK);
+	h.ack = htonl(una);
+	h.payload_len = htons(8);
+	seal(&h, &w, 8);
+	CHECK(xwi_engine_rx(xwt_nodes[0].e, &xwt_nodes[1].addr, &h, &w, 8) == 0, "rx sack 2");
+	/* 3: a payload that is not a whole word */
+	h = craft(1, 0, XW_PKT_ACK);
+	h.ack = htonl(una);
+	h.payload_len = htons(4);
+	seal(&h, &w, 4);
+	CHECK(xwi_engine_rx(xwt_nodes[0].e, &xwt_nodes[1].addr, &h, &w, 4) == 0, "rx sack 3");
+	CHECK(xwi_engine_progress(xwt_nodes[0].e, 64) >= 0, "progress");
+	s1 = rst(0);
+	/* (three duplicate acks: the oldest frame goes again, fast_rtx) */
+	CHECK(s1.bad_sacks == s0.bad_sacks + 3 &&
+		      rtx_total(&s1) - rtx_total(&s0) == s1.fast_rtx - s0.fast_rtx &&
+		      s1.sack_rtx == s0.sack_rtx,
+	      "forged sack: bad_sacks %llu -> %llu (want +3), retransmissions %llu -> %llu",
+	      (unsigned long long)s0.bad_sacks, (unsigned long long)s1.bad_sacks,
+	      (unsigned long long)rtx_total(&s0), (unsigned long long)rtx_total(&s1));
+	imp.blackhole = false;
+	CHECK(rpump(all_done, v, 10ULL * 1000000000ULL), "forged sack: not done");
+	rbatch_check(&m, 1, "forged sack");
+	rbatch_free(&m, 1);
+	rsettle();
+	rnet_free();
+	printf("loss recovery: RTT samples only from frames acknowledged first and never resent; a "
+	       "lost tail frame found by the tail probe, a lost retransmission by time, no timer; "
+	       "forged selective acks ignored\n");
+}
+
 int main(void)
 {
 	test_crc32c();
@@ -2150,6 +2366,11 @@ int main(void)
 	test_rel_crossing();
 	test_rel_reconnect();
 	test_rel_sack();
+	test_loss_rtt_samples();
+	test_loss_tail_probe();
+	test_loss_lost_rtx();
+	test_loss_rto_floor();
+	test_loss_forged_sack();
 	test_rel_more_hint();
 	test_rel_blackhole();
 	test_rel_restart();

@@ -164,6 +164,17 @@ struct xw_hdr {
 
 #define XW_HDR_LEN 64
 
+/*
+ * ACK: match = bitmap of the frames the receiver holds out of order, bit
+ * i = seq ack + 1 + i (64 frames); the payload, if any, extends it: up to
+ * XW_SACK_EXT_WORDS 64-bit big-endian words, word w bit i = seq ack + 1 +
+ * 64 * (w + 1) + i.  Library-level (the XDP program checks only that the
+ * payload fits); a sender ignores the selective acks of an ACK whose
+ * payload is not a whole number of words within that bound, or that names
+ * a sequence number it never sent.
+ */
+#define XW_SACK_EXT_WORDS 15
+
 XW_STATIC_ASSERT(sizeof(struct xw_hdr) == XW_HDR_LEN, "xw_hdr size");
 XW_STATIC_ASSERT(XW_OFFSETOF(struct xw_hdr, version) == 0, "xw_hdr.version");
 XW_STATIC_ASSERT(XW_OFFSETOF(struct xw_hdr, type) == 1, "xw_hdr.type");

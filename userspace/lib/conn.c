@@ -27,8 +27,10 @@
 #include "msg.h"
 
 static void conn_send(struct xwi_engine *e, struct peer *p, __u64 t);
-static __u64 sack_bits(const struct peer *p);
+static unsigned int sack_bits(const struct peer *p, __u64 *w);
 static __u64 rto_cur(const struct xwi_engine *e, const struct peer *p);
+static void xmit_stamp(struct xwi_engine *e, struct peer *p, struct xwi_frame *f);
+static void tlp_arm(const struct xwi_engine *e, struct peer *p, __u64 t);
 
 /* ---- the connection's own frames ---------------------------------------- */
 
@@ -64,11 +66,14 @@ static void ack_sent(const struct xwi_engine *e, struct peer *p, bool sacks)
 /* An unsequenced frame (ACK, CONNECT*, CLOSE) of @p's connection.  CONNECT
  * and CONNECT_REPLY carry, in match, our endpoint's incarnation (high 32
  * bits) and where our message stream to the peer resumes (low 32), and in
- * msg_len the final ids just after it (see resume_id).  CONNECT*, CLOSE
+ * msg_len the final ids just after it (see resume_id).  An ACK carries the
+ * selective acks (match and its payload, see sack_bits).  CONNECT*, CLOSE
  * carry the peer endpoint's nonce as we know it in frag_off:frag_idx and
  * ours in data:rsvd2 (docs/PROTOCOL.md "Incarnation nonces"). */
 static int emit_ctl(struct xwi_engine *e, struct peer *p, __u8 type, __u32 seq, __u32 msg_id)
 {
+	__u64 w[XW_SACK_EXT_WORDS + 1];
+	unsigned int nw = 0;
 	struct xw_hdr h;
 	__u32 finals;
 
@@ -83,14 +88,19 @@ static int emit_ctl(struct xwi_engine *e, struct peer *p, __u8 type, __u32 seq, 
 		h.match = htobe64(xwi_msg_hello(e, p, &finals));
 		h.msg_len = htonl(finals);
 	} else if (type == XW_PKT_ACK && e->cfg.sack && p->cn.rx_known) {
-		h.match = htobe64(sack_bits(p));
+		nw = sack_bits(p, w);
+		h.match = htobe64(w[0]);
+		for (unsigned int i = 0; i < nw; i++)
+			w[i] = htobe64(w[i]);
+		nw = nw ? nw - 1 : 0; /* words after match: the payload */
+		h.payload_len = htons((__u16)(8 * nw));
 	}
 	h.session = htonl(p->cn.my_sid);
 	h.seq = htonl(seq);
 	h.ack = htonl(p->cn.rx_known ? p->cn.rcv_nxt : 0);
 	h.msg_id = htonl(msg_id);
-	hdr_seal(e, &h, NULL, 0);
-	if (!hook_drop(e, type) && e->ops.send(e->ctx, &p->addr, &h, NULL, 0))
+	hdr_seal(e, &h, nw ? &w[1] : NULL, 8 * nw);
+	if (!hook_drop(e, type) && e->ops.send(e->ctx, &p->addr, &h, nw ? &w[1] : NULL, 8 * nw))
 		return -EAGAIN;
 	e->st.tx_frames[type]++;
 	if (p->cn.rx_known)
@@ -231,7 +241,7 @@ int xwi_conn_emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const 
 	f->seq = p->cn.snd_nxt++;
 	f->tries = 1;
 	f->sack = 0;
-	f->t_sent = t;
+	xmit_stamp(e, p, f);
 	f->len = len;
 	f->h = *h;
 	if (len)
@@ -241,6 +251,7 @@ int xwi_conn_emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const 
 		p->cn.last_progress = t;
 		p->cn.rtx_due = t + rto_cur(e, p);
 	}
+	tlp_arm(e, p, t);
 	if (p->cn.rx_known)
 		ack_sent(e, p, false);
 	e->st.tx_frames[h->type]++;
@@ -295,6 +306,8 @@ static void incarnation_new(struct xwi_engine *e, struct peer *p)
 	p->cn.backoff = 0;
 	p->cn.dupacks = 0;
 	p->cn.in_recovery = false;
+	p->cn.rack_valid = p->cn.tlp_out = false;
+	p->cn.rack_due = p->cn.tlp_due = 0;
 }
 
 /* The handshake starts: CONNECT goes out now (or from progress). */
@@ -358,6 +371,8 @@ void xwi_conn_reset(struct xwi_engine *e, struct peer *p, int err, enum xwi_rese
 	p->cn.ack_owed = 0;
 	p->cn.ack_now = p->cn.reply_owed = p->cn.rtx_now = p->cn.in_recovery = p->cn.holes = false;
 	p->cn.ack_due = p->cn.rtx_due = p->cn.conn_due = 0;
+	p->cn.rack_due = p->cn.tlp_due = 0;
+	p->cn.rack_valid = p->cn.tlp_out = false;
 	p->cn.backoff = p->cn.dupacks = 0;
 	p->cn.last_alive = 0;
 	p->cn.probe_nonce = 0;
@@ -521,15 +536,51 @@ static void conn_retry(struct xwi_engine *e, struct peer *p)
 
 /* ---- loss recovery: RTT, RTO, acks, retransmission ---------------------- */
 /*
- * Everything that decides when a frame is resent is here: the RTO
- * (rto_cur: the smoothed RTT, its variance and the backoff; rtt_sample,
- * Karn), cumulative acks (rx_ack: RTT samples, duplicate acks, fast
- * retransmit, recovery), selective acks (sack_bits, rx_sack, rtx_holes),
- * the resends (rtx_frame, rtx_head) and the retransmission timer
- * (rtx_timers, from xwi_conn_timers).  The timer is armed by
- * xwi_conn_emit (the first frame in flight) and rx_ack; the give-up of a
- * peer that acknowledges nothing is the liveness rule's (giveup_at).
+ * Everything that decides when a frame is resent is here (after RFC 6298,
+ * RFC 6675 and RFC 8985, RACK-TLP):
+ * - the RTO (rto_cur: the smoothed RTT, its variance and the backoff;
+ *   rtt_sample).  An RTT sample is taken only from a frame acknowledged
+ *   (cumulatively or selectively) for the first time and never resent, at
+ *   that moment, one per ack (the latest sent of them), and not when a
+ *   resent frame sent after it is acknowledged by the same ack (it was
+ *   held behind a hole: its time is the repair's, not the path's).  The
+ *   backoff ends with a sample (Karn).
+ * - acks (rx_ack: cumulative, duplicate acks, fast retransmit, NewReno
+ *   recovery; rx_sack: selective acks; newly_acked, ack_done: what one ack
+ *   taught).
+ * - loss detection by time (rack_detect, with cfg.sack): every
+ *   transmission has a place in the send order (xwi_frame.xmit); a frame
+ *   not held by the receiver and sent before the latest-sent frame that
+ *   was acknowledged is lost once it has been out for that frame's RTT
+ *   plus a reordering window (a quarter of the smallest RTT): it is resent
+ *   at once - a retransmission that was lost again too (lost_rtx), on the
+ *   next ack, not after a timeout.  Until its window ends a timer waits
+ *   (rack_due).
+ * - the tail probe (tlp_*): when nothing was acknowledged for
+ *   max(2 srtt + ack_delay, rto_min / 2) and that is before the RTO, the
+ *   last frame the receiver does not hold is sent again once (a lost tail
+ *   PULL_REPLY, PULL, NOTIFY, a lost retransmission the receiver's stalled
+ *   pipeline would not bring news of, or a lost final ACK: the duplicate
+ *   makes the receiver ack at once); its ack brings the evidence above.
+ * - the retransmission timer (rtx_timers, from xwi_conn_timers): on the
+ *   first expiry of an episode every frame out for an RTO that the
+ *   receiver does not hold is resent (at most the window), on later ones
+ *   (backed off: the peer is silent) only the oldest; the backoff doubles
+ *   the RTO up to rto_max.  The timer is armed by xwi_conn_emit (the first
+ *   frame in flight) and by each ack that acknowledged something new.
+ * What a receiver can make us do is bounded: a selective ack that names a
+ * sequence number we never sent is ignored whole (bad_sacks); a frame it
+ * says it holds is never resent by acks (only by a timer expiry, the
+ * oldest); one ack resends at most the frames in flight (the window).
+ * The give-up of a peer that acknowledges nothing is the liveness rule's
+ * (giveup_at).
  */
+
+/* Is transmission @a later than @b (wrap-safe)? */
+static bool xmit_after(__u32 a, __u32 b)
+{
+	return (__s32)(a - b) > 0;
+}
 
 static __u64 rto_cur(const struct xwi_engine *e, const struct peer *p)
 {
@@ -544,6 +595,9 @@ static void rtt_sample(struct xwi_engine *e, struct peer *p, __u64 r)
 {
 	__u64 rto;
 
+	e->st.rtt_samples++;
+	if (!p->cn.min_rtt || r < p->cn.min_rtt)
+		p->cn.min_rtt = r ? r : 1;
 	if (!p->cn.srtt) {
 		p->cn.srtt = r;
 		p->cn.rttvar = r / 2;
@@ -564,6 +618,32 @@ static void rtt_sample(struct xwi_engine *e, struct peer *p, __u64 r)
 	p->cn.rto = rto;
 }
 
+/* The tail probe's wait (UINT64_MAX: none - no RTT known yet). */
+static __u64 tlp_wait(const struct xwi_engine *e, const struct peer *p)
+{
+	__u64 w = 2 * p->cn.srtt + e->cfg.ack_delay_ns;
+
+	if (!p->cn.srtt || !e->cfg.sack)
+		return UINT64_MAX;
+	return w > e->cfg.rto_min_ns / 2 ? w : e->cfg.rto_min_ns / 2;
+}
+
+/* Arm the tail probe from @t (unless one is out). */
+static void tlp_arm(const struct xwi_engine *e, struct peer *p, __u64 t)
+{
+	__u64 w = tlp_wait(e, p);
+
+	if (!p->cn.tlp_out)
+		p->cn.tlp_due = w == UINT64_MAX ? 0 : t + w;
+}
+
+/* A (re)transmission of @f goes out now: its place in the send order. */
+static void xmit_stamp(struct xwi_engine *e, struct peer *p, struct xwi_frame *f)
+{
+	f->t_sent = now(e);
+	f->xmit = ++p->cn.xmit_n;
+}
+
 /* Send @f (unacknowledged) again: 1, or -EAGAIN. */
 static int rtx_frame(struct xwi_engine *e, struct peer *p, struct xwi_frame *f)
 {
@@ -575,7 +655,7 @@ static int rtx_frame(struct xwi_engine *e, struct peer *p, struct xwi_frame *f)
 	if (e->ops.send(e->ctx, &p->addr, &f->h, f->len ? f->pl : NULL, f->len))
 		return -EAGAIN;
 	f->tries++;
-	f->t_sent = now(e);
+	xmit_stamp(e, p, f);
 	e->st.tx_frames[f->h.type]++;
 	e->st.rtx_frames[f->h.type]++;
 	ack_sent(e, p, false);
@@ -583,8 +663,8 @@ static int rtx_frame(struct xwi_engine *e, struct peer *p, struct xwi_frame *f)
 }
 
 /* Resend the oldest unacknowledged frame (timeout, three duplicate acks,
- * a partial ack) - unless selective acks had it resent already since the
- * last timeout (a timeout clears that). */
+ * a partial ack) - unless acks had it resent already since the last
+ * timeout (a timeout clears that). */
 static int rtx_head(struct xwi_engine *e, struct peer *p)
 {
 	struct xwi_frame *f;
@@ -597,60 +677,168 @@ static int rtx_head(struct xwi_engine *e, struct peer *p)
 	return rtx_frame(e, p, f);
 }
 
-/*
- * Selective acks.  A pure ACK carries, in match, a bitmap of the frames the
- * receiver holds out of order: bit i = seq ack + 1 + i (64 frames).  The
- * sender marks those frames, and a frame with at least three held frames
- * after it, or with only held frames after it (fewer than four in flight:
- * early retransmit) is a hole (lost, as three duplicate acks say for the
- * first one): every hole is resent at once instead of one per round trip, and
- * again if it is still a hole an (un-backed-off) RTO later - the resend
- * was lost too - without waiting for the backed-off timeout.  Held frames are not resent by this (a timeout still
- * resends the oldest frame, held or not: a receiver that forgot them, or
- * bits that lied, cost time, never data).
- */
-static __u64 sack_bits(const struct peer *p)
+/* Mark @f lost: resent from progress (rtx_holes). */
+static void mark_lost(struct xwi_engine *e, struct peer *p, struct xwi_frame *f, __u8 how)
 {
-	__u64 b = 0;
+	f->sack |= (__u8)(RF_RESEND | how);
+	if (f->tries > 1)
+		e->st.lost_rtx++;
+	p->cn.holes = true;
+}
 
+/* What one ack taught (rx_ack, rx_sack; then ack_done). */
+struct acked {
+	__u64 t;
+	bool progress;	    /* a frame acknowledged for the first time */
+	bool cand, rtx;	    /* ... one never resent; one resent          */
+	__u32 cand_xmit;    /* the latest sent never-resent one            */
+	__u64 cand_sent;
+	__u32 rtx_xmit;	    /* the latest sent resent one                  */
+};
+
+/* @f is acknowledged for the first time (cumulatively or selectively). */
+static void newly_acked(struct xwi_engine *e, struct peer *p, struct xwi_frame *f, struct acked *a)
+{
+	__u64 r = a->t - f->t_sent;
+
+	a->progress = true;
+	if (f->tries > 1) {
+		if (r < p->cn.min_rtt) {
+			/* sooner than any round trip: the ack is the first
+			 * transmission's, the resend was not needed (RFC 8985
+			 * 6.2 step 2); it says nothing about the send order */
+			e->st.spurious_rtx++;
+			return;
+		}
+		if (!a->rtx || xmit_after(f->xmit, a->rtx_xmit))
+			a->rtx_xmit = f->xmit;
+		a->rtx = true;
+	} else if (!a->cand || xmit_after(f->xmit, a->cand_xmit)) {
+		a->cand = true;
+		a->cand_xmit = f->xmit;
+		a->cand_sent = f->t_sent;
+	}
+	/* the send order is learnt from frames sent once only: the ack of a
+	 * resent frame may be the first copy's (a receiver that was slow to
+	 * ack, not a loss), and taking it would declare every frame sent
+	 * before the resend lost */
+	if (f->tries == 1 && (!p->cn.rack_valid || xmit_after(f->xmit, p->cn.rack_xmit))) {
+		p->cn.rack_valid = true;
+		p->cn.rack_xmit = f->xmit;
+		p->cn.rack_rtt = r;
+	}
+}
+
+/* RACK: mark the frames lost that were sent before the latest-sent frame
+ * acknowledged and have been out longer than its RTT plus the reordering
+ * window; the timer waits for the others. */
+static void rack_detect(struct xwi_engine *e, struct peer *p, __u64 t)
+{
+	__u64 reo = p->cn.min_rtt / 4, due = 0;
+
+	p->cn.rack_due = 0;
+	if (!e->cfg.sack || !p->cn.rack_valid)
+		return;
+	for (struct xl *l = p->cn.rtxq.next; l != &p->cn.rtxq; l = l->next) {
+		struct xwi_frame *f = xl_entry(l, struct xwi_frame, link);
+		__u64 d = f->t_sent + p->cn.rack_rtt + reo;
+
+		if ((f->sack & (RF_SACKED | RF_RESEND)) || !xmit_after(p->cn.rack_xmit, f->xmit))
+			continue;
+		if (t >= d)
+			mark_lost(e, p, f, 0);
+		else if (!due || d < due)
+			due = d;
+	}
+	p->cn.rack_due = due;
+}
+
+/* After an ack: the RTT sample, the timers, loss detection. */
+static void ack_done(struct xwi_engine *e, struct peer *p, struct acked *a)
+{
+	if (!a->progress)
+		return;
+	if (a->cand && (!a->rtx || xmit_after(a->cand_xmit, a->rtx_xmit))) {
+		/* Karn: the backed-off RTO stays until a frame sent once is
+		 * acked (a peer that computes before acking is learnt) */
+		p->cn.backoff = 0;
+		rtt_sample(e, p, a->t - a->cand_sent);
+	} else {
+		e->st.rtt_skipped++;
+	}
+	p->cn.rtx_due = p->cn.inflight ? a->t + rto_cur(e, p) : 0;
+	p->cn.tlp_out = false;
+	p->cn.tlp_due = 0;
+	if (p->cn.inflight)
+		tlp_arm(e, p, a->t);
+	rack_detect(e, p, a->t);
+}
+
+/*
+ * Selective acks: the bitmap of an ACK (match, and the payload's words:
+ * docs/PROTOCOL.md "Retransmission") of the frames the receiver holds out
+ * of order.  sack_bits fills it (@w: XW_SACK_EXT_WORDS + 1 words, word 0
+ * = match); its number of words.
+ */
+static unsigned int sack_bits(const struct peer *p, __u64 *w)
+{
+	unsigned int n = 0;
+
+	memset(w, 0, (XW_SACK_EXT_WORDS + 1) * sizeof(*w));
 	for (const struct xl *l = p->cn.ooo.next; l != &p->cn.ooo; l = l->next) {
 		__u32 d = xl_entry(l, struct xwi_frame, link)->seq - p->cn.rcv_nxt - 1;
 
-		if (d < 64)
-			b |= 1ULL << d;
+		if (d / 64 > XW_SACK_EXT_WORDS)
+			break; /* by seq: the rest is further */
+		w[d / 64] |= 1ULL << (d % 64);
+		if (d / 64 + 1 > n)
+			n = d / 64 + 1;
 	}
-	return b;
+	return n;
 }
 
-static void rx_sack(struct xwi_engine *e, struct peer *p, __u32 ack, __u64 bits)
+static void rx_sack(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h,
+		    const void *payload, struct acked *a)
 {
-	__u64 t = now(e);
-	__u32 above = 0, after = 0;
+	__u32 ack = ntohl(h->ack), plen = ntohs(h->payload_len), nw = 1 + plen / 8, top = 0;
+	__u64 w[XW_SACK_EXT_WORDS + 1];
 
-	if (!bits || ack != p->cn.snd_una || xl_empty(&p->cn.rtxq))
+	w[0] = be64toh(h->match);
+	if (plen % 8 || plen / 8 > XW_SACK_EXT_WORDS) {
+		e->st.bad_sacks++;
 		return;
+	}
+	for (__u32 i = 1; i < nw; i++) {
+		memcpy(&w[i], (const unsigned char *)payload + 8 * (i - 1), 8);
+		w[i] = be64toh(w[i]);
+	}
+	for (__u32 i = 0; i < nw; i++)
+		if (w[i])
+			top = 64 * i + 64 - (__u32)__builtin_clzll(w[i]); /* highest bit + 1 */
+	if (!top || ack != p->cn.snd_una || xl_empty(&p->cn.rtxq))
+		return;
+	if (top > p->cn.snd_nxt - ack - 1) {
+		/* names a frame never sent: forged or confused, all of it */
+		e->st.bad_sacks++;
+		return;
+	}
 	for (struct xl *l = p->cn.rtxq.next; l != &p->cn.rtxq; l = l->next) {
 		struct xwi_frame *f = xl_entry(l, struct xwi_frame, link);
 		__u32 d = f->seq - ack - 1;
 
-		if (d < 64 && (bits >> d & 1))
-			f->sack |= RF_SACKED;
-	}
-	for (struct xl *l = p->cn.rtxq.prev; l != &p->cn.rtxq; l = l->prev) {
-		struct xwi_frame *f = xl_entry(l, struct xwi_frame, link);
-
-		if (f->sack & RF_SACKED)
-			above++;
-		else if ((above >= 3 || (above && above == after)) && !(f->sack & RF_RESEND) &&
-			 (!(f->sack & RF_HOLED) || t - f->t_sent >= p->cn.rto)) {
-			f->sack |= RF_RESEND | RF_HOLED;
-			p->cn.holes = true;
-		}
-		after++;
+		if (f->seq == ack)
+			continue; /* the hole at the ack */
+		if (d >= top)
+			break;
+		if (!(w[d / 64] >> (d % 64) & 1) || (f->sack & RF_SACKED))
+			continue;
+		f->sack |= RF_SACKED;
+		f->sack &= (__u8)~RF_RESEND; /* held: no need */
+		newly_acked(e, p, f, a);
 	}
 }
 
-/* Resend the frames marked as holes.  Frames sent, >= 0. */
+/* Resend the frames marked lost.  Frames sent, >= 0. */
 static int rtx_holes(struct xwi_engine *e, struct peer *p)
 {
 	int n = 0;
@@ -662,24 +850,57 @@ static int rtx_holes(struct xwi_engine *e, struct peer *p)
 			continue;
 		if (rtx_frame(e, p, f) < 0)
 			return n; /* later, from progress */
-		f->sack &= (__u8)~RF_RESEND;
-		e->st.sack_rtx++;
+		if (!(f->sack & RF_BYRTO))
+			e->st.sack_rtx++;
+		f->sack &= (__u8)~(RF_RESEND | RF_BYRTO);
+		f->sack |= RF_HOLED;
 		n++;
 	}
 	p->cn.holes = false;
 	return n;
 }
 
-/* The retransmission timer of @p (frames in flight) and the resends owed
- * (the oldest frame, holes).  Frames sent. */
+/* The tail probe: the last frame the receiver does not hold, again. */
+static int tlp_send(struct xwi_engine *e, struct peer *p)
+{
+	struct xwi_frame *f = NULL;
+
+	for (struct xl *l = p->cn.rtxq.prev; l != &p->cn.rtxq && !f; l = l->prev)
+		if (!(xl_entry(l, struct xwi_frame, link)->sack & RF_SACKED))
+			f = xl_entry(l, struct xwi_frame, link);
+	if (!f || rtx_frame(e, p, f) < 0)
+		return 0;
+	e->st.tail_probes++;
+	return 1;
+}
+
+/* The retransmission timers of @p (frames in flight: RTO, reordering
+ * window, tail probe) and the resends owed (the oldest frame, the lost
+ * ones).  Frames sent. */
 static int rtx_timers(struct xwi_engine *e, struct peer *p, __u64 t)
 {
 	int n = 0;
 
 	if (p->cn.rtx_due && t >= p->cn.rtx_due) {
-		/* a new round: holes may be resent again */
+		bool first = !p->cn.backoff;
+
+		/* a new round: frames may be resent again */
 		for (struct xl *q = p->cn.rtxq.next; q != &p->cn.rtxq; q = q->next)
 			xl_entry(q, struct xwi_frame, link)->sack &= (__u8)~RF_HOLED;
+		/* the first expiry of an episode: every frame out for an RTO
+		 * below one the receiver holds is lost (the oldest goes
+		 * through rtx_now; the frames after the last one it holds go
+		 * once acks show them lost: an RTO from a receiver that was
+		 * slow, not from loss, resends one frame, not the window) */
+		for (struct xl *q = p->cn.rtxq.prev, *held = NULL; first && e->cfg.sack &&
+		     q != p->cn.rtxq.next && q != &p->cn.rtxq; q = q->prev) {
+			struct xwi_frame *f = xl_entry(q, struct xwi_frame, link);
+
+			if (f->sack & RF_SACKED)
+				held = q;
+			else if (held && !(f->sack & RF_RESEND) && t - f->t_sent >= p->cn.rto)
+				mark_lost(e, p, f, RF_BYRTO);
+		}
 		e->st.rtx_timeouts++;
 		p->cn.backoff++;
 		p->cn.in_recovery = true;
@@ -687,6 +908,21 @@ static int rtx_timers(struct xwi_engine *e, struct peer *p, __u64 t)
 		p->cn.dupacks = 0;
 		p->cn.rtx_now = true;
 		p->cn.rtx_due = t + rto_cur(e, p);
+		p->cn.tlp_due = 0;
+		p->cn.tlp_out = false;
+	}
+	if (p->cn.rack_due && t >= p->cn.rack_due)
+		rack_detect(e, p, t);
+	if (p->cn.tlp_due && t >= p->cn.tlp_due) {
+		p->cn.tlp_due = 0;
+		if (!p->cn.rtx_due || t < p->cn.rtx_due) {
+			int r = tlp_send(e, p);
+
+			n += r;
+			p->cn.tlp_out = r > 0;
+			if (r)
+				p->cn.rtx_due = t + rto_cur(e, p);
+		}
 	}
 	if (p->cn.rtx_now) {
 		int r = rtx_head(e, p);
@@ -702,16 +938,14 @@ static int rtx_timers(struct xwi_engine *e, struct peer *p, __u64 t)
 }
 
 /*
- * Take the peer's cumulative @ack (@pure: of an ACK frame).  True when
- * the message layer is to be kicked (xwi_msg_kick): the connection was
- * established or the window opened - the caller kicks once it is done
- * with the frame (xwi_msg_rx does so for a frame it hands up).
+ * Take the peer's cumulative @ack (@pure: of an ACK frame); what it
+ * acknowledged goes into @a.  True when the message layer is to be kicked
+ * (xwi_msg_kick): the connection was established or the window opened -
+ * the caller kicks once it is done with the frame (xwi_msg_rx does so for
+ * a frame it hands up).
  */
-static bool rx_ack(struct xwi_engine *e, struct peer *p, __u32 ack, bool pure)
+static bool rx_ack(struct xwi_engine *e, struct peer *p, __u32 ack, bool pure, struct acked *a)
 {
-	__u64 t, sample = 0;
-	bool have_sample = false;
-
 	/*
 	 * ack 0: none (a peer that does not know us yet writes 0) until the
 	 * peer has acked something; our ISN is chosen so that no real ack
@@ -733,38 +967,29 @@ static bool rx_ack(struct xwi_engine *e, struct peer *p, __u32 ack, bool pure)
 		return kick; /* old */
 	if (ack == p->cn.snd_una) {
 		if (pure && p->cn.inflight)
-			p->cn.last_dupack = now(e); /* alive, refusing (or lost data) */
+			p->cn.last_dupack = a->t; /* alive, refusing (or lost data) */
 		if (pure && p->cn.inflight && ++p->cn.dupacks == 3) {
 			e->st.fast_rtx++;
 			p->cn.rtx_now = true;
 		}
 		return kick;
 	}
-	t = now(e);
 	p->cn.acked_once = true;
 	while (!xl_empty(&p->cn.rtxq)) {
 		struct xwi_frame *f = xl_entry(p->cn.rtxq.next, struct xwi_frame, link);
 
 		if (!seq_before(f->seq, ack))
 			break;
-		if (f->tries == 1) {
-			sample = t - f->t_sent;
-			have_sample = true;
-		}
+		if (!(f->sack & RF_SACKED))
+			newly_acked(e, p, f, a);
 		xl_del(&f->link);
 		xwi_frame_put(e, f, f->len);
 		p->cn.inflight--;
 	}
+	a->progress = true;
 	p->cn.snd_una = ack;
 	p->cn.dupacks = 0;
-	p->cn.last_progress = t;
-	if (have_sample) {
-		/* Karn: the backed-off RTO stays until a frame sent once is
-		 * acked (a peer that computes before acking is learnt) */
-		p->cn.backoff = 0;
-		rtt_sample(e, p, sample);
-	}
-	p->cn.rtx_due = p->cn.inflight ? t + rto_cur(e, p) : 0;
+	p->cn.last_progress = a->t;
 	if (p->cn.in_recovery) {
 		if (p->cn.inflight && seq_before(ack, p->cn.recover))
 			p->cn.rtx_now = true; /* partial ack: the next hole */
@@ -772,6 +997,31 @@ static bool rx_ack(struct xwi_engine *e, struct peer *p, __u32 ack, bool pure)
 			p->cn.in_recovery = false;
 	}
 	return true;
+}
+
+/* The cumulative @ack of a frame that is not the message layer's nor an
+ * ACK (CONNECT_REPLY). */
+static void ack_take(struct xwi_engine *e, struct peer *p, __u32 ack)
+{
+	struct acked a = { .t = now(e) };
+
+	rx_ack(e, p, ack, false, &a);
+	ack_done(e, p, &a);
+}
+
+/* The largest RTO (backoff included) among the connections, and that
+ * connection's smoothed RTT (0, 0: none). */
+void xwi_conn_rto_worst(const struct xwi_engine *e, __u64 *rto, __u64 *srtt)
+{
+	*rto = *srtt = 0;
+	for (const struct xl *l = e->peers.next; l != &e->peers; l = l->next) {
+		const struct peer *p = xl_entry(l, struct peer, link);
+
+		if (p->cn.cstate == C_EST && rto_cur(e, p) > *rto) {
+			*rto = rto_cur(e, p);
+			*srtt = p->cn.srtt;
+		}
+	}
 }
 
 /* ---- the receive path ---------------------------------------------------- */
@@ -906,7 +1156,7 @@ static int rx_connect_reply(struct xwi_engine *e, const struct xw_addr *src,
 		p->cn.last_heard = now(e);
 		if (p->cn.cstate == C_SYN)
 			establish(e, p);
-		rx_ack(e, p, ntohl(h->ack), false);
+		ack_take(e, p, ntohl(h->ack));
 		xwi_msg_kick(e, p);
 		return 0;
 	}
@@ -926,7 +1176,7 @@ static int rx_connect_reply(struct xwi_engine *e, const struct xw_addr *src,
 	p->cn.peer_eid = (__u32)(be64toh(h->match) >> 32);
 	xwi_msg_stream_sync(e, p, p->cn.peer_eid, (__u32)be64toh(h->match), ntohl(h->msg_len));
 	establish(e, p);
-	rx_ack(e, p, ntohl(h->ack), false);
+	ack_take(e, p, ntohl(h->ack));
 	xwi_msg_kick(e, p);
 	return 0;
 }
@@ -1034,6 +1284,7 @@ static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 	__u32 sid = ntohl(h->session), seq = ntohl(h->seq);
 	size_t plen = ntohs(h->payload_len);
 	bool filled = false, kick;
+	struct acked a = { 0 };
 	struct peer *p;
 	int rc;
 
@@ -1064,10 +1315,11 @@ static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 		e->st.session_rejects++;
 		return 0;
 	}
-	p->cn.last_heard = now(e);
-	kick = rx_ack(e, p, ntohl(h->ack), h->type == XW_PKT_ACK);
+	p->cn.last_heard = a.t = now(e);
+	kick = rx_ack(e, p, ntohl(h->ack), h->type == XW_PKT_ACK, &a);
 	if (h->type == XW_PKT_ACK && e->cfg.sack)
-		rx_sack(e, p, ntohl(h->ack), be64toh(h->match));
+		rx_sack(e, p, h, payload, &a);
+	ack_done(e, p, &a);
 	if (h->type == XW_PKT_ACK) {
 		e->st.rx_frames[XW_PKT_ACK]++;
 		if (kick)
@@ -1212,7 +1464,9 @@ int xwi_conn_timers(struct xwi_engine *e)
 			}
 		}
 		if (!p->cn.inflight) {
-			p->cn.rtx_now = p->cn.holes = false; /* nothing left to resend (acked or reset) */
+			/* nothing left to resend (acked or reset) */
+			p->cn.rtx_now = p->cn.holes = p->cn.tlp_out = false;
+			p->cn.tlp_due = p->cn.rack_due = 0;
 			if (p->cn.rx_known && p->cn.cstate == C_EST && xwi_msg_awaits_pulls(p)) {
 				/* Large sends wait for the peer's PULLs (a late
 				 * receiver may post its receive any time): a
@@ -1304,6 +1558,10 @@ __u64 xwi_conn_deadline(const struct xwi_engine *e)
 		if (p->cn.reply_owed || (p->cn.rtx_now && p->cn.inflight) || p->cn.ack_now ||
 		    (p->cn.holes && p->cn.inflight))
 			return 0;
+		if (p->cn.inflight && p->cn.rack_due && p->cn.rack_due < c)
+			c = p->cn.rack_due;
+		if (p->cn.inflight && p->cn.tlp_due && p->cn.tlp_due < c)
+			c = p->cn.tlp_due;
 		if (p->cn.cstate == C_SYN && p->cn.conn_due)
 			c = p->cn.conn_due;
 		if (p->cn.cstate == C_SYN && !(p->cn.probe && !p->cn.rx_known)) {

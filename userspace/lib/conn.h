@@ -143,6 +143,9 @@ int xwi_conn_acks(struct xwi_engine *e);
 bool xwi_conn_pending(const struct xwi_engine *e);
 /* The next connection timer (0: now; UINT64_MAX: none). */
 __u64 xwi_conn_deadline(const struct xwi_engine *e);
+/* The largest current RTO (backoff included) among the established
+ * connections, and that connection's smoothed RTT (0, 0: none). */
+void xwi_conn_rto_worst(const struct xwi_engine *e, __u64 *rto, __u64 *srtt);
 
 /* ---- the peer table (peer.c) -------------------------------------------- */
 

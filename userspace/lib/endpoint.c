@@ -545,6 +545,17 @@ XW_API int xw_endpoint__stats(const struct xw_endpoint *ep, struct xw_endpoint_s
 	st->carried = es.carried;
 	st->sends_lost = es.sends_lost;
 	st->abandoned = es.abandoned;
+	st->rto_timeouts = es.rtx_timeouts;
+	st->fast_rtx = es.fast_rtx;
+	st->sack_rtx = es.sack_rtx;
+	st->tail_probes = es.tail_probes;
+	st->lost_rtx = es.lost_rtx;
+	st->spurious_rtx = es.spurious_rtx;
+	st->rtt_samples = es.rtt_samples;
+	st->rtt_skipped = es.rtt_skipped;
+	st->sack_ignored = es.bad_sacks;
+	st->rto_ns = es.rto_ns;
+	st->srtt_ns = es.srtt_ns;
 	st->nonce_rejects = es.nonce_rejects;
 	xwi_local_stats(ep->local, &ls);
 	st->local_tx_frames = ls.tx;

@@ -115,6 +115,7 @@ void xwi_engine_stats(const struct xwi_engine *e, struct xwi_engine_stats *out)
 	if (e && out) {
 		*out = e->st;
 		out->peers = e->npeers;
+		xwi_conn_rto_worst(e, &out->rto_ns, &out->srtt_ns);
 	}
 }
 

@@ -277,7 +277,8 @@ struct xwi_engine_stats {
 	__u64 rtx_frames[XW_PKT_TYPE_MAX]; /* retransmissions per type     */
 	__u64 rtx_timeouts;	   /* retransmission timer expiries          */
 	__u64 fast_rtx;		   /* retransmissions on three duplicate acks */
-	__u64 sack_rtx;		   /* holes resent on selective acks          */
+	__u64 sack_rtx;		   /* frames resent as lost by acks (selective
+				    * acks, time-based detection)            */
 	__u64 rx_dup_frames;	   /* frames whose seq was already delivered */
 	__u64 rx_ooo;		   /* frames held ahead of the expected seq  */
 	__u64 rx_ooo_dropped;	   /* ... over the out-of-order bound        */
@@ -320,6 +321,19 @@ struct xwi_engine_stats {
 	__u64 eid_flaps;	   /* a peer endpoint taken for restarted came
 				    * back (late frames of a dead incarnation:
 				    * the one case of a possible duplicate)  */
+	/* loss recovery (conn.c) */
+	__u64 tail_probes;	   /* tail-loss probes sent                   */
+	__u64 lost_rtx;		   /* retransmissions found lost again        */
+	__u64 spurious_rtx;	   /* resent frames acked sooner than an RTT
+				    * after the resend (the first copy's ack) */
+	__u64 rtt_samples;	   /* RTT samples taken                       */
+	__u64 rtt_skipped;	   /* acks of new frames without a sample
+				    * (resent, held behind a hole, or measured
+				    * already when selectively acked)        */
+	__u64 bad_sacks;	   /* selective acks ignored (never-sent
+				    * sequence numbers, malformed)           */
+	__u64 rto_ns, srtt_ns;	   /* now: the largest RTO among the
+				    * connections (backoff included), its srtt */
 	__u64 nonce_rejects;	   /* CONNECT*, CLOSE without our nonce that
 				    * would reset or replace a connection    */
 	__u64 nonce_challenges;	   /* CONNECTs of our session answering them */

@@ -153,6 +153,15 @@ struct xwi_conn {
 	__u64 unsol_due;       /* introduce ourselves (no session) then        */
 	bool rtx_now;	       /* resend the oldest unacked frame at once      */
 	bool holes;	       /* frames marked RF_RESEND                      */
+	/* loss detection (conn.c, "loss recovery"): RACK and the tail probe */
+	bool rack_valid;       /* a frame was acknowledged: rack_* are set      */
+	bool tlp_out;	       /* a tail probe went out, no progress since      */
+	__u32 xmit_n;	       /* transmissions so far (xwi_frame.xmit)         */
+	__u32 rack_xmit;       /* xmit of the latest-sent frame acknowledged    */
+	__u64 rack_rtt;	       /* ... the time from its sending to its ack      */
+	__u64 rack_due;	       /* reordering window of a suspect ends (0: none) */
+	__u64 tlp_due;	       /* tail probe deadline (0: none)                 */
+	__u64 min_rtt;	       /* the smallest RTT sample (0: none yet)         */
 	struct xl rtxq;	       /* struct xwi_frame, by seq                     */
 	struct xl ooo;	       /* struct xwi_frame, held ahead, by seq         */
 };
@@ -201,6 +210,7 @@ enum { C_NONE = 0, C_SYN = 1, C_EST = 2 };
 #define RF_SACKED 1u /* the receiver holds it (out of order)            */
 #define RF_RESEND 2u /* a hole: to be resent now                        */
 #define RF_HOLED 4u  /* resent as a hole since the last timeout         */
+#define RF_BYRTO 8u  /* RF_RESEND set by a timer expiry (not by acks)   */
 
 /* A copy of a sequenced frame: kept for retransmission or held out of
  * order (the connection layer), carried over a reconnect (stream.c). */
@@ -208,6 +218,7 @@ struct xwi_frame {
 	struct xl link;
 	__u32 seq;
 	__u32 tries;	 /* transmissions */
+	__u32 xmit;	 /* its last transmission's place (xwi_conn.xmit_n) */
 	__u8 sack;	 /* RF_* (selective acks)  */
 	__u64 t_sent;
 	size_t len;
