@@ -32,9 +32,11 @@
  *     their traffic, floods each with CONNECTs and CLOSEs that carry the
  *     other's MAC as source, random sessions, sequences and source
  *     endpoints 1-4, and no nonce or a random one (16,000 a second for
- *     5 s).  Neither connection is reset or replaced (one session each, no
- *     reset, no timeout), the refused frames are counted (nonce_rejects),
- *     and the peer tables stay bounded.
+ *     5 s).  Neither connection is reset or replaced (no reset, reconnect
+ *     or timeout; every byte intact), the refused frames are counted
+ *     (nonce_rejects), and the peer tables stay bounded (the real peer
+ *     and the made-up endpoints 2-4, whose nonce-less CONNECTs may open a
+ *     connection that does not exist, once each).
  */
 #include <sched.h>
 #include <sys/mman.h>
@@ -660,12 +662,15 @@ static void p3_check(struct xw_endpoint *ep, const struct xw_endpoint_stats *st0
 	       (unsigned long long)st.peers, (unsigned long long)st.peers_evicted,
 	       (unsigned long long)st.sessions, (unsigned long long)st.peer_resets,
 	       (unsigned long long)st.conn_timeouts);
-	CHECK(st.sessions == 1 && st.peer_resets == 0 && st.conn_timeouts == 0 &&
+	/* sessions: the real one, and at most one opening per made-up source
+	 * endpoint 2-4 (a CONNECT without a nonce may open a connection that
+	 * does not exist: answered, never established by the real host) */
+	CHECK(st.sessions <= 4 && st.peers <= 4 && st.peer_resets == 0 && st.conn_timeouts == 0 &&
 		      st.reconnects == 0,
-	      "%s: sessions %llu, resets %llu, timeouts %llu, reconnects %llu: a forged CONNECT "
-	      "touched the connection", hname[me], (unsigned long long)st.sessions,
-	      (unsigned long long)st.peer_resets, (unsigned long long)st.conn_timeouts,
-	      (unsigned long long)st.reconnects);
+	      "%s: sessions %llu, peers %llu, resets %llu, timeouts %llu, reconnects %llu: a "
+	      "forged CONNECT touched the connection", hname[me], (unsigned long long)st.sessions,
+	      (unsigned long long)st.peers, (unsigned long long)st.peer_resets,
+	      (unsigned long long)st.conn_timeouts, (unsigned long long)st.reconnects);
 	CHECK(st.nonce_rejects > st0->nonce_rejects, "%s: no forged frame refused for its nonce",
 	      hname[me]);
 }
