@@ -509,6 +509,24 @@ static void test_addresses(void)
 	parse_ok("255.255.255.255:65535/63", "255.255.255.255:65535/63", &u2);
 	parse_ok("0.0.0.0:1/0", "0.0.0.0:1/0", &x);
 
+	/* The incarnation nonce: an optional third part, 16 hex digits,
+	 * printed lower case when not 0; equality ignores it. */
+	parse_ok("02:00:00:00:00:0a/3/9F1C0E2B44D7A310", "02:00:00:00:00:0a/3/9f1c0e2b44d7a310", &x);
+	CHECK(x.nonce == 0x9F1C0E2B44D7A310ULL && x.ep == 3 && xw_addr_equal(&x, &e1),
+	      "nonce parsed wrong: %#llx", (unsigned long long)x.nonce);
+	format_lengths(&x, "02:00:00:00:00:0a/3/9f1c0e2b44d7a310");
+	parse_ok("255.255.255.255:65535/63/ffffffffffffffff",
+		 "255.255.255.255:65535/63/ffffffffffffffff", &x);
+	CHECK(x.nonce == ~0ULL && xw_addr_equal(&x, &u2), "UDP nonce parsed wrong");
+	format_lengths(&x, "255.255.255.255:65535/63/ffffffffffffffff");
+	parse_ok("02:00:00:00:00:0a/3/0000000000000000", "02:00:00:00:00:0a/3", &x);
+	CHECK(!x.nonce, "a zero nonce");
+	parse_bad("02:00:00:00:00:0a/3/9f1c0e2b44d7a31", -EINVAL);
+	parse_bad("02:00:00:00:00:0a/3/9f1c0e2b44d7a3100", -EINVAL);
+	parse_bad("02:00:00:00:00:0a/3/9f1c0e2b44d7a31g", -EINVAL);
+	parse_bad("02:00:00:00:00:0a//9f1c0e2b44d7a310", -EINVAL);
+	parse_bad("02:00:00:00:00:0a/64/9f1c0e2b44d7a310", -ERANGE);
+
 	for (size_t i = 0; i < sizeof(einval) / sizeof(einval[0]); i++)
 		parse_bad(einval[i], -EINVAL);
 	parse_bad(NULL, -EINVAL);
