@@ -26,7 +26,11 @@
  * errors with non-victims), the XDP program's counters of this endpoint
  * since it opened (redirected, drop_queue, drop_other) and the endpoint's
  * (tx, rx, rx_bad, and of those the local path's local_tx, local_rx,
- * local_lost, local_rx_bad).  Exit 0 when every exchange with a non-victim passed.
+ * local_lost, local_rx_bad), and liveness: answered (PROBEs the XDP program
+ * answered for this endpoint with XDP_TX: in the prober's tx, never
+ * redirected; the answer is redirected to the prober, in nobody's tx),
+ * probes (PROBEs this endpoint sent), replies (answers it took as signs of
+ * life).  Exit 0 when every exchange with a non-victim passed.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -381,7 +385,8 @@ int main(int argc, char **argv)
 	xw_endpoint__stats(ep, &es);
 	printf("RESULT id=%d queue=%d port=%u ok=%d bad=%d victim_ok=%d victim_err=%d "
 	       "redirected=%llu drop_queue=%llu drop_other=%llu iface_drops=%llu tx=%llu rx=%llu "
-	       "rx_bad=%llu local_tx=%llu local_rx=%llu local_lost=%llu local_rx_bad=%llu\n",
+	       "rx_bad=%llu local_tx=%llu local_rx=%llu local_lost=%llu local_rx_bad=%llu "
+	       "answered=%llu probes=%llu replies=%llu\n",
 	       me, xw_endpoint__queue(ep), ntohs(self.port), ok, bad, vok, verrs,
 	       (unsigned long long)(x1.frames_redirected - x0.frames_redirected),
 	       (unsigned long long)(x1.drop_queue - x0.drop_queue),
@@ -396,7 +401,10 @@ int main(int argc, char **argv)
 	       (unsigned long long)es.tx_frames, (unsigned long long)es.rx_frames,
 	       (unsigned long long)es.rx_bad, (unsigned long long)es.local_tx_frames,
 	       (unsigned long long)es.local_rx_frames, (unsigned long long)es.local_lost,
-	       (unsigned long long)es.local_rx_bad);
+	       (unsigned long long)es.local_rx_bad,
+	       (unsigned long long)(x1.probes_answered - x0.probes_answered),
+	       (unsigned long long)es.live_probes,
+	       (unsigned long long)es.live_replies);
 	fflush(stdout);
 	xw_endpoint__close(ep);
 	return bad ? 1 : 0;

@@ -17,6 +17,25 @@ for d in /sys/fs/bpf/xwtest-*; do
 	pid=${d##*-}
 	kill -0 "$pid" 2>/dev/null || rm -rf "$d"
 done
+# So are the namespaces (and the hosts' bridge) of a test script killed by
+# a signal its EXIT trap cannot catch (SIGKILL, e.g. timeout's
+# --kill-after): each name carries the PID of the script that made it
+# (tests/fabric/common.sh xwfi-TAG[-a|-b]-PID, tests/mpi/hosts.sh
+# xwhI-PID and xbdPID, test_perf.sh xwtp-PID-b).
+for ns in $(ip netns list 2>/dev/null | cut -d' ' -f1); do
+	case $ns in
+	xwfi-*-[0-9]* | xwh[0-9]*-[0-9]*) pid=${ns##*-} ;;
+	xwtp-[0-9]*-b) pid=${ns#xwtp-}; pid=${pid%-b} ;;
+	*) continue ;;
+	esac
+	[[ $pid =~ ^[0-9]+$ ]] || continue
+	kill -0 "$pid" 2>/dev/null && continue
+	ino=$(stat -L -c %i "/run/netns/$ns" 2>/dev/null) && rm -f /dev/shm/xdpwake-"$ino"-*
+	ip netns del "$ns"
+done
+for br in $(ip -o link show type bridge 2>/dev/null | sed -n 's/^[0-9]*: \(xbd[0-9]*\)[:@].*/\1/p'); do
+	kill -0 "${br#xbd}" 2>/dev/null || ip link del "$br"
+done
 
 pass=0 fail=0 skip=0 failed=()
 tests=()

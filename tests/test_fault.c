@@ -99,9 +99,14 @@ static __u32 build(__u8 *f, int from, __u32 phase, __u32 seq, __u8 type, int enc
 	return off + plen;
 }
 
+/* xdpwake frames (what M's tc program counts as seen) sent from each host
+ * since the last phase_begin(). */
+static __u64 ours_sent[2];
+
 static void tx(int from, const __u8 *f, __u32 len)
 {
 	struct sockaddr_ll sll;
+	__u16 et = (__u16)(f[12] << 8 | f[13]);
 
 	memset(&sll, 0, sizeof(sll));
 	sll.sll_family = AF_PACKET;
@@ -110,6 +115,11 @@ static void tx(int from, const __u8 *f, __u32 len)
 	memcpy(sll.sll_addr, f, 6);
 	REQUIRE(sendto(txs[from], f, len, 0, (struct sockaddr *)&sll, sizeof(sll)) == (ssize_t)len,
 		"sendto: %s", strerror(errno));
+	if (et == XW_DEFAULT_ETHERTYPE ||
+	    (et == ETH_P_IP && len >= 42 && f[23] == IPPROTO_UDP &&
+	     (((f[34] << 8) | f[35]) == XW_DEFAULT_UDP_PORT ||
+	      ((f[36] << 8) | f[37]) == XW_DEFAULT_UDP_PORT)))
+		ours_sent[from]++;
 }
 
 struct sendspec {
@@ -297,8 +307,36 @@ static struct xwf_cfg small_only(void)
 	return c;
 }
 
+/*
+ * A phase ends when M has decided on every xdpwake frame it sent: a
+ * phase's collect() may stop before the last frames of the phase passed
+ * M (lost ones are not waited for; a frame can sit in the sending CPU's
+ * receive backlog while later ones, sent from the other CPU, pass), and
+ * such a frame must not meet the next phase's config (the relay of
+ * t_relay_delay would forward and count it as one of its own).
+ */
 static void phase_begin(void)
 {
+	for (int dir = 0; dir < 2; dir++) {
+		__u64 seen = 0, t0 = xwu_now_ns(), late = 0;
+
+		for (int i = 0; i < 5000; i++) {
+			seen = xwf_counters(&T, dir).seen;
+			if (i == 0)
+				late = ours_sent[dir] - seen;
+			if (seen >= ours_sent[dir])
+				break;
+			usleep(1000);
+		}
+		if (late && seen == ours_sent[dir])
+			printf("phase end: M saw the last %llu frames %c->%c %.1f ms after the phase\n",
+			       (unsigned long long)late, "AB"[dir], "BA"[dir],
+			       (xwu_now_ns() - t0) / 1e6);
+		CHECK(seen == ours_sent[dir], "%c->%c: M saw %llu of the %llu xdpwake frames sent",
+		      "AB"[dir], "BA"[dir], (unsigned long long)seen,
+		      (unsigned long long)ours_sent[dir]);
+		ours_sent[dir] = 0;
+	}
 	xwf_clear(&T);
 	xwf_reset_counters(&T);
 }
@@ -674,7 +712,8 @@ static void t_relay_delay(void)
 	__u32 n = 20, ph = 900, delay_us = 30000;
 	struct sendspec s = { .from = 0, .phase = ph, .n = n, .gap_us = 5000 };
 	struct xwf_relay_cfg r = { .delay_us = delay_us };
-	struct xwf_relay_stats rs;
+	struct xwf_relay_stats rs, r0;
+	struct xwf_counters c;
 	__u64 lo = ~0ULL, hi = 0, base_hi = 0;
 
 	/* Baseline, no relay. */
@@ -690,6 +729,7 @@ static void t_relay_delay(void)
 	}
 	phase_begin();
 	s.phase = ++ph;
+	r0 = xwf_relay_stats(&T, XWF_A_TO_B);
 	xwf_relay(&T, XWF_A_TO_B, &r);
 	send_frames(&s);
 	collect(1, ph, n, 100, 3000, 0, 0);
@@ -703,23 +743,30 @@ static void t_relay_delay(void)
 		if (l > hi)
 			hi = l;
 	}
-	/* The relay counts a frame once sendto() returned: let it catch up
-	 * (a condition; the bound only catches a hang). */
-	for (int i = 0; i < 10000; i++) {
-		rs = xwf_relay_stats(&T, XWF_A_TO_B);
-		if (rs.sent >= n + 1)
-			break;
-		usleep(1000);
-	}
+	/* The relay counts a frame sent once sendto() returned, after B got
+	 * it: wait until its queue is empty (the bound only catches a hang),
+	 * then count this phase's frames (the stats are cumulative). */
+	CHECK(xwf_relay_drain(&T, XWF_A_TO_B, 10000) == 0, "relay queue not empty after 10 s");
+	rs = xwf_relay_stats(&T, XWF_A_TO_B);
+	rs.received -= r0.received;
+	rs.sent -= r0.sent;
+	rs.overflow -= r0.overflow;
+	rs.oversize -= r0.oversize;
+	rs.errors -= r0.errors;
+	c = xwf_counters(&T, XWF_A_TO_B);
 	/* The relay holds every frame at least its delay (exact).  How much
 	 * later it forwards one depends on when it gets the CPU: printed, not
 	 * asserted (a frame later than collect()'s 3 s is missing above). */
 	CHECK(lo >= delay_us * 1000ULL, "relay delay %u us: latency %.3f .. %.3f ms", delay_us,
 	      lo / 1e6, hi / 1e6);
-	CHECK(rs.received == n + 1 && rs.sent == n + 1 && rs.overflow == 0 && rs.errors == 0,
-	      "relay stats: received %llu sent %llu", (unsigned long long)rs.received,
-	      (unsigned long long)rs.sent);
-	CHECK(xwf_counters(&T, XWF_A_TO_B).relayed == n + 1, "relayed counter");
+	CHECK(rs.received == n + 1 && rs.sent == n + 1 && rs.overflow == 0 && rs.oversize == 0 &&
+		      rs.errors == 0,
+	      "relay stats: received %llu sent %llu oversize %llu for %u frames sent (M: seen "
+	      "%llu, relayed %llu)",
+	      (unsigned long long)rs.received, (unsigned long long)rs.sent,
+	      (unsigned long long)rs.oversize, n + 1, (unsigned long long)c.seen,
+	      (unsigned long long)c.relayed);
+	CHECK(c.relayed == n + 1, "relayed counter %llu", (unsigned long long)c.relayed);
 	printf("relay delay %u ms: latency %.2f .. %.2f ms (%.3f ms max without the relay)\n",
 	       delay_us / 1000, lo / 1e6, hi / 1e6, base_hi / 1e6);
 }
@@ -835,6 +882,15 @@ static void t_filter(void)
 	sa.sin_port = htons(9999);
 	sa.sin_addr.s_addr = inet_addr(T.ip[1]);
 	REQUIRE(bind(ub, (struct sockaddr *)&sa, sizeof(sa)) == 0, "bind B: %s", strerror(errno));
+	{
+		/* A's port fixed too: an ephemeral one can be xdpwake's */
+		struct sockaddr_in sb = sa;
+
+		sb.sin_port = htons(9998);
+		sb.sin_addr.s_addr = inet_addr(T.ip[0]);
+		REQUIRE(bind(us, (struct sockaddr *)&sb, sizeof(sb)) == 0, "bind A: %s",
+			strerror(errno));
+	}
 	for (int i = 0; i < 10; i++) {
 		struct pollfd p = { .fd = ub, .events = POLLIN };
 

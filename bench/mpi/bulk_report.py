@@ -2,13 +2,16 @@
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """bench/mpi/bulk.sh's CSV -> markdown: per MTU, IMB-MPI1 over xdpwake and
 over Open MPI's TCP BTL (median of the runs) and their ratio, and the raw
-AF_XDP floor for MTU-sized frames.  Usage: bulk_report.py bulk.csv"""
+AF_XDP floor for MTU-sized frames.  Usage: bulk_report.py bulk.csv [--plot PNG]
+(--plot: PingPong and Uniband bandwidth against message size, xdpwake and the
+TCP BTL at each MTU, drawn with matplotlib)"""
 import csv
 import statistics
 import sys
 from collections import defaultdict
 
 vals = defaultdict(list)
+plot = sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--plot" else None
 for r in csv.DictReader(open(sys.argv[1])):
     key = (r["transport"], int(r["mtu"]), r["bench"], int(r["size"]))
     vals[key].append((float(r["t_us"]), float(r["mb_per_s"])))
@@ -61,3 +64,27 @@ for mtu in mtus:
 print()
 print("Runs per value: %s" % ", ".join("%s %s" % (t, "/".join(map(str, sorted(c))))
                                       for t, c in sorted(n.items())))
+
+if plot:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    for ax, bench in zip(axes, ("PingPong", "Uniband")):
+        for mtu in mtus:
+            for t, style in (("xdpwake", "-o"), ("tcp-btl", "--s")):
+                pts = [(sz, med(t, mtu, bench, sz, 1)) for sz in sizes]
+                pts = [(sz, v) for sz, v in pts if v]
+                if pts:
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], style,
+                            label="%s MTU %d" % ("TCP BTL" if t == "tcp-btl" else t, mtu))
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(sizes)
+        ax.set_xticklabels([size_s(sz) for sz in sizes], rotation=30)
+        ax.set_title("IMB %s bandwidth" % bench)
+        ax.set_xlabel("message size")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("MB/s")
+    axes[1].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(plot, dpi=110)

@@ -237,6 +237,23 @@ struct xwf_relay_stats xwf_relay_stats(struct xwf_topo *t, int dir)
 	return s;
 }
 
+int xwf_relay_drain(struct xwf_topo *t, int dir, int timeout_ms)
+{
+	__u64 end = xwu_now_ns() + (__u64)timeout_ms * 1000000ULL;
+
+	for (;;) {
+		struct xwf_relay_stats s = xwf_relay_stats(t, dir);
+
+		/* received is counted before a frame is queued (or held),
+		 * sent only once sendto() returned, after the peer got it */
+		if (s.received == s.sent + s.overflow + s.oversize + s.errors)
+			return 0;
+		if (xwu_now_ns() > end)
+			return -ETIMEDOUT;
+		usleep(1000);
+	}
+}
+
 static void xwf_rstat(struct xwf_topo *t, int dir, size_t field_off)
 {
 	__u64 *p = (__u64 *)((char *)&t->shm->stats[dir] + field_off);

@@ -75,7 +75,8 @@
  *   struct xwf_relay_cfg r = { .delay_us = 20000 };   // or reorder_every = 2,
  *   xwf_relay(&t, XWF_A_TO_B, &r);                      // reorder_by = 1
  *   xwf_relay(&t, XWF_A_TO_B, NULL);   // off (queued frames still go out)
- *   struct xwf_relay_stats s = xwf_relay_stats(&t, XWF_A_TO_B);
+ *   struct xwf_relay_stats s = xwf_relay_stats(&t, XWF_A_TO_B); // cumulative
+ *   xwf_relay_drain(&t, XWF_A_TO_B, 1000); // queue empty: sent counted
  *
  *   xwf_teardown(&t);             // optional: exit does the same
  *
@@ -213,6 +214,10 @@ void xwf_blackhole_every(struct xwf_cfg *c, __u32 period_ms, __u32 on_ms);
 
 void xwf_relay(struct xwf_topo *t, int dir, const struct xwf_relay_cfg *rc);
 struct xwf_relay_stats xwf_relay_stats(struct xwf_topo *t, int dir);
+/* Waits until every frame the relay read for @dir went out (or was
+ * dropped): 0, or -ETIMEDOUT after timeout_ms.  Frames still in the
+ * pipe, not yet read, are not its business. */
+int xwf_relay_drain(struct xwf_topo *t, int dir, int timeout_ms);
 
 /* ------------------------------------------------------------------ */
 /* Set-up and teardown                                                */

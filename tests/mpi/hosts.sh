@@ -2,7 +2,7 @@
 # Namespace "hosts" for Open MPI runs (sourced by tests/test_mpi.sh,
 # tests/test_mpi_fault.sh, tests/test_multiq.sh and bench/mpi/run.sh).
 # Needs T (a unique tag, e.g. $$) and TMP; provides hosts N veth|bridge,
-# fault_hosts, net_cleanup, cleanup, HOSTS, steer_counts.
+# fault_hosts, net_cleanup, cleanup, HOSTS, steer_counts, wire_drops.
 HOSTS=()
 LINKS=()
 FAULT_PID= FAULT_IN= FAULT_OUT=
@@ -84,6 +84,7 @@ hosts() {
 	if [ "$data" = bridge ]; then
 		ip link add "xbd$T" type bridge
 		LINKS+=("xbd$T")
+		no_ipv6 - "xbd$T"
 		ip link set "xbd$T" up
 	fi
 	for i in $(seq 1 "$n"); do
@@ -95,6 +96,7 @@ hosts() {
 			ip link add "xd$i$T" "${mq[@]}" type veth peer name xwd0 netns "$h" "${mq[@]}"
 			LINKS+=("xd$i$T")
 			ports+=("xd$i$T")
+			no_ipv6 - "xd$i$T"
 			ip link set "xd$i$T" master "xbd$T" up
 			# the XDP program on xwd0 answers liveness probes with
 			# XDP_TX, which a veth delivers to its peer only when
@@ -118,6 +120,7 @@ hosts() {
 	fi
 	for i in $(seq 1 "$n"); do
 		h=${HOSTS[$((i - 1))]}
+		no_ipv6 "$h" xwd0
 		ip -n "$h" link set xwd0 address "02:00:00:00:d0:0$i"
 		# for the kernel-socket transports benchmarked against xdpwake
 		ip -n "$h" addr add "10.213.0.$i/24" dev xwd0
@@ -125,6 +128,49 @@ hosts() {
 			{ echo "FAIL: MTU $MTU on xwd0"; return 1; }
 		ip -n "$h" link set xwd0 up
 	done
+}
+
+# in_ns NETNS CMD...: CMD in namespace NETNS ("-": this one).
+in_ns() {
+	local ns=$1
+	shift
+	if [ "$ns" = - ]; then "$@"; else ip netns exec "$ns" "$@"; fi
+}
+
+# no_ipv6 NETNS DEV: no IPv6 on data device DEV (before it is up): the
+# kernel's own frames (neighbour and router solicitations, MLD reports)
+# would share the data path's rings with the tests' frames, and a drop of
+# one would count in wire_drops.  The tests use IPv4 only.
+no_ipv6() {
+	in_ns "$1" sysctl -qw "net.ipv6.conf.$2.disable_ipv6=1" 2>/dev/null
+	return 0
+}
+
+# pair_drops SRC_NS SRC DST_NS DST: frames veth SRC has lost so far on
+# their way to its peer DST, each counted once: what SRC dropped sending
+# (tx_dropped: the peer's ring full, an XDP_TX or redirected frame the
+# peer could not take) and what DST dropped receiving (rx_dropped, less
+# SRC's XDP_TX and redirect failures, which a veth counts on both ends:
+# SRC's xdp_tx_errors and xdp_xmit_errors of ethtool -S).
+pair_drops() {
+	local tx rx twice
+	tx=$(in_ns "$1" cat "/sys/class/net/$2/statistics/tx_dropped") &&
+		rx=$(in_ns "$3" cat "/sys/class/net/$4/statistics/rx_dropped") &&
+		twice=$(in_ns "$1" ethtool -S "$2" |
+			awk '/_xdp_tx_errors:|_xdp_xmit_errors:/ {n += $2} END {print n + 0}') &&
+		echo $((tx + rx - twice))
+}
+
+# wire_drops I J (bridge, after hosts): frames lost so far on the data path
+# from host I to host J as the devices count them: I's xwd0 to its bridge
+# port, J's bridge port to J's xwd0 (a veth with an XDP program on the
+# receiving end queues into a ring per RX queue and drops when it is full
+# and the receiving NAPI has not run: a loaded machine).
+wire_drops() {
+	local a b
+	a=$(pair_drops "${HOSTS[$(($1 - 1))]}" xwd0 - "xd$1$T") &&
+		b=$(pair_drops - "xd$2$T" "${HOSTS[$(($2 - 1))]}" xwd0) &&
+		echo $((a + b))
 }
 
 # steer_counts: frames the bridge ports steered, "q<i> N" per queue

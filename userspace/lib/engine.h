@@ -74,8 +74,14 @@ struct xwi_engine_cfg {
 	__u32 isn;
 };
 
-/* Fill @cfg with the defaults: eager_max 32 KiB, btp1 = one frame's payload,
- * btp2 = 4 * frag_payload, pull_block 32, pull_inflight 4,
+/* The pull window's default size in bytes per message (pull_block *
+ * pull_inflight * frag_payload, pull_block clamped to 1..32). */
+#define XWI_PULL_WINDOW (512u * 1024)
+
+/* Fill @cfg with the defaults: eager_max the larger of 32 KiB and 8 frames'
+ * payload, btp1 = one frame's payload, btp2 = 4 * frag_payload,
+ * pull_inflight 8, pull_block XWI_PULL_WINDOW / (8 * frag_payload) within
+ * 1..32 (32 at MTU 1500, 7 at MTU 9000),
  * unexpected_max 8 MiB, pushed_max 4 MiB, tx_backlog_max 1024,
  * marks XWI_MARK_ALL, mark_shift 0. */
 void xwi_engine_cfg_default(struct xwi_engine_cfg *cfg, __u16 ep, __u32 frag_payload);
