@@ -253,7 +253,6 @@ struct xw_addr {
 	__u16 ep;	/* endpoint id, 0 .. XW_MAX_ENDPOINTS-1 */
 	__be16 port;	/* UDP mode */
 	__be32 ip;	/* UDP mode */
-	__u32 rsvd2;	/* 0 */
 	__u64 nonce;	/* the endpoint's incarnation nonce (0: unknown) */
 };
 

@@ -1396,6 +1396,8 @@ static void test_rel_nonce(void)
 		rx_rc_bad = 0;
 		rmix(10, 3000, false, 2200, "nonce: before the restart", 10ULL * 1000000000ULL);
 		rsettle();
+		__u64 old_nonce = xwt_nodes[1].addr.nonce;
+
 		rnode_restart(1);
 		xwt_nodes[1].addr.nonce = xwi_engine_nonce(xwt_nodes[1].e);
 		if (first == 1) {
@@ -1407,13 +1409,24 @@ static void test_rel_nonce(void)
 			rbatch_check(&n1, 1, "restart: B speaks first");
 			rbatch_free(&n1, 1);
 		}
-		/* else A speaks first: the reopened B hears A's nonce from the
-		 * CONNECT answering its refused introduction */
+		/* else A speaks first, to B's new address: a nonce A never saw
+		 * is a new incarnation, so A resets its connection with the
+		 * old B (xwi_conn_named) and its CONNECT carries the new one */
 		rmix(20, 3000, false, 2300, "nonce: after the restart", 10ULL * 1000000000ULL);
 		a1 = rst(0);
 		CHECK(a1.peer_restarts == 1 && a1.sessions == 2 && !a1.timeouts && rx_rc_bad == 0,
 		      "restart (%s first): restarts %llu sessions %llu timeouts %llu",
 		      first ? "B" : "A", (unsigned long long)a1.peer_restarts,
+		      (unsigned long long)a1.sessions, (unsigned long long)a1.timeouts);
+		/* A still sends with the old B's address: stale, not another
+		 * restart - its messages go to the new B */
+		xwt_nodes[1].addr.nonce = old_nonce;
+		rmix(10, 3000, false, 2400, "nonce: the old address", 10ULL * 1000000000ULL);
+		xwt_nodes[1].addr.nonce = xwi_engine_nonce(xwt_nodes[1].e);
+		a1 = rst(0);
+		CHECK(a1.peer_restarts == 1 && a1.sessions == 2 && !a1.timeouts && rx_rc_bad == 0,
+		      "the old address after the restart (%s first): restarts %llu sessions %llu "
+		      "timeouts %llu", first ? "B" : "A", (unsigned long long)a1.peer_restarts,
 		      (unsigned long long)a1.sessions, (unsigned long long)a1.timeouts);
 		rnet_free();
 	}
@@ -1421,7 +1434,7 @@ static void test_rel_nonce(void)
 	       "sessions and no or a wrong nonce, a CLOSE of its session and a CONNECT_REPLY "
 	       "without ours refused and counted, no reset, every byte after them intact; with "
 	       "the nonce a CONNECT resets; a restarted peer (new nonce) reconnects whichever "
-	       "side speaks first\n");
+	       "side speaks first, and the old address then reaches the new incarnation\n");
 }
 
 /*

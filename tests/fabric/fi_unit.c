@@ -1256,7 +1256,9 @@ int main(int argc, char **argv)
 		CHECK(!fi_close(&b.ep->fid), "close B's endpoint");
 		open_ep(&b);
 		REQUIRE(!fi_getname(&b.ep->fid, n1, &l1), "getname");
-		CHECK(l0 == l1 && !memcmp(n0, n1, l0), "B restarted at the same address");
+		CHECK(l0 == XWA_LEN && l1 == XWA_LEN && !memcmp(n0, n1, XWA_NAME) &&
+			      memcmp(n0 + XWA_NAME, n1 + XWA_NAME, XWA_LEN - XWA_NAME),
+		      "B restarted at the same address (a new incarnation nonce)");
 		REQUIRE(!fi_trecv(a.ep, rbuf, 100, NULL, a.peer, 17, 0, &ctx[0]), "trecv");
 		REQUIRE(!fi_tsend(b.ep, "again", 6, NULL, b.peer, 17, &ctx[5]), "tsend");
 		for (int i = 0, reset = 0, got = 0; i < 2; i++) {

@@ -8,6 +8,10 @@
 
 #include "internal.h"
 
+/* The address is exchanged as bytes (the provider's fi_getname, a
+ * launcher's business card): no padding, the same size everywhere. */
+_Static_assert(sizeof(struct xw_addr) == 24, "struct xw_addr is 24 bytes");
+
 static int parse_ep(const char *s, __u16 *ep)
 {
 	unsigned long v;

@@ -463,9 +463,25 @@ static __u64 nonce_src(const struct xw_hdr *h)
 static void nonce_learn(struct peer *p, __u64 sn, bool sure)
 {
 	if (sure || !p->nonce_sure) {
+		if (p->nonce_sure && sn != p->addr.nonce)
+			p->nonce_prev = p->addr.nonce;
 		p->addr.nonce = sn;
 		p->nonce_sure = sure;
 	}
+}
+
+void xwi_conn_renamed(struct xwi_engine *e, struct peer *p, __u64 nonce)
+{
+	if (p->nonce_sure && nonce == p->nonce_prev)
+		return; /* a stale address: we talk to its successor already */
+	if (p->cn.rx_known || p->cn.cstate != C_NONE) {
+		/* a connection with another incarnation (or with one that
+		 * only claimed to be the peer, without our nonce): the
+		 * application names this one, so that one is gone */
+		e->st.peer_restarts++;
+		xwi_conn_reset(e, p, -ECONNRESET, RM_NEWPEER);
+	}
+	nonce_learn(p, nonce, true);
 }
 
 /* A CONNECT*, CLOSE that would reset or replace a connection without

@@ -200,6 +200,9 @@ struct peer {
 	bool nonce_sure;       /* addr.nonce from the application's address or
 				* a handshake that carried ours, not only
 				* claimed by a CONNECT without our nonce      */
+	__u64 nonce_prev;      /* the nonce a newer incarnation replaced (an
+				* application address still carrying it is
+				* stale, not a restart: xwi_conn_named)       */
 	struct xwi_conn cn;    /* the connection (conn.c)                      */
 	struct xwi_mpeer ms;   /* the message streams (msg.c, stream.c)        */
 };

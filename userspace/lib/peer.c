@@ -73,15 +73,8 @@ struct peer *xwi_peer_get(struct xwi_engine *e, const struct xw_addr *a)
 {
 	struct peer *p = xwi_peer_find(e, a);
 
-	if (p) {
-		/* the application's address (a frame's source has none):
-		 * its nonce is the one our handshakes must carry */
-		if (a->nonce && a->nonce != p->addr.nonce) {
-			p->addr.nonce = a->nonce;
-			p->nonce_sure = true;
-		}
-		return p;
-	}
+	if (p)
+		return p; /* a nonce @a carries: xwi_conn_named() */
 	if (e->npeers >= (e->cfg.peers_max ? e->cfg.peers_max : XW_MAX_CONNS) && !peer_evict(e))
 		return NULL;
 	p = zalloc(1, sizeof(*p));
