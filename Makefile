@@ -219,7 +219,7 @@ $(CLI): $(CLI_SRCS) $(wildcard userspace/cli/*.h) $(LIB_A) $(UTIL_A) $(UTIL_HDRS
 	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/util \
 		-DXW_VERSION_STR='"$(VERSION)"' -o $@ $(CLI_SRCS) $(LIB_A) $(UTIL_A) $(LDLIBS)
 
-$(OUTPUT)/tests/lib/%.o: tests/lib/%.c $(XWT_HDRS) $(PUB_HDRS) $(INT_HDRS) $(SKELS) $(TEST_SKELS) | $(OUTPUT)/tests/lib
+$(OUTPUT)/tests/lib/%.o: tests/lib/%.c $(XWT_HDRS) $(PUB_HDRS) $(INT_HDRS) $(wildcard userspace/lib/*.h) $(SKELS) $(TEST_SKELS) | $(OUTPUT)/tests/lib
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Iuserspace/util -Itests/lib \
 		-c $< -o $@
@@ -228,7 +228,7 @@ $(XWT_A): $(XWT_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(OUTPUT)/tests/%: tests/%.c $(XWT_HDRS) $(XWT_A) $(LIB_A) $(UTIL_A) $(PUB_HDRS) $(INT_HDRS) $(SKELS) \
+$(OUTPUT)/tests/%: tests/%.c $(XWT_HDRS) $(wildcard userspace/lib/*.h) $(XWT_A) $(LIB_A) $(UTIL_A) $(PUB_HDRS) $(INT_HDRS) $(SKELS) \
 		$(TEST_SKELS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(BASE_CFLAGS) $(DEP_CFLAGS) -Iuserspace/lib -Iuserspace/util -Itests/lib \

@@ -43,6 +43,8 @@ f.match = ProtoField.uint64("xdpwake.match", "Match", base.HEX)
 f.eid = ProtoField.uint32("xdpwake.eid", "Endpoint incarnation", base.HEX)
 f.resume = ProtoField.uint32("xdpwake.resume", "Message stream resumes at", base.DEC)
 f.finals = ProtoField.uint32("xdpwake.finals", "Final ids after it (bit i: resume + 1 + i)", base.HEX)
+f.dst_nonce = ProtoField.uint64("xdpwake.dst_nonce", "Destination incarnation nonce (0: unknown)", base.HEX)
+f.src_nonce = ProtoField.uint64("xdpwake.src_nonce", "Source incarnation nonce", base.HEX)
 f.sack = ProtoField.uint64("xdpwake.sack", "Held out of order (bit i: ack + 1 + i)", base.HEX)
 f.sack_ext = ProtoField.uint64("xdpwake.sack_ext",
 	"Held out of order, further (word w bit i: ack + 1 + 64 (w + 1) + i)", base.HEX)
@@ -102,6 +104,11 @@ function p.dissector(buf, pinfo, tree)
 	elseif ty == 7 then
 		-- ACK: selective acks
 		fm:add(f.sack, buf(48, 8))
+	end
+	if ty == 8 or ty == 9 or ty == 10 then
+		-- CONNECT, CONNECT_REPLY, CLOSE: the incarnation nonces
+		t:add(f.dst_nonce, buf(28, 8))
+		t:add(f.src_nonce, buf(56, 8))
 	end
 
 	local plen = buf(40, 2):uint()

@@ -148,12 +148,15 @@ static bool ep_hints_ok(const struct fi_info *h)
 	return true;
 }
 
-/* A struct xw_addr that names an endpoint (what xw_addr_format takes). */
+/* A struct xw_addr that names an endpoint (what xw_addr_format takes);
+ * @a: the application's bytes, of any alignment. */
 static bool addr_ok(const void *a)
 {
 	char text[XW_ADDR_STRLEN];
+	struct xw_addr x;
 
-	return xw_addr_format(a, text, sizeof(text)) >= 0;
+	memcpy(&x, a, sizeof(x));
+	return xw_addr_format(&x, text, sizeof(text)) >= 0;
 }
 
 static bool hints_ok(const struct fi_info *h)
@@ -329,15 +332,18 @@ int xwfi_getinfo(uint32_t version, const char *node, const char *service, uint64
 	struct if_nameindex *ifs, *i;
 	struct fi_info *head = NULL, **tail = &head;
 	const char *want = hints && hints->domain_attr ? hints->domain_attr->name : NULL;
-	const struct xw_addr *src = hints ? hints->src_addr : NULL;
-	const struct xw_addr *dst = hints ? hints->dest_addr : NULL;
-	struct xw_addr named;
+	const struct xw_addr *src = NULL, *dst = NULL;
+	struct xw_addr named, hsrc, hdst; /* the hints' bytes, aligned */
 	int src_ep = -1;
 
 	(void)version;
 	*info = NULL;
 	if (!hints_ok(hints))
 		return -FI_ENODATA;
+	if (hints && hints->src_addr)
+		src = memcpy(&hsrc, hints->src_addr, sizeof(hsrc));
+	if (hints && hints->dest_addr)
+		dst = memcpy(&hdst, hints->dest_addr, sizeof(hdst));
 	/* node and service as fi_av_insertsvc() takes them (node a MAC or
 	 * "IPv4:port", service the endpoint id): the destination, or with
 	 * FI_SOURCE the source, which must be an interface's own.  A

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * av.c - address vectors (FI_AV_MAP and FI_AV_TABLE: both hand out table
- * indices; an address is an xdpwake struct xw_addr, 16 bytes), and the
- * address form fi_av_insertsvc() and fi_getinfo() take (xwfi_node_addr).
+ * indices; an address is an xdpwake struct xw_addr, 24 bytes, with the
+ * endpoint's incarnation nonce: what fi_getname() gives and the launcher
+ * exchanges), and the address form fi_av_insertsvc() and fi_getinfo() take
+ * (xwfi_node_addr: no nonce, it can open a connection but not reset one).
  */
 #include <limits.h>
 #include <stdio.h>
@@ -30,7 +32,7 @@ static int av_insert(struct fid_av *fav, const void *addr, size_t count, fi_addr
 		     uint64_t flags, void *context)
 {
 	struct xwfi_av *av = container_of(fav, struct xwfi_av, av);
-	const struct xw_addr *in = addr;
+	const char *in = addr; /* count struct xw_addr, of any alignment */
 	int *sync_err = (flags & FI_SYNC_ERR) ? context : NULL;
 	int done = 0;
 
@@ -66,14 +68,16 @@ static int av_insert(struct fid_av *fav, const void *addr, size_t count, fi_addr
 	 * in fi_addr[i]. */
 	for (size_t i = 0; i < count; i++) {
 		char text[XW_ADDR_STRLEN];
-		/* Only what xw_addr_format() accepts is a valid address. */
-		bool ok = xw_addr_format(&in[i], text, sizeof(text)) >= 0;
+		struct xw_addr a;
+		bool ok;
 
+		memcpy(&a, in + i * sizeof(a), sizeof(a));
+		/* Only what xw_addr_format() accepts is a valid address. */
+		ok = xw_addr_format(&a, text, sizeof(text)) >= 0;
 		av->used[av->n] = ok;
-		if (ok)
-			av->tab[av->n] = in[i];
-		else
-			memset(&av->tab[av->n], 0, sizeof(av->tab[0]));
+		if (!ok)
+			memset(&a, 0, sizeof(a));
+		av->tab[av->n] = a;
 		if (fi_addr)
 			fi_addr[i] = ok ? av->n : FI_ADDR_NOTAVAIL;
 		if (sync_err)

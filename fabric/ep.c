@@ -488,9 +488,13 @@ static int xep_open(struct xwfi_ep *ep, const struct fi_info *info)
 	/* The id of the info's source address (FI_SOURCE node/service, the
 	 * hints' src_addr, FI_XDPWAKE_EP_ID) is the one opened, except the
 	 * default 1, from which the first free id is taken. */
-	if (info->src_addr && info->src_addrlen == sizeof(struct xw_addr) &&
-	    ((const struct xw_addr *)info->src_addr)->ep != 1)
-		first = last = ((const struct xw_addr *)info->src_addr)->ep;
+	if (info->src_addr && info->src_addrlen == sizeof(struct xw_addr)) {
+		struct xw_addr src; /* the info's bytes, of any alignment */
+
+		memcpy(&src, info->src_addr, sizeof(src));
+		if (src.ep != 1)
+			first = last = src.ep;
+	}
 	if (xwfi_params.ep_id >= 0)
 		first = last = xwfi_params.ep_id;
 	/* An id found busy on the way is not worth a warning (only the last

@@ -237,6 +237,14 @@ XW_API int xw_iface__endpoint(struct xw_iface *iface, __u16 ep, struct xw_ep_ent
  * UDP mode: the peer's IPv4 address and UDP port (network byte order), the
  * next hop's MAC (filled by the library from the neighbour table when
  * zero), and the endpoint id.
+ *
+ * nonce: the endpoint's incarnation nonce, 64 random bits chosen when it
+ * was opened (xw_endpoint__addr fills it in).  Only a peer that knows it -
+ * that got the address through the job's own exchange - can reset or
+ * replace an existing connection with the endpoint (docs/PROTOCOL.md,
+ * "Incarnation nonces").  0: unknown; such an address can still open a
+ * connection to an endpoint that has none with the sender, never reset
+ * one.  xw_addr_equal() ignores it (it names the same endpoint).
  */
 struct xw_addr {
 	__u8 encap;	/* XW_ENCAP_ETH or XW_ENCAP_UDP */
@@ -245,6 +253,7 @@ struct xw_addr {
 	__u16 ep;	/* endpoint id, 0 .. XW_MAX_ENDPOINTS-1 */
 	__be16 port;	/* UDP mode */
 	__be32 ip;	/* UDP mode */
+	__u64 nonce;	/* the endpoint's incarnation nonce (0: unknown) */
 };
 
 /** Room for any formatted address, with the terminating NUL. */
@@ -253,13 +262,17 @@ struct xw_addr {
 /**
  * Parse "02:00:00:00:00:0a/3" (Ethernet: MAC/endpoint) or
  * "10.0.0.2:49152/3" (UDP: IPv4:port/endpoint; the MAC is resolved when
- * sending).  -EINVAL on malformed text, -ERANGE endpoint out of range.
+ * sending), either optionally followed by "/" and the endpoint's nonce in
+ * 16 hex digits ("02:00:00:00:00:0a/3/9f1c0e2b44d7a310"; without it the
+ * nonce is 0, unknown).  -EINVAL on malformed text, -ERANGE endpoint out
+ * of range.
  */
 XW_API int xw_addr_parse(const char *text, struct xw_addr *addr);
-/** Format @addr as xw_addr_parse() reads it; -ENOSPC if @len is too small,
+/** Format @addr as xw_addr_parse() reads it (the nonce only when it is
+ *  not 0); -ENOSPC if @len is too small,
  *  -EINVAL if @addr is not valid.  Returns the length written. */
 XW_API int xw_addr_format(const struct xw_addr *addr, char *buf, size_t len);
-/** 1 when @a and @b name the same endpoint, else 0. */
+/** 1 when @a and @b name the same endpoint (nonces not compared), else 0. */
 XW_API int xw_addr_equal(const struct xw_addr *a, const struct xw_addr *b);
 
 /* ---- messages ------------------------------------------------------- */
@@ -589,6 +602,10 @@ struct xw_endpoint_stats {
 	__u64 local_cma_fallbacks; /* local peers whose buffers may not be read
 				 * (EPERM: Yama ptrace_scope, another user): their
 				 * large messages are pulled, copied twice        */
+	__u64 nonce_rejects;	/* CONNECT, CONNECT_REPLY or CLOSE frames dropped:
+				 * they did not carry this endpoint's nonce (a
+				 * forged frame, or a peer without our address)
+				 * and would have reset or replaced a connection */
 };
 /** Fill @st (st->sz set by the caller) with the endpoint's counters (and
  *  its socket's, shared with the process's other endpoints on the same

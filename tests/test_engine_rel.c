@@ -244,7 +244,11 @@ static bool rdeliver(int i)
 
 	for (size_t k = 0; k < n; k++) {
 		struct xwt_lframe f = xwt_qpop(i);
-		int rc = xwi_engine_rx(xwt_nodes[i].e, &xwt_nodes[f.src].addr, &f.h, f.pl, f.len);
+		struct xw_addr src = xwt_nodes[f.src].addr;
+		int rc;
+
+		src.nonce = 0; /* a frame's source carries none */
+		rc = xwi_engine_rx(xwt_nodes[i].e, &src, &f.h, f.pl, f.len);
 
 		if (rc && rc != -EBADMSG)
 			rx_rc_bad++;
@@ -1290,6 +1294,149 @@ static void test_rel_flood(void)
 	       (unsigned long long)sink_frames[XW_PKT_CONNECT]);
 }
 
+/* The nodes' addresses as the job's exchange gives them: with the nonce. */
+static void nonce_addrs(void)
+{
+	for (int i = 0; i < xwt_nnodes; i++)
+		xwt_nodes[i].addr.nonce = xwi_engine_nonce(xwt_nodes[i].e);
+}
+
+/* CONNECT, CONNECT_REPLY or CLOSE with the destination nonce @dn and the
+ * sender nonce @sn, sealed. */
+static void nonce_put(struct xw_hdr *h, __u64 dn, __u64 sn)
+{
+	h->frag_off = htonl((__u32)(dn >> 32));
+	h->frag_idx = htonl((__u32)dn);
+	h->data = htonl((__u32)(sn >> 32));
+	h->rsvd2 = htonl((__u32)sn);
+	seal(h, NULL, 0);
+}
+
+/*
+ * Incarnation nonces (docs/PROTOCOL.md): with addresses that carry them
+ * (as the job's exchange gives them), CONNECTs from B's own address with a
+ * new session and no nonce or a wrong one, a CLOSE of B's very session
+ * and a CONNECT_REPLY without A's nonce are refused and counted, never a
+ * reset: every message after them arrives intact in the same sessions.
+ * The same CONNECT with A's nonce resets the connection.  A peer really
+ * restarted (a new nonce, our address known) reconnects, whichever side
+ * speaks first.
+ */
+static void test_rel_nonce(void)
+{
+	struct xwi_engine_stats a0, a1, b1;
+	struct xw_addr bsrc;
+	struct xw_hdr h;
+	__u64 na;
+
+	rnet_init2(rel_cfg(1), rel_cfg(2), 2100);
+	nonce_addrs();
+	rx_rc_bad = 0;
+	rmix(10, 3000, false, 2100, "nonce: before forging", 10ULL * 1000000000ULL);
+	rsettle();
+	a0 = rst(0);
+	na = xwi_engine_nonce(xwt_nodes[0].e);
+	bsrc = xwt_nodes[1].addr;
+	bsrc.nonce = 0;
+	for (int i = 0; i < 400; i++) {
+		__u64 dn = i % 2 ? rng() | 1 : 0;
+
+		if (dn == na)
+			dn++;
+		h = craft(1, 0, XW_PKT_CONNECT);
+		h.session = htonl((__u32)rng() | 1);
+		h.seq = htonl((__u32)rng());
+		h.ack = i % 4 < 2 ? 0 : htonl((__u32)rng());
+		nonce_put(&h, dn, rng());
+		CHECK(xwi_engine_rx(xwt_nodes[0].e, &bsrc, &h, NULL, 0) == 0, "rx forged CONNECT");
+	}
+	h = craft(1, 0, XW_PKT_CLOSE); /* B's session, B's last seq */
+	nonce_put(&h, na ^ 1, xwt_nodes[1].addr.nonce);
+	CHECK(xwi_engine_rx(xwt_nodes[0].e, &bsrc, &h, NULL, 0) == 0, "rx forged CLOSE");
+	h = craft(1, 0, XW_PKT_CONNECT_REPLY);
+	h.session = htonl((__u32)rng() | 1);
+	nonce_put(&h, 0, rng());
+	CHECK(xwi_engine_rx(xwt_nodes[0].e, &bsrc, &h, NULL, 0) == 0, "rx forged CONNECT_REPLY");
+	a1 = rst(0);
+	CHECK(a1.nonce_rejects == a0.nonce_rejects + 402 && a1.peer_restarts == 0 &&
+		      a1.reconnects == 0 && a1.peer_closes == 0 && a1.sessions == a0.sessions,
+	      "forged control frames: nonce_rejects %llu -> %llu (want +402), restarts %llu, "
+	      "reconnects %llu, closes %llu", (unsigned long long)a0.nonce_rejects,
+	      (unsigned long long)a1.nonce_rejects, (unsigned long long)a1.peer_restarts,
+	      (unsigned long long)a1.reconnects, (unsigned long long)a1.peer_closes);
+	CHECK(a1.nonce_challenges >= 1 && a1.nonce_challenges <= 2,
+	      "challenge CONNECTs: %llu for 400 refused CONNECTs at one instant",
+	      (unsigned long long)a1.nonce_challenges);
+	rmix(10, 3000, false, 2110, "nonce: after forging", 10ULL * 1000000000ULL);
+	rsettle();
+	a1 = rst(0);
+	b1 = rst(1);
+	CHECK(a1.sessions == 1 && b1.sessions == 1 && !a1.peer_restarts && !b1.peer_restarts &&
+		      !a1.timeouts && !b1.timeouts && rx_rc_bad == 0,
+	      "after forging: sessions %llu/%llu, restarts %llu/%llu, timeouts %llu/%llu",
+	      (unsigned long long)a1.sessions, (unsigned long long)b1.sessions,
+	      (unsigned long long)a1.peer_restarts, (unsigned long long)b1.peer_restarts,
+	      (unsigned long long)a1.timeouts, (unsigned long long)b1.timeouts);
+	/* the same CONNECT with A's nonce is a new incarnation of B */
+	h = craft(1, 0, XW_PKT_CONNECT);
+	h.session = htonl((__u32)rng() | 1);
+	h.seq = htonl(1000);
+	h.ack = 0;
+	nonce_put(&h, na, rng());
+	CHECK(xwi_engine_rx(xwt_nodes[0].e, &bsrc, &h, NULL, 0) == 0, "rx CONNECT with the nonce");
+	CHECK(rst(0).peer_restarts + rst(0).reconnects == 1,
+	      "a CONNECT with the right nonce resets: restarts %llu reconnects %llu",
+	      (unsigned long long)rst(0).peer_restarts, (unsigned long long)rst(0).reconnects);
+	rnet_free();
+
+	/* restarts: the new incarnation knows A's address (with its nonce) */
+	for (int first = 0; first < 2; first++) {
+		rnet_init2(rel_cfg(1), rel_cfg(2), 2200 + (__u32)first);
+		nonce_addrs();
+		rx_rc_bad = 0;
+		rmix(10, 3000, false, 2200, "nonce: before the restart", 10ULL * 1000000000ULL);
+		rsettle();
+		__u64 old_nonce = xwt_nodes[1].addr.nonce;
+
+		rnode_restart(1);
+		xwt_nodes[1].addr.nonce = xwi_engine_nonce(xwt_nodes[1].e);
+		if (first == 1) {
+			/* B's new incarnation speaks first */
+			struct rmsgt n1 = { .a = 1, .b = 0, .len = 100, .seed = 5 };
+
+			rbatch_post(&n1, 1, false);
+			CHECK(rpump(one_done, &n1, 10ULL * 1000000000ULL), "restart: B speaks first");
+			rbatch_check(&n1, 1, "restart: B speaks first");
+			rbatch_free(&n1, 1);
+		}
+		/* else A speaks first, to B's new address: a nonce A never saw
+		 * is a new incarnation, so A resets its connection with the
+		 * old B (xwi_conn_named) and its CONNECT carries the new one */
+		rmix(20, 3000, false, 2300, "nonce: after the restart", 10ULL * 1000000000ULL);
+		a1 = rst(0);
+		CHECK(a1.peer_restarts == 1 && a1.sessions == 2 && !a1.timeouts && rx_rc_bad == 0,
+		      "restart (%s first): restarts %llu sessions %llu timeouts %llu",
+		      first ? "B" : "A", (unsigned long long)a1.peer_restarts,
+		      (unsigned long long)a1.sessions, (unsigned long long)a1.timeouts);
+		/* A still sends with the old B's address: stale, not another
+		 * restart - its messages go to the new B */
+		xwt_nodes[1].addr.nonce = old_nonce;
+		rmix(10, 3000, false, 2400, "nonce: the old address", 10ULL * 1000000000ULL);
+		xwt_nodes[1].addr.nonce = xwi_engine_nonce(xwt_nodes[1].e);
+		a1 = rst(0);
+		CHECK(a1.peer_restarts == 1 && a1.sessions == 2 && !a1.timeouts && rx_rc_bad == 0,
+		      "the old address after the restart (%s first): restarts %llu sessions %llu "
+		      "timeouts %llu", first ? "B" : "A", (unsigned long long)a1.peer_restarts,
+		      (unsigned long long)a1.sessions, (unsigned long long)a1.timeouts);
+		rnet_free();
+	}
+	printf("reliability: incarnation nonces: 400 CONNECTs from the peer's address with new "
+	       "sessions and no or a wrong nonce, a CLOSE of its session and a CONNECT_REPLY "
+	       "without ours refused and counted, no reset, every byte after them intact; with "
+	       "the nonce a CONNECT resets; a restarted peer (new nonce) reconnects whichever "
+	       "side speaks first, and the old address then reaches the new incarnation\n");
+}
+
 /*
  * A large send waits for the receiver's PULLs: an alive receiver that posts
  * its receive only after more than give_up is not given up (the sender
@@ -2241,6 +2388,7 @@ int main(void)
 	test_rel_more_hint();
 	test_rel_blackhole();
 	test_rel_restart();
+	test_rel_nonce();
 	test_rel_stale_connect();
 	test_rel_bound();
 	test_rel_partial_dead();

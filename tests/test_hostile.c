@@ -27,6 +27,16 @@
  *     legitimate message arrives, A answers no forged frame with more than
  *     one frame, and finally A receives C's flood messages: refused while
  *     over the bound, none lost.
+ *  3. Forged CONNECTs from the job's own hosts (issue 29).  A and B ping-pong
+ *     messages (100 B .. 200 KiB, verified byte for byte) while C, blind to
+ *     their traffic, floods each with CONNECTs and CLOSEs that carry the
+ *     other's MAC as source, random sessions, sequences and source
+ *     endpoints 1-4, and no nonce or a random one (16,000 a second for
+ *     5 s).  Neither connection is reset or replaced (no reset, reconnect
+ *     or timeout; every byte intact), the refused frames are counted
+ *     (nonce_rejects), and the peer tables stay bounded (the real peer
+ *     and the made-up endpoints 2-4, whose nonce-less CONNECTs may open a
+ *     connection that does not exist, once each).
  */
 #include <sched.h>
 #include <sys/mman.h>
@@ -65,6 +75,9 @@ struct shared {
 	int c_flood_msgs;	/* flood messages C sent                     */
 	__u64 c_forged;		/* forged frames C sent                      */
 	__u64 c_forged_connect;
+	/* part 3 */
+	int c_flooded;		/* C's flood is over                         */
+	int rounds;		/* A's ping-pong rounds with B               */
 };
 
 static struct shared *sh;
@@ -497,15 +510,17 @@ static int p2_b(void)
 	return xwt_failures ? 1 : 0;
 }
 
-/* A forged frame to A: valid header and CRC, made-up session. */
-static size_t forge(unsigned char *f, const __u8 *src_mac, __u16 src_ep, __u8 type, __u32 r)
+/* A forged frame to the host with @dst_mac: valid header and CRC, made-up
+ * session; CONNECT, CLOSE: a made-up destination nonce (0 or random). */
+static size_t forge(unsigned char *f, const __u8 *dst_mac, const __u8 *src_mac, __u16 src_ep,
+		    __u8 type, __u32 r)
 {
 	struct xw_hdr h = {};
 	static const char pl[] = "forged!";
 	size_t plen = type == XW_PKT_SMALL ? sizeof(pl) : 0;
 	__u16 et = htons(XW_DEFAULT_ETHERTYPE);
 
-	memcpy(f, sh->mac[0], 6);
+	memcpy(f, dst_mac, 6);
 	memcpy(f + 6, src_mac, 6);
 	memcpy(f + 12, &et, 2);
 	h.version = XW_VERSION;
@@ -519,6 +534,10 @@ static size_t forge(unsigned char *f, const __u8 *src_mac, __u16 src_ep, __u8 ty
 		h.frag_count = htonl(1);
 		h.payload_len = htons(plen);
 		h.match = htobe64(0xB00000);
+	}
+	if ((type == XW_PKT_CONNECT || type == XW_PKT_CLOSE) && (r & 2)) {
+		h.frag_off = htonl(r * 2246822519u);
+		h.frag_idx = htonl(r * 3266489917u);
 	}
 	h.csum = htonl(xwi_crc32c(xwi_crc32c(0, &h, sizeof(h)), pl, plen));
 	memcpy(f + 14, &h, sizeof(h));
@@ -570,17 +589,17 @@ static int p2_c(void)
 			memcpy(mac + 2, &r, 4);
 			switch (k % 4) {
 			case 0: /* "from B", a session B never had */
-				len = forge(frame, sh->mac[1], EP, XW_PKT_SMALL, r);
+				len = forge(frame, sh->mac[0], sh->mac[1], EP, XW_PKT_SMALL, r);
 				break;
 			case 1:
-				len = forge(frame, sh->mac[1], EP, XW_PKT_ACK, r);
+				len = forge(frame, sh->mac[0], sh->mac[1], EP, XW_PKT_ACK, r);
 				break;
 			case 2:
-				len = forge(frame, mac, (__u16)(r % 64), XW_PKT_CONNECT, r);
+				len = forge(frame, sh->mac[0], mac, (__u16)(r % 64), XW_PKT_CONNECT, r);
 				sh->c_forged_connect++;
 				break;
 			default:
-				len = forge(frame, mac, (__u16)(r % 64), XW_PKT_SMALL, r);
+				len = forge(frame, sh->mac[0], mac, (__u16)(r % 64), XW_PKT_SMALL, r);
 				break;
 			}
 			if (sendto(fd, frame, len, 0, (struct sockaddr *)&sll, sizeof(sll)) ==
@@ -620,6 +639,139 @@ static int p2_c(void)
 		}
 	}
 	CHECK(nreq == 0, "C: %d flood sends still pending", nreq);
+	xw_endpoint__close(ep);
+	return xwt_failures ? 1 : 0;
+}
+
+/* ---- part 3: forged CONNECTs from the job's own hosts ------------------------ */
+
+#define P3_FLOOD_NS 5000000000ULL
+#define P3_MIN_ROUNDS 60
+#define P3_END 0xAFFFFFull
+
+/* A and B's checks after the flood: their connection untouched. */
+static void p3_check(struct xw_endpoint *ep, const struct xw_endpoint_stats *st0)
+{
+	struct xw_endpoint_stats st = { .sz = sizeof(st) };
+
+	xw_endpoint__stats(ep, &st);
+	printf("  %s: %llu forged control frames refused (nonce), %llu session rejects, "
+	       "%llu peers known, %llu evicted; sessions %llu, resets %llu, timeouts %llu\n",
+	       hname[me], (unsigned long long)(st.nonce_rejects - st0->nonce_rejects),
+	       (unsigned long long)(st.session_rejects - st0->session_rejects),
+	       (unsigned long long)st.peers, (unsigned long long)st.peers_evicted,
+	       (unsigned long long)st.sessions, (unsigned long long)st.peer_resets,
+	       (unsigned long long)st.conn_timeouts);
+	/* sessions: the real one, and at most one opening per made-up source
+	 * endpoint 2-4 (a CONNECT without a nonce may open a connection that
+	 * does not exist: answered, never established by the real host) */
+	CHECK(st.sessions <= 4 && st.peers <= 4 && st.peer_resets == 0 && st.conn_timeouts == 0 &&
+		      st.reconnects == 0,
+	      "%s: sessions %llu, peers %llu, resets %llu, timeouts %llu, reconnects %llu: a "
+	      "forged CONNECT touched the connection", hname[me], (unsigned long long)st.sessions,
+	      (unsigned long long)st.peers, (unsigned long long)st.peer_resets,
+	      (unsigned long long)st.conn_timeouts, (unsigned long long)st.reconnects);
+	CHECK(st.nonce_rejects > st0->nonce_rejects, "%s: no forged frame refused for its nonce",
+	      hname[me]);
+}
+
+static int p3_a(void)
+{
+	static unsigned char sbuf[200000], rbuf[200000];
+	struct xw_endpoint_stats st0 = { .sz = sizeof(st0) };
+	XW_OPTS(xw_status, s);
+	int err, i;
+
+	XW_OPTS(xw_endpoint_opts, o, .pin_root = xwt_pin_root());
+	struct xw_endpoint *ep = host_open(&o);
+
+	xw_endpoint__stats(ep, &st0);
+	for (i = 0; i < P3_MIN_ROUNDS || !__atomic_load_n(&sh->c_flooded, __ATOMIC_ACQUIRE);
+	     i++) {
+		size_t len = legit_len(i);
+
+		fill(sbuf, len, 0x3000u + (unsigned)i);
+		err = xw_endpoint__send(ep, &sh->addr[1], sbuf, len, 0xA00000 | (__u64)i, TMO_MS);
+		REQUIRE(err == 0, "A: send %d: %s", i, xw_strerror(err));
+		err = xw_endpoint__recv(ep, rbuf, sizeof(rbuf), 0xB00000 | (__u64)i, ~0ULL, &s,
+					TMO_MS);
+		REQUIRE(err == 0, "A: recv %d: %s", i, xw_strerror(err));
+		CHECK(s.len == len && intact(rbuf, len, 0x3000u + (unsigned)i),
+		      "A: B's answer %d: %zu bytes, corrupt", i, s.len);
+	}
+	sh->rounds = i;
+	REQUIRE(xw_endpoint__send(ep, &sh->addr[1], NULL, 0, P3_END, TMO_MS) == 0, "A: end");
+	printf("3. %d ping-pong rounds A <-> B (100 B .. 200 KiB, all intact) during %llu forged "
+	       "CONNECTs and CLOSEs from their own addresses\n", i,
+	       (unsigned long long)sh->c_forged);
+	p3_check(ep, &st0);
+	__atomic_store_n(&sh->a_done, 1, __ATOMIC_RELEASE);
+	await(&sh->stop, "B's checks");
+	xw_endpoint__close(ep);
+	return xwt_failures ? 1 : 0;
+}
+
+static int p3_b(void)
+{
+	static unsigned char buf[200000];
+	struct xw_endpoint_stats st0 = { .sz = sizeof(st0) };
+	XW_OPTS(xw_status, s);
+	int err;
+
+	XW_OPTS(xw_endpoint_opts, o, .pin_root = xwt_pin_root());
+	struct xw_endpoint *ep = host_open(&o);
+
+	xw_endpoint__stats(ep, &st0);
+	for (;;) {
+		err = xw_endpoint__recv(ep, buf, sizeof(buf), 0xA00000, 0xF00000, &s, TMO_MS);
+		REQUIRE(err == 0, "B: recv: %s", xw_strerror(err));
+		if (s.match == P3_END)
+			break;
+		err = xw_endpoint__send(ep, &sh->addr[0], buf, s.len, 0xB00000 | (s.match & 0xFFFFF),
+					TMO_MS);
+		REQUIRE(err == 0, "B: send: %s", xw_strerror(err));
+	}
+	await(&sh->a_done, "A's checks");
+	p3_check(ep, &st0);
+	__atomic_store_n(&sh->stop, 1, __ATOMIC_RELEASE);
+	xw_endpoint__close(ep);
+	return xwt_failures ? 1 : 0;
+}
+
+static int p3_c(void)
+{
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET };
+	unsigned char frame[128];
+	__u32 r = 0x7F4A7C15;
+	__u64 end;
+	int fd;
+
+	XW_OPTS(xw_endpoint_opts, o, .pin_root = xwt_pin_root());
+	struct xw_endpoint *ep = host_open(&o);
+
+	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	REQUIRE(fd >= 0, "C: AF_PACKET: %s", strerror(errno));
+	sll.sll_ifindex = (int)if_nametoindex("xwh2");
+	sll.sll_halen = 6;
+	end = xwu_now_ns() + P3_FLOOD_NS;
+	while (xwu_now_ns() < end) {
+		for (int k = 0; k < 16; k++) {
+			int to = k & 1; /* to A from B's address, to B from A's */
+			size_t len;
+
+			r = r * 1103515245u + 12345u;
+			len = forge(frame, sh->mac[to], sh->mac[!to], (__u16)(1 + (r >> 8) % 4),
+				    (r >> 12) % 8 ? XW_PKT_CONNECT : XW_PKT_CLOSE, r);
+			memcpy(sll.sll_addr, sh->mac[to], 6);
+			if (sendto(fd, frame, len, 0, (struct sockaddr *)&sll, sizeof(sll)) ==
+			    (ssize_t)len)
+				sh->c_forged++;
+		}
+		usleep(1000);
+	}
+	close(fd);
+	__atomic_store_n(&sh->c_flooded, 1, __ATOMIC_RELEASE);
+	await(&sh->stop, "A and B");
 	xw_endpoint__close(ep);
 	return xwt_failures ? 1 : 0;
 }
@@ -725,6 +877,7 @@ int main(void)
 {
 	int (*p1[NHOSTS])(void) = { p1_a, p1_b, p1_c };
 	int (*p2[NHOSTS])(void) = { p2_a, p2_b, p2_c };
+	int (*p3[NHOSTS])(void) = { p3_a, p3_b, p3_c };
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	xwt_require_root();
@@ -737,5 +890,7 @@ int main(void)
 		part("peer killed mid-rendezvous", p1, true);
 	if (!getenv("XWT_PART") || atoi(getenv("XWT_PART")) == 2)
 		part("floods", p2, false);
+	if (!getenv("XWT_PART") || atoi(getenv("XWT_PART")) == 3)
+		part("forged CONNECTs from the job's hosts", p3, false);
 	return xwt_done();
 }

@@ -611,9 +611,12 @@ static void kill_part(int fb, struct xw_endpoint *e3, struct xw_addr *a2)
 	xwt_fill(big, 8u << 20, 7);
 	c = spawn(&fc, host_c);
 	bar(fc, e5, "posted");
-	/* C's endpoint 4: same MAC as ours, id 4 */
+	/* C's endpoint 4: same MAC as ours, id 4, its nonce unknown (an
+	 * address without one, as the tool's MAC/ep: it may open a
+	 * connection; it is also the address of D, C's successor, below) */
 	a4 = addr_of(e5);
 	a4.ep = 4;
+	a4.nonce = 0;
 	bar(fb, e3, "kill starts");
 	s0 = xwt_ep_stats(e5);
 	REQUIRE(xw_endpoint__isend(e5, &a4, big, 8u << 20, 0x500, &sreq) == 0, "isend big");

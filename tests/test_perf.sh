@@ -229,7 +229,7 @@ check "the servers that exited detached the program they had attached" \
 server_pid=$!
 await_file "$TMP/addr"
 addr=$(cat "$TMP/addr" 2>/dev/null)
-check "server writes its address (MAC/1) to --addr-file" \
+check "server writes its address (MAC/1: no nonce, each client gets a fresh endpoint) to --addr-file" \
 	test -n "$(grep -xiq '[0-9a-f:]\{17\}/1' <<<"$addr" && echo y)"
 check "server prints {\"listening\": ADDR} first" \
 	test "$(head -1 "$TMP/server.out" | python3 -c 'import json,sys; print(json.loads(sys.stdin.read())["listening"])' 2>/dev/null)" = "$addr"

@@ -235,6 +235,13 @@ static const struct fx table[] = {
 	  .session = 0x7777 }, .knobs = { K(session, 0x1234) }, .policy = XW_POLICY_MARKER,
 	  .verdict = XDP_REDIRECT, .wake = W_NOW, .reason = XW_WAKE_MARKER,
 	  .delta = { D(wake_marker, 1), D(lat_frames, 1) } },
+	{ "CONNECT carrying a nonce (frag_off:frag_idx, not fragment fields) passes",
+	  { .type = XW_PKT_CONNECT, .flags = LAT, .session = 0x7777, .frag_off = 0x9F1C0E2B,
+	  .frag_idx = 0x44D7A310 }, .policy = XW_POLICY_MARKER, .verdict = XDP_REDIRECT,
+	  .wake = W_NOW, .reason = XW_WAKE_MARKER, .delta = { D(wake_marker, 1), D(lat_frames, 1) } },
+	{ "CLOSE carrying a nonce passes", { .type = XW_PKT_CLOSE, .flags = LAT, .frag_off = 1,
+	  .frag_idx = 0xFFFFFFFF }, .policy = XW_POLICY_MARKER, .verdict = XDP_REDIRECT,
+	  .wake = W_NOW, .reason = XW_WAKE_MARKER, .delta = { D(wake_marker, 1), D(lat_frames, 1) } },
 
 	/* ---- every ---- */
 	{ "every: mid-stream frame wakes", MEDIUM(0), .policy = XW_POLICY_EVERY, .verdict = XDP_REDIRECT,

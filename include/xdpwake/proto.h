@@ -114,11 +114,17 @@ enum xw_pkt_type {
  *   PULL        frag_idx < frag_count (first fragment asked, total), [X]
  *               frag_off <= msg_len                                          [X]
  *               payload: struct xw_pull_req
- *   NOTIFY, ACK, CONNECT, CONNECT_REPLY, CLOSE: control; fragment fields 0.
+ *   NOTIFY, ACK, CONNECT, CONNECT_REPLY, CLOSE: control; fragment fields 0
+ *               (but for the nonce of CONNECT*, CLOSE below).
  *               CONNECT and CONNECT_REPLY: match = the sender endpoint's
  *               incarnation id << 32 | the msg_id its message stream to
  *               the receiver resumes at; msg_len = bitmap of the final ids
  *               resume+1 .. resume+32 (library-level; not checked here).
+ *               CONNECT, CONNECT_REPLY, CLOSE: frag_off:frag_idx = the
+ *               destination endpoint's incarnation nonce as the sender
+ *               knows it (0: unknown), data:rsvd2 = the sender's (the
+ *               library refuses a reset or replacement of a connection
+ *               without its nonce: docs/PROTOCOL.md "Incarnation nonces").
  *   PROBE, PROBE_REPLY: liveness of a peer endpoint that is silent while
  *               something is owed (it may be computing, or stopped).
  *               PROBE: session = the prober's session id (the one the

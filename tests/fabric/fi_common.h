@@ -14,6 +14,12 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 
+/* The provider's address: struct xw_addr (xdpwake.h), XWA_LEN bytes; its
+ * first XWA_NAME name the endpoint, the incarnation nonce follows (0 in a
+ * fi_info's src_addr, the endpoint's own in fi_getname()). */
+#define XWA_LEN 24
+#define XWA_NAME 16
+
 /* One side: an RDM endpoint with its fabric, domain, AV, CQ and (if the
  * program opens them) counters; its AV's indices of the peer and itself. */
 struct side {

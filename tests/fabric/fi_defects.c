@@ -172,7 +172,7 @@ static bool xread(int fd, void *p, size_t n, double secs)
 
 /*
  * fi_defects --peer IFACE MODE WFD RFD: open an endpoint on IFACE, write its
- * address (16 bytes) to WFD, then
+ * address (XWA_LEN bytes) to WFD, then
  *   silent N: wait for a byte on RFD (the sender closes now), stay silent
  *             (no libfabric call: no ack, no handshake reply) 300 ms, then
  *             receive N messages (each within 20 s) and write how many came
@@ -186,9 +186,9 @@ static int peer_main(const char *ifname, const char *mode, int n, int wfd, int r
 	int got = 0;
 
 	open_side(&s, ifname, FI_AV_TABLE);
-	if (fi_getname(&s.ep->fid, name, &len) || len != 16)
+	if (fi_getname(&s.ep->fid, name, &len) || len != XWA_LEN)
 		_exit(2);
-	xwrite(wfd, name, 16);
+	xwrite(wfd, name, XWA_LEN);
 	if (!strcmp(mode, "gone")) {
 		fit_close_side(&s);
 		return 0;
@@ -215,7 +215,7 @@ static int peer_main(const char *ifname, const char *mode, int n, int wfd, int r
 struct peer {
 	pid_t pid;
 	int rfd, wfd;	/* from / to the peer */
-	char addr[16];
+	char addr[XWA_LEN];
 };
 
 static bool peer_start(struct peer *p, const char *self, const char *ifname, const char *mode,
@@ -242,7 +242,7 @@ static bool peer_start(struct peer *p, const char *self, const char *ifname, con
 	close(down[0]);
 	p->rfd = up[0];
 	p->wfd = down[1];
-	return xread(p->rfd, p->addr, 16, 30);
+	return xread(p->rfd, p->addr, XWA_LEN, 30);
 }
 
 /* The peer's exit status within @secs (it is killed after that): 0 ok. */
@@ -322,8 +322,8 @@ static void h_ctx(struct fi_info *h) { h->ep_attr->tx_ctx_cnt = 4; }
 static void h_avtype(struct fi_info *h) { h->domain_attr->av_type = (enum fi_av_type)77; }
 static void h_srcaddr(struct fi_info *h)
 {
-	h->src_addr = calloc(1, 16); /* encapsulation 0: not an address */
-	h->src_addrlen = 16;
+	h->src_addr = calloc(1, XWA_LEN); /* encapsulation 0: not an address */
+	h->src_addrlen = XWA_LEN;
 }
 static void h_inject_comp(struct fi_info *h)
 {
@@ -585,7 +585,7 @@ static void test_avtable(struct side *a)
 {
 	struct fid_av *av;
 	struct fi_av_attr ava = { .type = FI_AV_TABLE };
-	char good[16], in[3][16], out[16];
+	char good[XWA_LEN], in[3][XWA_LEN], out[XWA_LEN];
 	fi_addr_t fa[3] = { 0, 0, 0 }, first, next;
 	int errs[3] = { -1, -1, -1 }, n;
 	size_t len = sizeof(good);
@@ -596,17 +596,17 @@ static void test_avtable(struct side *a)
 	if (fi_getname(&a->ep->fid, good, &len))
 		DIE("getname");
 	/* xw_addr: the endpoint id at bytes 8-9 (little-endian): ids 5, 6 */
-	memcpy(in[0], good, 16);
+	memcpy(in[0], good, XWA_LEN);
 	in[0][8] = 5, in[0][9] = 0;
-	memset(in[1], 0xff, 16); /* encapsulation 0xff: not an address */
-	memcpy(in[2], good, 16);
+	memset(in[1], 0xff, XWA_LEN); /* encapsulation 0xff: not an address */
+	memcpy(in[2], good, XWA_LEN);
 	in[2][8] = 6, in[2][9] = 0;
 	if (fi_av_insert(av, good, 1, &first, 0, NULL) != 1 || first != 0)
 		DIE("first insert");
 	n = fi_av_insert(av, in, 3, fa, 0, NULL);
 	len = sizeof(out);
 	ok = n == 2 && fa[0] == 1 && fa[1] == FI_ADDR_NOTAVAIL && fa[2] == 3 &&
-	     !fi_av_lookup(av, 3, out, &len) && !memcmp(out, in[2], 16);
+	     !fi_av_lookup(av, 3, out, &len) && !memcmp(out, in[2], XWA_LEN);
 	len = sizeof(out);
 	ok = ok && fi_av_lookup(av, 2, out, &len) != 0;
 	row("avtable", ok,
@@ -734,7 +734,7 @@ static int call_control(void *arg)
 
 static int call_av(void *arg)
 {
-	size_t len = 16;
+	size_t len = XWA_LEN;
 
 	(void)arg;
 	return fi_av_lookup(cur->av, 0, NULL, NULL) == -FI_EINVAL &&

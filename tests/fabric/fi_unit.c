@@ -85,7 +85,7 @@ static void open_side(struct side *s, const char *ifname, enum fi_av_type avt,
 	      !(s->info->rx_attr->caps & ~s->info->caps),
 	      "caps %#llx tx %#llx rx %#llx", (unsigned long long)s->info->caps,
 	      (unsigned long long)s->info->tx_attr->caps, (unsigned long long)s->info->rx_attr->caps);
-	CHECK(s->info->src_addr && s->info->src_addrlen == 16, "src_addr");
+	CHECK(s->info->src_addr && s->info->src_addrlen == XWA_LEN, "src_addr");
 	fi_freeinfo(hints);
 	REQUIRE(!fi_fabric(s->info->fabric_attr, &s->fab, NULL), "fi_fabric");
 	REQUIRE(!fi_domain(s->fab, s->info, &s->dom, NULL), "fi_domain");
@@ -203,7 +203,7 @@ static void check_getinfo_node(struct side *a, struct side *b)
 	CHECK(!err && info, "node %s service 7: %d", peer, err);
 	for (struct fi_info *i = info; i; i = i->next) {
 		len = sizeof(got);
-		CHECK(i->dest_addr && i->dest_addrlen == 16 && i->src_addr &&
+		CHECK(i->dest_addr && i->dest_addrlen == XWA_LEN && i->src_addr &&
 		      fi_av_straddr(a->av, i->dest_addr, got, &len) && !strcmp(got, text),
 		      "dest_addr of node/service on %s: %s", i->domain_attr->name,
 		      i->dest_addr ? got : "none");
@@ -240,7 +240,7 @@ static void check_getinfo_node(struct side *a, struct side *b)
 
 		len = sizeof(name);
 		err = fi_endpoint(a->dom, info, &ep, NULL);
-		CHECK(!err && !fi_getname(&ep->fid, name, &len) && !memcmp(name, info->src_addr, 16),
+		CHECK(!err && !fi_getname(&ep->fid, name, &len) && !memcmp(name, info->src_addr, XWA_NAME),
 		      "endpoint of the FI_SOURCE info has its address: %d", err);
 		if (ep)
 			fi_close(&ep->fid);
@@ -256,7 +256,7 @@ static void check_getinfo_node(struct side *a, struct side *b)
 		len = sizeof(name);
 		err = fi_endpoint(a->dom, a->info, &ep, NULL);
 		CHECK(!err && !fi_getname(&ep->fid, name, &len) &&
-		      memcmp(name, a->info->src_addr, 16),
+		      memcmp(name, a->info->src_addr, XWA_NAME),
 		      "second endpoint from the default info: %d", err);
 		if (ep)
 			fi_close(&ep->fid);
@@ -278,7 +278,7 @@ static void exchange(struct side *a, struct side *b)
 	char na[64], nb[64];
 	size_t la = 0, lb = sizeof(nb);
 
-	CHECK(fi_getname(&a->ep->fid, na, &la) == -FI_ETOOSMALL && la == 16, "getname size");
+	CHECK(fi_getname(&a->ep->fid, na, &la) == -FI_ETOOSMALL && la == XWA_LEN, "getname size");
 	la = sizeof(na);
 	REQUIRE(!fi_getname(&a->ep->fid, na, &la), "getname");
 	REQUIRE(!fi_getname(&b->ep->fid, nb, &lb), "getname");
@@ -363,7 +363,7 @@ static bool read_progress(int fd, void *p, size_t n, struct side *s)
 static void open_side_piped(struct side *s, const char *ifname, enum fi_av_type avt,
 			    enum fi_wait_obj wait, int rfd, int wfd)
 {
-	char me[64], peer[16];
+	char me[64], peer[XWA_LEN];
 	size_t len = sizeof(me);
 
 	fcntl(rfd, F_SETFL, O_NONBLOCK);
@@ -1017,7 +1017,7 @@ int main(int argc, char **argv)
 		size_t la = sizeof(na);
 
 		REQUIRE(!fi_getname(&a.ep->fid, na, &la), "getname");
-		CHECK(a.info->src_addr && !memcmp(a.info->src_addr, na, 16),
+		CHECK(a.info->src_addr && !memcmp(a.info->src_addr, na, XWA_NAME),
 		      "src_addr is the endpoint's address");
 		check_getinfo_hints();
 		check_getinfo_node(&a, &b);
@@ -1256,7 +1256,9 @@ int main(int argc, char **argv)
 		CHECK(!fi_close(&b.ep->fid), "close B's endpoint");
 		open_ep(&b);
 		REQUIRE(!fi_getname(&b.ep->fid, n1, &l1), "getname");
-		CHECK(l0 == l1 && !memcmp(n0, n1, l0), "B restarted at the same address");
+		CHECK(l0 == XWA_LEN && l1 == XWA_LEN && !memcmp(n0, n1, XWA_NAME) &&
+			      memcmp(n0 + XWA_NAME, n1 + XWA_NAME, XWA_LEN - XWA_NAME),
+		      "B restarted at the same address (a new incarnation nonce)");
 		REQUIRE(!fi_trecv(a.ep, rbuf, 100, NULL, a.peer, 17, 0, &ctx[0]), "trecv");
 		REQUIRE(!fi_tsend(b.ep, "again", 6, NULL, b.peer, 17, &ctx[5]), "tsend");
 		for (int i = 0, reset = 0, got = 0; i < 2; i++) {

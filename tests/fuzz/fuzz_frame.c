@@ -115,6 +115,8 @@ static bool ref_hdr_ok(const struct xw_hdr *h, size_t len, __u16 ep)
 	if (h->version != XW_VERSION || h->type < XW_PKT_SMALL || h->type >= XW_PKT_TYPE_MAX ||
 	    plen > len || ntohs(h->dst_ep) != ep)
 		return false;
+	if (h->type == XW_PKT_CONNECT || h->type == XW_PKT_CONNECT_REPLY || h->type == XW_PKT_CLOSE)
+		return !cnt; /* frag_off:frag_idx: the destination's nonce */
 	if (h->type >= XW_PKT_NOTIFY)
 		return !off && !idx && !cnt && (h->type != XW_PKT_NOTIFY || !plen);
 	if (!cnt || idx >= cnt || cnt != nfrags(mlen))
@@ -197,7 +199,10 @@ static int f_send(void *ctx, const struct xw_addr *dst, const struct xw_hdr *h,
 		FZ_ASSERT(ntohl(pr.nfrags) >= 1 && (__u64)idx + ntohl(pr.nfrags) <= cnt,
 			  "PULL %u+%u of %u", idx, ntohl(pr.nfrags), cnt);
 	}
-	if (h->type >= XW_PKT_NOTIFY)
+	if (h->type == XW_PKT_CONNECT || h->type == XW_PKT_CONNECT_REPLY || h->type == XW_PKT_CLOSE)
+		FZ_ASSERT(!cnt && (h->data || h->rsvd2), "type %u: frag_count %u, no sender nonce",
+			  h->type, cnt);
+	else if (h->type >= XW_PKT_NOTIFY)
 		FZ_ASSERT(!h->frag_off && !idx && !cnt, "control type %u with fragment fields",
 			  h->type);
 	return 0;

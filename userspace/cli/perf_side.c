@@ -126,6 +126,13 @@ int perf_ep_open(struct perf *p, bool set_policy)
 		}
 	}
 	xw_endpoint__addr(p->ep, &p->me);
+	/* The tool opens a fresh endpoint (a new incarnation, a new nonce)
+	 * for every client and every try (perf_proto.c), so the address it
+	 * shows and writes (--addr-file) names the endpoint without a nonce:
+	 * such an address opens a connection, never resets one
+	 * (docs/PROTOCOL.md "Incarnation nonces"); one with the nonce of the
+	 * first incarnation would be refused by the next. */
+	p->me.nonce = 0;
 	xw_addr_format(&p->me, p->me_text, sizeof(p->me_text));
 	return 0;
 }

@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
-/* Endpoint addresses: "MAC/ep" (Ethernet) and "IPv4:port/ep" (UDP). */
+/* Endpoint addresses: "MAC/ep" (Ethernet) and "IPv4:port/ep" (UDP), each
+ * optionally followed by "/nonce" (16 hex digits). */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+
+/* The address is exchanged as bytes (the provider's fi_getname, a
+ * launcher's business card): no padding, the same size everywhere. */
+_Static_assert(sizeof(struct xw_addr) == 24, "struct xw_addr is 24 bytes");
 
 static int parse_ep(const char *s, __u16 *ep)
 {
@@ -35,6 +40,28 @@ static int hexval(char c)
 	return -1;
 }
 
+/* "/" and 16 hex digits at the end of @buf: cut off, *@nonce set.  No
+ * such suffix: 0, *@nonce 0.  Malformed: -EINVAL. */
+static int cut_nonce(char *buf, __u64 *nonce)
+{
+	char *first = strchr(buf, '/'), *last = strrchr(buf, '/');
+
+	*nonce = 0;
+	if (!first || first == last)
+		return 0;
+	if (strlen(last + 1) != 16)
+		return -EINVAL;
+	for (int i = 1; i <= 16; i++) {
+		int v = hexval(last[i]);
+
+		if (v < 0)
+			return -EINVAL;
+		*nonce = *nonce << 4 | (__u64)v;
+	}
+	*last = '\0';
+	return 0;
+}
+
 XW_API int xw_addr_parse(const char *text, struct xw_addr *addr)
 {
 	char buf[XW_ADDR_STRLEN], *slash, *colon;
@@ -47,6 +74,9 @@ XW_API int xw_addr_parse(const char *text, struct xw_addr *addr)
 	if (!text || !addr || strlen(text) >= sizeof(buf))
 		return -EINVAL;
 	strcpy(buf, text);
+	err = cut_nonce(buf, &a.nonce);
+	if (err)
+		return err;
 	slash = strrchr(buf, '/');
 	if (!slash)
 		return -EINVAL;
@@ -102,6 +132,8 @@ XW_API int xw_addr_format(const struct xw_addr *a, char *buf, size_t len)
 	} else {
 		return -EINVAL;
 	}
+	if (n >= 0 && (size_t)n < len && a->nonce)
+		n += snprintf(buf + n, len - (size_t)n, "/%016llx", (unsigned long long)a->nonce);
 	if (n < 0 || (size_t)n >= len)
 		return -ENOSPC;
 	return n;

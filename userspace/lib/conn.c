@@ -73,7 +73,9 @@ static void ack_sent(const struct xwi_engine *e, struct peer *p, bool sacks)
  * and CONNECT_REPLY carry, in match, our endpoint's incarnation (high 32
  * bits) and where our message stream to the peer resumes (low 32), and in
  * msg_len the final ids just after it (see resume_id).  An ACK carries the
- * selective acks (match and its payload, see sack_bits). */
+ * selective acks (match and its payload, see sack_bits).  CONNECT*, CLOSE
+ * carry the peer endpoint's nonce as we know it in frag_off:frag_idx and
+ * ours in data:rsvd2 (docs/PROTOCOL.md "Incarnation nonces"). */
 static int emit_ctl(struct xwi_engine *e, struct peer *p, __u8 type, __u32 seq, __u32 msg_id)
 {
 	__u64 w[XW_SACK_EXT_WORDS + 1];
@@ -82,6 +84,12 @@ static int emit_ctl(struct xwi_engine *e, struct peer *p, __u8 type, __u32 seq, 
 	__u32 finals;
 
 	hdr_init(e, &h, p, type);
+	if (type == XW_PKT_CONNECT || type == XW_PKT_CONNECT_REPLY || type == XW_PKT_CLOSE) {
+		h.frag_off = htonl((__u32)(p->addr.nonce >> 32));
+		h.frag_idx = htonl((__u32)p->addr.nonce);
+		h.data = htonl((__u32)(e->nonce >> 32));
+		h.rsvd2 = htonl((__u32)e->nonce);
+	}
 	if (type == XW_PKT_CONNECT || type == XW_PKT_CONNECT_REPLY) {
 		h.match = htobe64(xwi_msg_hello(e, p, &finals));
 		h.msg_len = htonl(finals);
@@ -389,6 +397,7 @@ void xwi_conn_reset(struct xwi_engine *e, struct peer *p, int err, enum xwi_rese
 		conn_event(e, p, 0);
 	}
 	p->cn.cstate = C_NONE;
+	p->cn.sess_sure = false;
 	p->cn.my_sid = p->cn.peer_sid = 0;
 	p->cn.ack_owed = 0;
 	p->cn.ack_now = p->cn.reply_owed = p->cn.rtx_now = p->cn.in_recovery = p->cn.holes = false;
@@ -466,6 +475,95 @@ static void readopt(struct xwi_engine *e, struct peer *p, __u32 sid, __u32 isn)
 	p->cn.retired[p->cn.nretired++ % XWI_RETIRED] = p->cn.peer_sid;
 	e->st.sessions_replaced++;
 	adopt(e, p, sid, isn);
+}
+
+/* The nonces of a CONNECT*, CLOSE: the destination's (ours, if the sender
+ * knows it; 0 if not) and the sender's. */
+static __u64 nonce_dst(const struct xw_hdr *h)
+{
+	return (__u64)ntohl(h->frag_off) << 32 | ntohl(h->frag_idx);
+}
+
+static __u64 nonce_src(const struct xw_hdr *h)
+{
+	return (__u64)ntohl(h->data) << 32 | ntohl(h->rsvd2);
+}
+
+/* The peer's nonce, from a handshake frame that carried ours (@sure) or
+ * only claimed by one that did not (kept only while we know no better). */
+static void nonce_learn(struct peer *p, __u64 sn, bool sure)
+{
+	if (sure || !p->nonce_sure) {
+		if (p->nonce_sure && sn != p->addr.nonce)
+			p->nonce_prev = p->addr.nonce;
+		p->addr.nonce = sn;
+		p->nonce_sure = sure;
+	}
+}
+
+void xwi_conn_renamed(struct xwi_engine *e, struct peer *p, __u64 nonce)
+{
+	if (p->nonce_sure && nonce == p->nonce_prev)
+		return; /* a stale address: we talk to its successor already */
+	if (p->cn.rx_known || p->cn.cstate != C_NONE) {
+		/* a connection with another incarnation (or with one that
+		 * only claimed to be the peer, without our nonce): the
+		 * application names this one, so that one is gone */
+		e->st.peer_restarts++;
+		xwi_conn_reset(e, p, -ECONNRESET, RM_NEWPEER);
+	}
+	nonce_learn(p, nonce, true);
+}
+
+/* A CONNECT*, CLOSE that would reset or replace a connection without
+ * carrying our nonce: dropped, counted.  The XDP program may have dropped
+ * the session of @p (a CONNECT with another session): registered again. */
+static int nonce_reject(struct xwi_engine *e, struct peer *p)
+{
+	e->st.nonce_rejects++;
+	if (p && p->cn.rx_known)
+		conn_event(e, p, p->cn.peer_sid);
+	return 0;
+}
+
+/*
+ * A CONNECT refused for its nonce (sender's nonce @sn).  While we know no
+ * better, @sn is taken as the peer's claimed nonce: a peer that was
+ * reopened and spoken to first (it does not know our nonce yet) hears it
+ * from our own CONNECT, which it refuses (it carries the nonce of its
+ * previous incarnation) - its next introduction then carries ours.  And,
+ * like TCP's challenge ACK (RFC 5961), a CONNECT refused against a session
+ * we have is answered, at most once per rto_init, by a CONNECT of that
+ * session: the real peer, alive, takes it as a duplicate; a reopened one
+ * learns our nonce from it.  A forged source cannot make us send more.
+ */
+static int connect_reject(struct xwi_engine *e, struct peer *p, __u64 sn)
+{
+	__u64 t = now(e);
+
+	if (p) {
+		nonce_learn(p, sn, false);
+		if (p->cn.rx_known && p->cn.cstate != C_NONE &&
+		    (!p->cn.last_challenge || t - p->cn.last_challenge >= e->cfg.rto_init_ns) &&
+		    !emit_ctl(e, p, XW_PKT_CONNECT, p->cn.isn, 0)) {
+			p->cn.last_challenge = t ? t : 1;
+			e->st.nonce_challenges++;
+		}
+	}
+	return nonce_reject(e, p);
+}
+
+/*
+ * May a CONNECT without our nonce (@sid, the sender's nonce @sn) act on
+ * @p?  Only as an opening: not against a peer nonce we are sure of, and
+ * not against a session of the peer that was set up with our nonce
+ * (unless it is that very session again: a handshake duplicate).
+ */
+static bool connect_open_only(const struct peer *p, __u32 sid, __u64 sn)
+{
+	if (p->nonce_sure && sn != p->addr.nonce)
+		return false;
+	return !p->cn.rx_known || !p->cn.sess_sure || sid == p->cn.peer_sid;
 }
 
 /* We have a handshake of ours to finish: CONNECT retried until the peer
@@ -987,17 +1085,23 @@ static int rx_connect(struct xwi_engine *e, const struct xw_addr *src, const str
 {
 	__u32 sid = ntohl(h->session), isn = ntohl(h->seq), ack = ntohl(h->ack);
 	__u32 peer_eid = (__u32)(be64toh(h->match) >> 32), resume = (__u32)be64toh(h->match);
+	__u64 dn = nonce_dst(h), sn = nonce_src(h);
+	bool sure = dn == e->nonce;
 	struct peer *p;
 
 	if (!sid) {
 		e->st.rx_bad++;
 		return -EPROTO;
 	}
+	if (dn && !sure)
+		return connect_reject(e, xwi_peer_find(e, src), sn);
 	p = xwi_peer_get(e, src);
 	if (!p) {
 		e->st.peers_dropped++;
 		return 0;
 	}
+	if (!sure && !connect_open_only(p, sid, sn))
+		return connect_reject(e, p, sn);
 	e->st.rx_frames[XW_PKT_CONNECT]++;
 	if (p->cn.rx_known && sid == p->cn.peer_sid) {
 		__u64 t = now(e);
@@ -1058,6 +1162,8 @@ static int rx_connect(struct xwi_engine *e, const struct xw_addr *src, const str
 		}
 		adopt(e, p, sid, isn);
 	}
+	p->cn.sess_sure = sure;
+	nonce_learn(p, sn, sure);
 	p->cn.peer_eid = peer_eid;
 	xwi_msg_stream_sync(e, p, peer_eid, resume, ntohl(h->msg_len));
 	p->cn.reply_owed = true;
@@ -1085,6 +1191,9 @@ static int rx_connect_reply(struct xwi_engine *e, const struct xw_addr *src,
 	__u32 sid = ntohl(h->session), isn = ntohl(h->seq), echo = ntohl(h->msg_id);
 	struct peer *p = xwi_peer_find(e, src);
 
+	/* an answer to our CONNECT, which carried our nonce: it has it */
+	if (nonce_dst(h) != e->nonce)
+		return nonce_reject(e, p);
 	if (!p || p->cn.cstate == C_NONE || echo != p->cn.my_sid || !sid) {
 		e->st.session_rejects++;
 		return 0;
@@ -1117,6 +1226,8 @@ static int rx_connect_reply(struct xwi_engine *e, const struct xw_addr *src,
 			rtt_sample(e, p, now(e) - p->cn.conn_start);
 		adopt(e, p, sid, isn);
 	}
+	p->cn.sess_sure = true;
+	nonce_learn(p, nonce_src(h), true);
 	p->cn.peer_eid = (__u32)(be64toh(h->match) >> 32);
 	xwi_msg_stream_sync(e, p, p->cn.peer_eid, (__u32)be64toh(h->match), ntohl(h->msg_len));
 	establish(e, p);
@@ -1271,6 +1382,8 @@ static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 		return 0;
 	}
 	if (h->type == XW_PKT_CLOSE) {
+		if (nonce_dst(h) != e->nonce)
+			return nonce_reject(e, p);
 		e->st.rx_frames[XW_PKT_CLOSE]++;
 		e->st.peer_closes++;
 		if (kick)

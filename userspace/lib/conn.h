@@ -66,6 +66,19 @@ static inline bool xwi_conn_can_tx(const struct xwi_engine *e, const struct peer
 	       p->cn.inflight < e->cfg.window;
 }
 
+void xwi_conn_renamed(struct xwi_engine *e, struct peer *p, __u64 nonce);
+
+/* The application sends to @p with an address carrying @nonce (0: none):
+ * a nonce we never saw is a new incarnation of the peer endpoint (the
+ * application learned it through its own exchange, as a launcher gives
+ * a restarted process's address): the connection with the old one is
+ * reset as a restart (xwi_conn_renamed). */
+static inline void xwi_conn_named(struct xwi_engine *e, struct peer *p, __u64 nonce)
+{
+	if (nonce && nonce != p->addr.nonce)
+		xwi_conn_renamed(e, p, nonce);
+}
+
 /* May the message layer's frames go to @p now?  With cfg.reliable a
  * connection is needed: the handshake starts if none is under way (the
  * frames wait for the CONNECT to go out, or for the window). */

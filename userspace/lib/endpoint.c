@@ -497,6 +497,7 @@ XW_API int xw_endpoint__addr(const struct xw_endpoint *ep, struct xw_addr *a)
 	memset(a, 0, sizeof(*a));
 	a->encap = (__u8)ep->enc.encap;
 	a->ep = ep->id;
+	a->nonce = xwi_engine_nonce(ep->eng);
 	memcpy(a->mac, ep->port->mac, 6);
 	if (ep->enc.encap == XW_ENCAP_UDP) {
 		a->ip = ep->port->ip;
@@ -597,6 +598,7 @@ XW_API int xw_endpoint__stats(const struct xw_endpoint *ep, struct xw_endpoint_s
 	st->sack_ignored = es.bad_sacks;
 	st->rto_ns = es.rto_ns;
 	st->srtt_ns = es.srtt_ns;
+	st->nonce_rejects = es.nonce_rejects;
 	xwi_local_stats(ep->local, &ls);
 	st->local_tx_frames = ls.tx;
 	st->local_rx_frames = ls.rx;

@@ -109,7 +109,14 @@ struct xwi_engine *xwi_engine_new(const struct xwi_engine_cfg *cfg,
 	xl_init(&e->rmsgs);
 	while (!e->eid)
 		xwi_rand_bytes(e, &e->eid, sizeof(e->eid));
+	while (!e->nonce)
+		xwi_rand_bytes(e, &e->nonce, sizeof(e->nonce));
 	return e;
+}
+
+__u64 xwi_engine_nonce(const struct xwi_engine *e)
+{
+	return e ? e->nonce : 0;
 }
 
 void *xwi_engine_ctx(struct xwi_engine *e)

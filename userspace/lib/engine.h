@@ -370,8 +370,13 @@ struct xwi_engine_stats {
 	__u64 cma_bytes;	   /* ... their bytes                         */
 	__u64 cma_fallbacks;	   /* peers whose buffers could not be read
 				    * (-EPERM...): their messages are pulled  */
+	__u64 nonce_rejects;	   /* CONNECT*, CLOSE without our nonce that
+				    * would reset or replace a connection    */
+	__u64 nonce_challenges;	   /* CONNECTs of our session answering them */
 };
 void xwi_engine_stats(const struct xwi_engine *e, struct xwi_engine_stats *out);
+/* The engine's incarnation nonce (xw_addr.nonce of its endpoint; not 0). */
+__u64 xwi_engine_nonce(const struct xwi_engine *e);
 /* True when a message waits in the unexpected queue (a receive would match
  * it at once, given the right match and mask). */
 bool xwi_engine_has_unexpected(const struct xwi_engine *e);

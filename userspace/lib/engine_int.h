@@ -120,6 +120,7 @@ struct xwi_conn {
 	bool in_recovery;      /* resending after an RTO, until `recover`      */
 	bool acked_once;       /* the peer acked a frame: it knows our ISN     */
 	bool est_counted;      /* this incarnation reached C_EST (st.sessions) */
+	bool sess_sure;	       /* the peer's session came with our nonce      */
 	__u32 my_sid, isn, snd_una, snd_nxt;
 	__u32 peer_sid, rcv_nxt;
 	__u32 peer_isn;	       /* the peer's ISN (half-open: rcv_nxt == peer_isn) */
@@ -137,6 +138,7 @@ struct xwi_conn {
 	__u64 last_progress;   /* ack advanced / first frame outstanding       */
 	__u64 last_heard;      /* a frame of the peer's session arrived        */
 	__u64 last_reply;      /* CONNECT_REPLY rate limit                     */
+	__u64 last_challenge;  /* CONNECT answering one refused for its nonce  */
 	__u64 srtt, rttvar, rto;
 	bool reply_owed;       /* a CONNECT_REPLY is owed                      */
 	bool probe;	       /* our CONNECT introduces us (not retried idle)  */
@@ -198,7 +200,14 @@ struct xwi_mpeer {
  * for every address the engine exchanges frames with. */
 struct peer {
 	struct xl link;	       /* e->peers                                     */
-	struct xw_addr addr;
+	struct xw_addr addr;   /* addr.nonce: the peer endpoint's nonce as we
+				* know it (0: unknown)                        */
+	bool nonce_sure;       /* addr.nonce from the application's address or
+				* a handshake that carried ours, not only
+				* claimed by a CONNECT without our nonce      */
+	__u64 nonce_prev;      /* the nonce a newer incarnation replaced (an
+				* application address still carrying it is
+				* stale, not a restart: xwi_conn_named)       */
 	struct xwi_conn cn;    /* the connection (conn.c)                      */
 	struct xwi_mpeer ms;   /* the message streams (msg.c, stream.c)        */
 };
@@ -417,6 +426,8 @@ struct xwi_engine {
 	bool hook_done;	    /* drop_first_type used */
 	/* the message layer (msg.c, stream.c) */
 	__u32 eid;	    /* this endpoint's incarnation (CONNECT*: match) */
+	__u64 nonce;	    /* its incarnation nonce (xw_addr.nonce; CONNECT*,
+			     * CLOSE: docs/PROTOCOL.md "Incarnation nonces") */
 	struct xl txrr;	    /* peers with frames to emit */
 	struct xl pending;  /* all pending requests */
 	struct xl rmsgs;    /* all incoming messages */
@@ -573,6 +584,11 @@ static inline int xwi_frame_check(const struct xwi_engine *e, const struct xw_hd
 	case XW_PKT_PULL_REPLY:
 	case XW_PKT_PULL:
 		break;
+	case XW_PKT_CONNECT:
+	case XW_PKT_CONNECT_REPLY:
+	case XW_PKT_CLOSE:
+		/* frag_off:frag_idx: the destination's nonce */
+		return cnt ? -EPROTO : 0;
 	case XW_PKT_NOTIFY:
 		if (plen)
 			return -EPROTO;

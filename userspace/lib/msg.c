@@ -342,6 +342,8 @@ int xwi_msg_send(struct xwi_engine *e, const struct xw_addr *dst, const void *bu
 		}
 	}
 	p = xwi_peer_get(e, dst);
+	if (p)
+		xwi_conn_named(e, p, dst->nonce);
 	req = p ? xwi_req_new(e, XWI_REQ_SEND) : NULL;
 	if (!req) {
 		if (copy)

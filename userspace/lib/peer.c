@@ -74,7 +74,7 @@ struct peer *xwi_peer_get(struct xwi_engine *e, const struct xw_addr *a)
 	struct peer *p = xwi_peer_find(e, a);
 
 	if (p)
-		return p;
+		return p; /* a nonce @a carries: xwi_conn_named() */
 	if (e->npeers >= (e->cfg.peers_max ? e->cfg.peers_max : XW_MAX_CONNS) && !peer_evict(e))
 		return NULL;
 	p = zalloc(1, sizeof(*p));
@@ -82,6 +82,7 @@ struct peer *xwi_peer_get(struct xwi_engine *e, const struct xw_addr *a)
 		return NULL;
 	e->npeers++;
 	p->addr = *a;
+	p->nonce_sure = a->nonce != 0;
 	xwi_conn_init(e, p);
 	xwi_msg_peer_init(p);
 	xl_add_tail(&p->link, &e->peers);
