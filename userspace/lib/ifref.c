@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 
 #include "internal.h"
 #include "local.h"
@@ -96,6 +97,18 @@ static bool queue_held_elsewhere(const struct xw_ep_entry *eps, __u32 queue)
 	return false;
 }
 
+/* Whether a live process of another pid has bound @queue: the port code
+ * marks a queue in `udp_queues` (@qfd) as soon as its bind succeeded,
+ * before its endpoint is registered - what tells openers starting together
+ * (MPI ranks) which queues the others took, without trying each. */
+static bool queue_bound_elsewhere(int qfd, __u32 queue)
+{
+	__u32 pid = 0;
+
+	return qfd >= 0 && queue < XW_MAX_QUEUES && !bpf_map_lookup_elem(qfd, &queue, &pid) &&
+	       pid && pid != (__u32)getpid() && xwi_pid_alive(pid);
+}
+
 static int queue_error(const char *ifname, __u32 n, bool busy)
 {
 	if (!busy) {
@@ -140,7 +153,8 @@ int xwi_ifref_port(struct xw_iface *ifc, const char *ifname, int ifindex, __u32 
 	n = xwi_rx_queues(ifname);
 	for (int pass = 0; pass < 2; pass++) {
 		for (__u32 q = 0; q < n; q++) {
-			if (!xwi_port_have(ifindex, q) && queue_held_elsewhere(eps, q)) {
+			if (!xwi_port_have(ifindex, q) &&
+			    (queue_held_elsewhere(eps, q) || queue_bound_elsewhere(qfd, q))) {
 				busy = true;
 				continue;
 			}
