@@ -23,6 +23,7 @@ N=${XW_RANKS_PER_HOST:-64}
 T=$$
 TMP=$(mktemp -d /tmp/xwr128.XXXXXX)
 . "$here/mpi/hosts.sh"
+. "$here/lib/multiq.sh"
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 fail=0
@@ -32,37 +33,12 @@ QUEUES=$N hosts 2 bridge || exit 1
 ids1=() ids2=()
 for i in $(seq 1 "$N"); do ids1+=("$i") ids2+=($((500 + i))); done
 ALL=$(IFS=,; echo "${ids1[*]},${ids2[*]}")
-D=$TMP/run
-mkdir -p "$D"
 t0=$(date +%s.%N)
-for h in 1 2; do
-	if [ $h = 1 ]; then mine="${ids1[*]}"; else mine="${ids2[*]}"; fi
-	ip netns exec "${HOSTS[$((h - 1))]}" sh -c '
-		mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf || exit 1
-		peer=$1 d=$2 all=$3; shift 3
-		for id in "$@"; do
-			XW_MQ_SIZES=100 XW_MQ_WAIT=block XW_MQ_GIVE_UP_MS=60000 \
-				"$peer" xwd0 "$id" "$d" "$all" "$all" - 1 >"$d/out.$id" 2>&1 &
-			echo $! >"$d/pid.$id"
-		done
-		wait' sh "$PEER" "$D" "$ALL" $mine &
-	eval "HOST_SH$h=$!"
-done
-# Bounded: 240 s (a quiet machine takes a few seconds).
-for i in $(seq 1 2400); do
-	kill -0 "$HOST_SH1" 2>/dev/null || kill -0 "$HOST_SH2" 2>/dev/null || break
-	sleep 0.1
-done
-if kill -0 "$HOST_SH1" 2>/dev/null || kill -0 "$HOST_SH2" 2>/dev/null; then
-	bad "processes still running after 240 s"
-	for f in "$D"/pid.*; do kill -9 "$(cat "$f")" 2>/dev/null; done
-fi
-wait "$HOST_SH1" "$HOST_SH2" 2>/dev/null
+export XW_MQ_SIZES=100 XW_MQ_WAIT=block XW_MQ_GIVE_UP_MS=60000
+launch run - 1
+finish 240
 secs=$(echo "$(date +%s.%N) - $t0" | bc)
 
-field() {
-	sed -n "s/^RESULT .* $2=\([0-9]*\).*/\1/p" "$D/out.$1" | head -1
-}
 nbad=0
 for h in 1 2; do
 	if [ $h = 1 ]; then mine=("${ids1[@]}"); else mine=("${ids2[@]}"); fi
@@ -70,7 +46,7 @@ for h in 1 2; do
 	for id in "${mine[@]}"; do
 		if ! grep -q '^RESULT' "$D/out.$id"; then
 			bad "process $id gave no result"
-			sed 's/^/    | /' "$D/out.$id" | tail -5
+			show "$id"
 			nbad=$((nbad + 1))
 			[ $nbad -gt 5 ] && break 2
 			continue
