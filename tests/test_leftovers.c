@@ -25,7 +25,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -69,43 +68,43 @@ static bool exists(const char *path)
 	return access(path, F_OK) == 0;
 }
 
-/* A child that opens endpoint @id, says so on @fd, then waits (to be
- * killed, or until @fd closes). */
+/* A child that opens endpoint @id, says so on a pipe, then waits until
+ * the parent closes the other pipe (*@fd) or kills it. */
 static pid_t child(__u16 id, int *fd)
 {
-	int sv[2];
+	int ready[2], hold[2];
+	char c = 'r';
 	pid_t pid;
 
-	REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0, "socketpair");
-	fflush(stdout);
-	fflush(stderr);
+	REQUIRE(pipe(ready) == 0 && pipe(hold) == 0, "pipes");
+	fflush(NULL);
 	pid = fork();
 	REQUIRE(pid >= 0, "fork");
-	if (pid == 0) {
+	if (!pid) {
 		struct xw_endpoint *ep;
-		char c = 'r';
 
-		close(sv[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		xwt_failures = 0;	/* its own */
 		xwt_pin_dir[0] = '\0'; /* the pins are A's to remove */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(ready[0]);
+		close(hold[1]);
 		ep = open_ep(id);
-		REQUIRE(write(sv[1], &c, 1) == 1, "child %u: ready", id);
-		/* until A closes the socket (or kills us) */
-		while (read(sv[1], &c, 1) > 0)
-			xw_endpoint__progress(ep);
+		REQUIRE(write(ready[1], &c, 1) == 1, "child %u: ready", id);
+		while (read(hold[0], &c, 1) > 0)
+			;
 		xw_endpoint__close(ep);
 		exit(xwt_failures ? 1 : 0);
 	}
-	close(sv[1]);
+	close(ready[1]);
+	close(hold[0]);
 	{
-		struct pollfd p = { .fd = sv[0], .events = POLLIN };
-		char c;
+		struct pollfd p = { .fd = ready[0], .events = POLLIN };
 
-		REQUIRE(poll(&p, 1, TMO) == 1 && read(sv[0], &c, 1) == 1,
+		REQUIRE(poll(&p, 1, TMO) == 1 && read(ready[0], &c, 1) == 1,
 			"child with endpoint %u did not start", id);
 	}
-	*fd = sv[0];
+	close(ready[0]);
+	*fd = hold[1];
 	return pid;
 }
 

@@ -25,20 +25,9 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 XW_SRC=${XW_SRC:-$(cd "$here/.." && pwd)}
 OUTPUT=${OUTPUT:-$XW_SRC/.output}
-PEER=$OUTPUT/tests/multiq_peer
-skip() { echo "SKIP $*"; exit 77; }
-[ "$(id -u)" -eq 0 ] || skip "needs root (namespaces, XDP)"
-command -v ethtool >/dev/null || skip "needs ethtool (the veths' XDP error counters)"
-[ -x "$PEER" ] || { echo "FAIL: $PEER not built (make tests)"; exit 1; }
-
-T=$$
-TMP=$(mktemp -d /tmp/xwmq.XXXXXX)
-. "$here/mpi/hosts.sh"
+MQ_TMP=xwmq
 . "$here/lib/multiq.sh"
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
+command -v ethtool >/dev/null || skip "needs ethtool (the veths' XDP error counters)"
 
 QUEUES=4 hosts 2 bridge || exit 1
 ids1=(1 2 3 4) ids2=(11 12 13 14)

@@ -14,20 +14,9 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 XW_SRC=${XW_SRC:-$(cd "$here/.." && pwd)}
 OUTPUT=${OUTPUT:-$XW_SRC/.output}
-PEER=$OUTPUT/tests/multiq_peer
-skip() { echo "SKIP $*"; exit 77; }
-[ "$(id -u)" -eq 0 ] || skip "needs root (namespaces, XDP)"
-[ -x "$PEER" ] || { echo "FAIL: $PEER not built (make tests)"; exit 1; }
-
 N=${XW_RANKS_PER_HOST:-64}
-T=$$
-TMP=$(mktemp -d /tmp/xwr128.XXXXXX)
-. "$here/mpi/hosts.sh"
+MQ_TMP=xwr128
 . "$here/lib/multiq.sh"
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 
 QUEUES=$N hosts 2 bridge || exit 1
 ids1=() ids2=()

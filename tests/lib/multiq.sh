@@ -1,8 +1,21 @@
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 # Shared by tests/test_multiq.sh and tests/test_ranks128.sh (sourced; needs
-# TMP, PEER = tests/multiq_peer, HOSTS of tests/mpi/hosts.sh and bad()):
-# the processes of a run on the two namespace hosts, and their results.
-# The processes get the caller's environment (XW_MQ_* of multiq_peer.c).
+# here, OUTPUT, MQ_TMP - the prefix of the run's temporary directory): the
+# checks, tests/mpi/hosts.sh with its clean-up, bad(), the processes
+# (tests/multiq_peer) of a run on the two namespace hosts, and their
+# results.  The processes get the caller's environment (XW_MQ_* of
+# multiq_peer.c).
+PEER=$OUTPUT/tests/multiq_peer
+skip() { echo "SKIP $*"; exit 77; }
+[ "$(id -u)" -eq 0 ] || skip "needs root (namespaces, XDP)"
+[ -x "$PEER" ] || { echo "FAIL: $PEER not built (make tests)"; exit 1; }
+T=$$
+TMP=$(mktemp -d "/tmp/$MQ_TMP.XXXXXX")
+. "$here/mpi/hosts.sh"
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
 
 # launch RUN VICTIMS ROUNDS: the processes of each host (ids1, ids2; ALL:
 # every id, a comma list) under one shell per host (one mount namespace: the host's processes share the bpffs

@@ -219,7 +219,7 @@ int xwi_local_clean(int ifindex, void (*removed)(const char *path, void *ctx), v
 {
 	struct leftover *f = NULL, *nf;
 	unsigned long long ns = 0;
-	size_t n = 0, cap = 0;
+	size_t n = 0;
 	struct dirent *de;
 	struct stat st;
 	int total = 0;
@@ -238,15 +238,12 @@ int xwi_local_clean(int ifindex, void (*removed)(const char *path, void *ctx), v
 
 		if (!parse_name(de->d_name, &x) || (ifindex && (x.ns != ns || x.ifindex != ifindex)))
 			continue;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 64;
-			nf = realloc(f, cap * sizeof(*f));
-			if (!nf) {
-				total = -ENOMEM;
-				goto out;
-			}
-			f = nf;
+		nf = n % 64 ? f : realloc(f, (n + 64) * sizeof(*f)); /* 64 more */
+		if (!nf) {
+			total = -ENOMEM;
+			goto out;
 		}
+		f = nf;
 		snprintf(x.name, sizeof(x.name), "%s", de->d_name);
 		f[n++] = x;
 	}
