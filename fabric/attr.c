@@ -234,9 +234,9 @@ static const struct fi_domain_attr domain_attr = {
 	 * there; a larger value is -FI_EINVAL. */
 	.cq_data_size = 4,
 	.cq_cnt = 64,
-	.ep_cnt = XW_MAX_ENDPOINTS,
-	.tx_ctx_cnt = XW_MAX_ENDPOINTS,
-	.rx_ctx_cnt = XW_MAX_ENDPOINTS,
+	.ep_cnt = XWFI_DOMAIN_EPS,
+	.tx_ctx_cnt = XWFI_DOMAIN_EPS,
+	.rx_ctx_cnt = XWFI_DOMAIN_EPS,
 	.max_ep_tx_ctx = 1,
 	.max_ep_rx_ctx = 1,
 	.cntr_cnt = 64,

@@ -424,6 +424,7 @@ static int ep_close(struct fid *fid)
 		xw_endpoint__close(ep->ref.xep);
 	}
 	dom->refs--;
+	dom->neps--;
 	pthread_mutex_unlock(&dom->lock);
 	free(ep);
 	return 0;
@@ -564,12 +565,25 @@ int xwfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep 
 	ep->ep.atomic = &xwfi_atomic_ops;
 	ep->ep.collective = &xwfi_collective_ops;
 	ep->ref.progress = xwfi_ep_ref_progress;
+	pthread_mutex_lock(&dom->lock);
+	if (dom->neps == XWFI_DOMAIN_EPS) {
+		pthread_mutex_unlock(&dom->lock);
+		FI_WARN(&xwfi_prov, FI_LOG_EP_CTRL,
+			"%s: this process has %d endpoints open on it, the most a domain takes\n",
+			dom->ifname, XWFI_DOMAIN_EPS);
+		free(ep);
+		return -FI_ENOSPC;
+	}
+	dom->neps++; /* held while it opens */
+	pthread_mutex_unlock(&dom->lock);
 	err = xep_open(ep, info);
+	pthread_mutex_lock(&dom->lock);
 	if (err) {
+		dom->neps--;
+		pthread_mutex_unlock(&dom->lock);
 		free(ep);
 		return err;
 	}
-	pthread_mutex_lock(&dom->lock);
 	dom->refs++;
 	pthread_mutex_unlock(&dom->lock);
 	*epp = &ep->ep;

@@ -39,7 +39,7 @@ static const struct {
 	  "gets its own queue (with udp, port = base + queue; steer each port "
 	  "to its queue: xdpwake steer)" },
 	{ "ep_id", FI_PARAM_INT, &xwfi_params.ep_id,
-	  "xdpwake endpoint id 0..63 (default: the first free id from 1)" },
+	  "xdpwake endpoint id 0..1023 (default: the first free id from 1)" },
 	{ "encap", FI_PARAM_STRING, &xwfi_params.encap,
 	  "Encapsulation: eth (EtherType, default) or udp" },
 	{ "policy", FI_PARAM_STRING, &xwfi_params.policy,

@@ -63,7 +63,7 @@ static struct xwfi_arm *arm_slot(struct xwfi_domain *dom, struct xw_endpoint *xe
 {
 	struct xwfi_arm *free_slot = NULL;
 
-	for (int i = 0; i < XW_MAX_ENDPOINTS; i++) {
+	for (int i = 0; i < XWFI_DOMAIN_EPS; i++) {
 		if (dom->arms[i].xep == xep)
 			return &dom->arms[i];
 		if (!dom->arms[i].xep && !free_slot)
@@ -312,7 +312,7 @@ enum xwfi_wake xwfi_wset_sleep(struct xwfi_domain *dom, struct xwfi_wset *ws,
 			       struct xwfi_epref **eps, int n, __u64 until,
 			       bool (*ready)(void *arg), void *arg)
 {
-	struct xw_endpoint *armed[XW_MAX_ENDPOINTS];
+	struct xw_endpoint *armed[XWFI_DOMAIN_EPS];
 	struct epoll_event ev[8];
 	enum xwfi_wake why = XWFI_WOKE_TIMEOUT;
 	bool timer_bound = false;
@@ -324,8 +324,8 @@ enum xwfi_wake xwfi_wset_sleep(struct xwfi_domain *dom, struct xwfi_wset *ws,
 	drain(ws->evfd);
 	if (ready && ready(arg))
 		return XWFI_WOKE_NONE;
-	if (n > XW_MAX_ENDPOINTS)
-		n = XW_MAX_ENDPOINTS;
+	if (n > XWFI_DOMAIN_EPS)
+		n = XWFI_DOMAIN_EPS;
 	now = xwfi_now_ns();
 	if (ws->eps_fds) {
 		__u64 d = xwfi_eps_deadline(eps, n);
@@ -390,7 +390,7 @@ enum xwfi_wake xwfi_wset_sleep(struct xwfi_domain *dom, struct xwfi_wset *ws,
 
 int xwfi_wset_fd_arm(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_epref **eps, int n)
 {
-	struct xw_endpoint *armed[XW_MAX_ENDPOINTS];
+	struct xw_endpoint *armed[XWFI_DOMAIN_EPS];
 	int na;
 
 	xwfi_wset_fd_disarm(dom, ws, eps, n);
@@ -399,8 +399,8 @@ int xwfi_wset_fd_arm(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_
 	if (ws->eps_fds) {
 		__u64 d = xwfi_eps_deadline(eps, n);
 
-		if (n > XW_MAX_ENDPOINTS)
-			n = XW_MAX_ENDPOINTS;
+		if (n > XWFI_DOMAIN_EPS)
+			n = XWFI_DOMAIN_EPS;
 		if (d <= xwfi_now_ns())
 			return -FI_EAGAIN;
 		if (arm_all(dom, eps, n, armed, &na)) {
@@ -444,8 +444,8 @@ void xwfi_wset_fd_disarm(struct xwfi_domain *dom, struct xwfi_wset *ws, struct x
 struct xwfi_progress {
 	pthread_t th;
 	struct xwfi_domain *dom;
-	struct xwfi_epref *eps[XW_MAX_ENDPOINTS];
-	int refs[XW_MAX_ENDPOINTS];
+	struct xwfi_epref *eps[XWFI_DOMAIN_EPS];
+	int refs[XWFI_DOMAIN_EPS];
 	int n;
 	bool stop;
 	struct xwfi_wset ws;
@@ -520,7 +520,7 @@ int xwfi_progress_add(struct xwfi_domain *dom, struct xwfi_epref *ep)
 			p->refs[i]++;
 			return 0;
 		}
-	if (p->n == XW_MAX_ENDPOINTS)
+	if (p->n == XWFI_DOMAIN_EPS)
 		return -FI_ENOSPC;
 	err = xwfi_wset_add(dom, &p->ws, ep);
 	if (err)

@@ -127,6 +127,11 @@ struct xwfi_fabric {
 
 struct xwfi_progress;
 
+/* Endpoints a domain (this process on one interface) opens at most: the
+ * interface takes XW_MAX_ENDPOINTS, from all processes; one process
+ * rarely has more than one.  Bounds the arrays of wait.c. */
+#define XWFI_DOMAIN_EPS 64
+
 /* Endpoints armed for sleeps (wait.c): an endpoint several sleepers armed
  * is disarmed by the last one. */
 struct xwfi_arm {
@@ -142,7 +147,8 @@ struct xwfi_domain {
 	int refs;		/* objects opened on it */
 	bool auto_progress;	/* FI_PROGRESS_AUTO: a thread progresses */
 	struct xwfi_progress *prog;
-	struct xwfi_arm arms[XW_MAX_ENDPOINTS];
+	int neps;		/* endpoints open (at most XWFI_DOMAIN_EPS) */
+	struct xwfi_arm arms[XWFI_DOMAIN_EPS];
 };
 
 /* What a CQ or counter sleeps on (wait.c).  The epoll fd (FI_GETWAIT)

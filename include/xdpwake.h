@@ -362,13 +362,31 @@ struct xw_endpoint_opts {
  * Open endpoint @id (0 .. XW_MAX_ENDPOINTS-1) on interface @ifname: attach
  * the XDP program if it is not (sharing it otherwise), bind an AF_XDP
  * socket to the queue (shared by this process's endpoints on that queue),
- * register the endpoint in the program's maps.  Errors: -ENODEV no such
- * interface; -EPERM missing privileges; -EBUSY the endpoint id is in use
- * by a live process, or the queue is bound by another process;
- * -EAFNOSUPPORT no AF_XDP in this kernel; -EINVAL bad options or queue.
+ * register the endpoint in the program's maps.  The first open of an
+ * interface in a process removes what killed processes' endpoints left
+ * on it (xw_leftovers_clean()).  Errors: -ENODEV no such interface;
+ * -EPERM missing privileges; -EBUSY the endpoint id is in use by a live
+ * process, or the queue asked for is bound by another process; -ENOSPC
+ * with XW_QUEUE_ANY: every RX queue of the interface is bound by another
+ * process (each process needs a queue of its own: the error says how to
+ * add queues); -EAFNOSUPPORT no AF_XDP in this kernel; -EINVAL bad options
+ * or queue; -ERANGE @id >= XW_MAX_ENDPOINTS.
  */
 XW_API int xw_endpoint__open(const char *ifname, __u16 id, const struct xw_endpoint_opts *opts,
 			     struct xw_endpoint **epp);
+/**
+ * Remove what endpoints of processes that died (a SIGKILL, a crash) left
+ * in /dev/shm: their local inboxes (xdpwake-<netns inode>-<ifindex>-<id>),
+ * the claim lock files beside them and half-created inboxes.  An endpoint
+ * whose claim lock no process holds is closed or dead (the kernel drops a
+ * dead process's lock); a live endpoint's files are never touched.
+ * @ifname: that interface in this network namespace; NULL: every
+ * interface of every network namespace.  @removed (may be NULL) is called
+ * with the path of each file removed.  Returns the number of files
+ * removed, or -errno (-ENODEV: no such interface).
+ */
+XW_API int xw_leftovers_clean(const char *ifname, void (*removed)(const char *path, void *ctx),
+			      void *ctx);
 /** Close: pending requests are dropped; the last endpoint on an interface
  *  (in any process) detaches the program if this process attached it. */
 XW_API void xw_endpoint__close(struct xw_endpoint *ep);

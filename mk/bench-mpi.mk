@@ -55,3 +55,14 @@ bench-mpi-bulk:
 	$(Q)scripts/deps.sh python3 python3-matplotlib
 	$(Q)$(MAKE) all benches
 	$(Q)OUTPUT=$(OUTPUT) bench/mpi/bulk.sh --runs 2 $(BENCH_MPI_ARGS)
+
+# Issue 28: eight ranks on one host, MPI_Alltoall of 4 KiB to 1 MiB per pair,
+# xdpwake's local path against Open MPI's vader (bench/mpi/a2a.sh ->
+# bench/results/a2a.csv, a2a.md).
+#   make bench-mpi-a2a        1 run into bench/results
+.PHONY: bench-mpi-a2a
+
+bench-mpi-a2a:
+	$(Q)scripts/deps.sh python3
+	$(Q)$(MAKE) all
+	$(Q)OUTPUT=$(OUTPUT) bench/mpi/a2a.sh $(BENCH_MPI_ARGS)

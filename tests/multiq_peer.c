@@ -7,6 +7,10 @@
  *
  *   multiq_peer IFACE ID DIR ALL PEERS VICTIMS ROUNDS
  *
+ * Environment: XW_MQ_SIZES (message sizes, a comma list of up to 4;
+ * default 100,6000,70000,300000), XW_MQ_WAIT (the endpoint's wait
+ * strategy, e.g. block), XW_MQ_GIVE_UP_MS (default 2000).
+ *
  * ALL: every id of the run (both hosts), PEERS: the ids to exchange with
  * (its own id is skipped),
  * VICTIMS: ids the test kills mid-transfer ("-": none), all comma lists.
@@ -44,10 +48,13 @@
 #include "measure.h"
 #include "rand.h"
 
-#define MAXP 16
-#define NSIZES 4
+#define MAXP 128
+#define MAXSIZES 4
 #define MAX_ROUNDS 100000
-static const size_t sizes[NSIZES] = { 100, 6000, 70000, 300000 }; /* eager_max 32 KiB */
+/* SMALL, MEDIUM, RNDV (eager_max 32 KiB); XW_MQ_SIZES=100 (a comma list)
+ * for small messages only. */
+static size_t sizes[MAXSIZES] = { 100, 6000, 70000, 300000 };
+static int NSIZES = MAXSIZES;
 
 static int all[MAXP], nall, peers[MAXP], npeers, victims[MAXP], nvictims, me;
 static const char *dir;
@@ -186,12 +193,24 @@ int main(int argc, char **argv)
 	XW_OPTS(xw_status, st);
 	char text[256], atext[64];
 	int rounds, err, ok = 0, bad = 0, verrs = 0, vok = 0;
+	__u64 t_open;
 	bool victim;
 	__u8 *want;
 
 	if (argc != 8) {
 		fprintf(stderr, "usage: multiq_peer IFACE ID DIR ALL PEERS VICTIMS ROUNDS\n");
 		return 2;
+	}
+	if (getenv("XW_MQ_SIZES")) {
+		const char *p = getenv("XW_MQ_SIZES");
+
+		for (NSIZES = 0; *p && NSIZES < MAXSIZES; NSIZES++) {
+			sizes[NSIZES] = strtoul(p, (char **)&p, 10);
+			if (*p == ',')
+				p++;
+		}
+		if (!NSIZES)
+			return 2;
 	}
 	me = atoi(argv[2]);
 	dir = argv[3];
@@ -203,17 +222,36 @@ int main(int argc, char **argv)
 	nvictims = parse_list(argv[6], victims);
 	victim = is_victim(me);
 	rounds = victim ? MAX_ROUNDS : atoi(argv[7]);
-	want = malloc(sizes[NSIZES - 1]);
+	{
+		size_t most = 0;
+
+		for (int s = 0; s < NSIZES; s++)
+			most = sizes[s] > most ? sizes[s] : most;
+		want = malloc(most ? most : 1);
+	}
 	if (!want)
 		return 2;
 
 	XW_OPTS(xw_endpoint_opts, o, .queue = XW_QUEUE_ANY, .encap = XW_ENCAP_UDP,
 		.give_up_ms = 2000);
+	/* XW_MQ_WAIT=block: ranks sleep in their waits (many per core). */
+	if (getenv("XW_MQ_WAIT")) {
+		int w = xw_wait_strategy_parse(getenv("XW_MQ_WAIT"));
+
+		if (w < 0)
+			return 2;
+		o.wait_strategy = (__u32)w;
+	}
+	/* XW_MQ_GIVE_UP_MS: a loaded run's peers answer late. */
+	if (getenv("XW_MQ_GIVE_UP_MS"))
+		o.give_up_ms = (__u32)atoi(getenv("XW_MQ_GIVE_UP_MS"));
+	t_open = xwu_now_ns();
 	err = xw_endpoint__open(argv[1], (__u16)me, &o, &ep);
 	if (err) {
 		fprintf(stderr, "peer %d: open %s: %s\n", me, argv[1], xw_strerror(err));
 		return 2;
 	}
+	t_open = xwu_now_ns() - t_open;
 	ifc = xw_endpoint__iface(ep);
 	xw_iface__stats(ifc, me, &x0);
 	xw_iface__stats(ifc, XW_STATS_IFACE, &i0);
@@ -223,8 +261,9 @@ int main(int argc, char **argv)
 	put_file("addr", me, text);
 
 	/* The peers' addresses. */
-	if (!wait_all(NULL, "addr", peers, npeers, 30000)) {
-		fprintf(stderr, "peer %d: peers' addresses missing after 30 s\n", me);
+	if (!wait_all(NULL, "addr", peers, npeers, 30000 + 1000 * npeers)) {
+		fprintf(stderr, "peer %d: peers' addresses missing after %d s\n", me,
+			30 + npeers);
 		return 2;
 	}
 	for (int i = 0; i < npeers; i++) {
@@ -242,7 +281,7 @@ int main(int argc, char **argv)
 	}
 
 	for (int r = 0; r < rounds; r++) {
-		struct op ops[MAXP * NSIZES * 2];
+		struct op ops[MAXP * MAXSIZES * 2];
 		int nops = 0;
 		__u64 end;
 
@@ -386,7 +425,7 @@ int main(int argc, char **argv)
 	printf("RESULT id=%d queue=%d port=%u ok=%d bad=%d victim_ok=%d victim_err=%d "
 	       "redirected=%llu drop_queue=%llu drop_other=%llu iface_drops=%llu tx=%llu rx=%llu "
 	       "rx_bad=%llu local_tx=%llu local_rx=%llu local_lost=%llu local_rx_bad=%llu "
-	       "answered=%llu probes=%llu replies=%llu\n",
+	       "answered=%llu probes=%llu replies=%llu open_ms=%llu\n",
 	       me, xw_endpoint__queue(ep), ntohs(self.port), ok, bad, vok, verrs,
 	       (unsigned long long)(x1.frames_redirected - x0.frames_redirected),
 	       (unsigned long long)(x1.drop_queue - x0.drop_queue),
@@ -404,7 +443,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)es.local_rx_bad,
 	       (unsigned long long)(x1.probes_answered - x0.probes_answered),
 	       (unsigned long long)es.live_probes,
-	       (unsigned long long)es.live_replies);
+	       (unsigned long long)es.live_replies, (unsigned long long)(t_open / 1000000));
 	fflush(stdout);
 	xw_endpoint__close(ep);
 	return bad ? 1 : 0;

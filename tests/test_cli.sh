@@ -99,7 +99,7 @@ run "$X" attach "$A" --ethertype 12 "${P[@]}"
 check "out-of-range --ethertype exits 2" test "$rc" -eq 2
 run "$X" stats "$A" --watch soon "${P[@]}"
 check "bad --watch number exits 2" test "$rc" -eq 2
-run "$X" stats "$A" --ep 99 "${P[@]}"
+run "$X" stats "$A" --ep 1025 "${P[@]}"
 check "bad --ep exits 2" test "$rc" -eq 2
 run "$X" get
 check "get without IFACE exits 2" test "$rc" -eq 2

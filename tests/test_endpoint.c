@@ -480,7 +480,7 @@ static void test_addresses(void)
 		"", "/3", "/", "0123456789012345678901234567890123456789012345678901/3",
 	};
 	static const char *const erange[] = {
-		"02:00:00:00:00:0a/64", "10.0.0.2:49152/64", "02:00:00:00:00:0a/65",
+		"02:00:00:00:00:0a/1024", "10.0.0.2:49152/1024", "02:00:00:00:00:0a/1025",
 		"10.0.0.2:49152/65535", "02:00:00:00:00:0a/4294967296",
 	};
 	struct xw_addr e1, e2, e3, u1, u2, x;
@@ -495,9 +495,9 @@ static void test_addresses(void)
 	      !e1.port, "02:00:00:00:00:0a/3 parsed wrong");
 	parse_ok("02:00:00:00:00:0A/3", "02:00:00:00:00:0a/3", &e2);
 	CHECK(!memcmp(&e1, &e2, sizeof(e1)), "upper and lower case hex differ");
-	parse_ok("02:AB:CD:EF:01:9F/63", "02:ab:cd:ef:01:9f/63", &e3);
-	CHECK(!memcmp(e3.mac, mac_b, 6) && e3.ep == 63, "02:AB:CD:EF:01:9F/63 parsed wrong");
-	parse_ok("02:ab:cD:Ef:01:9f/63", "02:ab:cd:ef:01:9f/63", &x);
+	parse_ok("02:AB:CD:EF:01:9F/1023", "02:ab:cd:ef:01:9f/1023", &e3);
+	CHECK(!memcmp(e3.mac, mac_b, 6) && e3.ep == 1023, "02:AB:CD:EF:01:9F/1023 parsed wrong");
+	parse_ok("02:ab:cD:Ef:01:9f/1023", "02:ab:cd:ef:01:9f/1023", &x);
 	CHECK(!memcmp(&x, &e3, sizeof(x)), "mixed case hex parsed differently");
 	parse_ok("ff:ff:ff:ff:ff:ff/0", "ff:ff:ff:ff:ff:ff/0", &x);
 	parse_ok("02:00:00:00:00:0a/007", "02:00:00:00:00:0a/7", &x);
@@ -509,7 +509,7 @@ static void test_addresses(void)
 	      u1.port == htons(49152) && u1.ep == 7 && !memcmp(u1.mac, "\0\0\0\0\0\0", 6),
 	      "10.0.0.2:49152/7 parsed wrong: encap %u ip %#x port %u ep %u", u1.encap, u1.ip,
 	      ntohs(u1.port), u1.ep);
-	parse_ok("255.255.255.255:65535/63", "255.255.255.255:65535/63", &u2);
+	parse_ok("255.255.255.255:65535/1023", "255.255.255.255:65535/1023", &u2);
 	parse_ok("0.0.0.0:1/0", "0.0.0.0:1/0", &x);
 
 	/* The incarnation nonce: an optional third part, 16 hex digits,
@@ -538,15 +538,15 @@ static void test_addresses(void)
 		parse_bad(erange[i], -ERANGE);
 
 	/* Formatting: buffer lengths, guard bytes, invalid addresses. */
-	format_lengths(&e3, "02:ab:cd:ef:01:9f/63");
-	format_lengths(&u2, "255.255.255.255:65535/63");
+	format_lengths(&e3, "02:ab:cd:ef:01:9f/1023");
+	format_lengths(&u2, "255.255.255.255:65535/1023");
 	format_lengths(&u1, "10.0.0.2:49152/7");
 	memset(buf, 0x5A, sizeof(buf));
 	CHECK(xw_addr_format(NULL, buf, sizeof(buf)) == -EINVAL, "format NULL address");
 	CHECK(xw_addr_format(&e1, NULL, 10) == -EINVAL, "format into NULL");
 	x = e1;
 	x.ep = XW_MAX_ENDPOINTS;
-	CHECK(xw_addr_format(&x, buf, sizeof(buf)) == -EINVAL, "format endpoint 64");
+	CHECK(xw_addr_format(&x, buf, sizeof(buf)) == -EINVAL, "format endpoint 1024");
 	x = e1;
 	x.encap = 0;
 	CHECK(xw_addr_format(&x, buf, sizeof(buf)) == -EINVAL, "format encap 0");
@@ -892,8 +892,8 @@ static void test_errors(void)
 		XW_OPTS(xw_endpoint_opts, o, .pin_root = pin_root);
 		expect_open_err("missing interface " MISSING_IF, MISSING_IF, 1, &o, -ENODEV,
 				"no such network interface", MISSING_IF);
-		expect_open_err("endpoint id 64", IF_QA, XW_MAX_ENDPOINTS, &o, -ERANGE,
-				"value out of range", "64");
+		expect_open_err("endpoint id 1024", IF_QA, XW_MAX_ENDPOINTS, &o, -ERANGE,
+				"value out of range", "1024");
 	}
 	{
 		XW_OPTS(xw_endpoint_opts, o, .pin_root = pin_root, .umem_frames = 100);
@@ -951,8 +951,12 @@ static void test_errors(void)
 			xw_endpoint__close(e2);
 		t0 = xwu_now_ns();
 		helper_call(hroot, H_OPEN, IF_QA, 2, XW_QUEUE_ANY, &r);
-		expect_err("XW_QUEUE_ANY, the only queue held by a live process", r.err, -EBUSY,
-			   "busy", r.logerrs, r.log, "no free queue");
+		expect_err("XW_QUEUE_ANY, the only queue held by a live process", r.err, -ENOSPC,
+			   "no free RX queue", r.logerrs, r.log, "no free queue");
+		CHECK(strstr(r.log, IF_QA) && strstr(r.log, "1 RX queues") &&
+			      strstr(r.log, "ethtool -L") && strstr(r.log, "numrxqueues"),
+		      "the no-free-queue error names the interface, its queues and the fix: %s",
+		      r.log);
 		CHECK(xwu_now_ns() - t0 < 2000000000ULL,
 		      "XW_QUEUE_ANY waited %.1f s for a queue a live process holds",
 		      (xwu_now_ns() - t0) / 1e9);

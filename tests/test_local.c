@@ -400,7 +400,7 @@ static void plant(struct xw_endpoint *ep, __u16 id, __u16 from, const struct xwi
 	memcpy(ring + (p & (XWI_LOCAL_RING_BYTES - 1)), rec, sizeof(*rec));
 	memcpy(ring + (p & (XWI_LOCAL_RING_BYTES - 1)) + sizeof(*rec), body, n);
 	__atomic_store_n(&s->prod, p + adv, __ATOMIC_RELEASE);
-	__atomic_fetch_or(&h->pending, 1ULL << from, __ATOMIC_SEQ_CST);
+	xwi_local_pending_set(h, from);
 	__atomic_add_fetch(&xwi_iface_shared(xw_endpoint__iface(ep), id)->produced, 1,
 			   __ATOMIC_SEQ_CST);
 	munmap(m, XWI_LOCAL_FILE_BYTES);

@@ -25,75 +25,19 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 XW_SRC=${XW_SRC:-$(cd "$here/.." && pwd)}
 OUTPUT=${OUTPUT:-$XW_SRC/.output}
-PEER=$OUTPUT/tests/multiq_peer
-skip() { echo "SKIP $*"; exit 77; }
-[ "$(id -u)" -eq 0 ] || skip "needs root (namespaces, XDP)"
+MQ_TMP=xwmq
+. "$here/lib/multiq.sh"
 command -v ethtool >/dev/null || skip "needs ethtool (the veths' XDP error counters)"
-[ -x "$PEER" ] || { echo "FAIL: $PEER not built (make tests)"; exit 1; }
-
-T=$$
-TMP=$(mktemp -d /tmp/xwmq.XXXXXX)
-. "$here/mpi/hosts.sh"
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 
 QUEUES=4 hosts 2 bridge || exit 1
 ids1=(1 2 3 4) ids2=(11 12 13 14)
 ALL=1,2,3,4,11,12,13,14
 
-# launch RUN VICTIMS ROUNDS: the four processes of each host under one
-# shell per host (one mount namespace: the host's processes share the bpffs
-# with the program's pinned maps); their pids in $D/pid.ID.
-launch() {
-	local run=$1 victims=$2 rounds=$3 h mine
-	D=$TMP/$run
-	mkdir -p "$D"
-	for h in 1 2; do
-		if [ $h = 1 ]; then mine="${ids1[*]}"; else mine="${ids2[*]}"; fi
-		ip netns exec "${HOSTS[$((h - 1))]}" sh -c '
-			mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf || exit 1
-			peer=$1 d=$2 all=$3 victims=$4 rounds=$5; shift 5
-			for id in "$@"; do
-				"$peer" xwd0 "$id" "$d" "$all" "$all" "$victims" "$rounds" \
-					>"$d/out.$id" 2>&1 &
-				echo $! >"$d/pid.$id"
-			done
-			wait' sh "$PEER" "$D" "$ALL" "$victims" "$rounds" $mine &
-		eval "HOST_SH$h=$!"
-	done
-}
-
-# finish: wait (bounded) for both host shells.
-finish() {
-	local i
-	for i in $(seq 1 1200); do
-		kill -0 "$HOST_SH1" 2>/dev/null || kill -0 "$HOST_SH2" 2>/dev/null || break
-		sleep 0.1
-	done
-	if kill -0 "$HOST_SH1" 2>/dev/null || kill -0 "$HOST_SH2" 2>/dev/null; then
-		bad "processes still running after 120 s"
-		for f in "$D"/pid.*; do kill -9 "$(cat "$f")" 2>/dev/null; done
-	fi
-	wait "$HOST_SH1" "$HOST_SH2" 2>/dev/null
-}
-
-# field ID KEY: a value of process ID's RESULT line.
-field() {
-	sed -n "s/^RESULT .* $2=\([0-9]*\).*/\1/p; s/^RESULT $2=\([0-9]*\).*/\1/p" "$D/out.$1" | head -1
-}
-
-show() {
-	local id
-	for id in "$@"; do sed 's/^/    | /' "$D/out.$id" | tail -8; done
-}
-
 # ---- 1. all-to-all --------------------------------------------------------
 ROUNDS=${XW_MQ_ROUNDS:-4}
 lost0=("" "$(wire_drops 2 1)" "$(wire_drops 1 2)")
 launch a2a - "$ROUNDS"
-finish
+finish 120
 # frames lost on the way to host h (from the other one)
 lost=("" $(($(wire_drops 2 1) - lost0[1])) $(($(wire_drops 1 2) - lost0[2])))
 want_ok=$((ROUNDS * 7 * 4))
@@ -154,7 +98,7 @@ if [ -f "$D/started.$V1" ] && [ -f "$D/started.$V2" ]; then
 else
 	bad "the victims did not start within 30 s"; show $V1 $V2
 fi
-finish
+finish 120
 for id in "${ids1[@]}" "${ids2[@]}"; do
 	[ "$id" = $V1 ] || [ "$id" = $V2 ] && continue
 	if ! grep -q '^RESULT' "$D/out.$id"; then bad "process $id gave no result"; show "$id"; continue; fi

@@ -48,7 +48,7 @@
  * dropped as for a closed endpoint) until another process binds the queue.
  * Queues at or beyond XW_MAX_QUEUES cannot be used with UDP encapsulation.
  */
-#define XW_MAX_QUEUES 256
+#define XW_MAX_QUEUES 1024
 
 /* Bits of the per-interface `encap` knob: which encapsulations are ours. */
 #define XW_ENCAP_ETH 0x1u /* Ethernet, optional VLAN tags, EtherType      */
@@ -215,8 +215,13 @@ XW_STATIC_ASSERT(sizeof(struct xw_pull_req) == 8, "xw_pull_req size");
 /* Endpoints and policies                                              */
 /* ------------------------------------------------------------------ */
 
-/* Endpoint ids 0 .. XW_MAX_ENDPOINTS-1 per interface. */
-#define XW_MAX_ENDPOINTS 64
+/*
+ * Endpoint ids 0 .. XW_MAX_ENDPOINTS-1 per interface (the wire carries 16
+ * bits).  The XDP program's per-endpoint maps are arrays of this many
+ * entries: a lookup costs the same at any size; their memory is in
+ * README.md, "Memory per endpoint and per interface".
+ */
+#define XW_MAX_ENDPOINTS 1024
 
 enum xw_policy {
 	XW_POLICY_EVERY = 0,	/* wake on every frame                         */

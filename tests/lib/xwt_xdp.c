@@ -29,14 +29,14 @@ int xwt_write_defaults(struct bpf_object *obj)
 	char name[64];
 
 	for (int i = 0; i < xw_knob_count(); i++) {
-		int fd;
+		int fd, err;
 
 		xw_knob_info(i, &ki);
 		xwi_skel_map_name(i, name, sizeof(name));
 		fd = bpf_map__fd(bpf_object__find_map_by_name(obj, name));
-		for (__u32 k = 0; k < (ki.per_endpoint ? XW_MAX_ENDPOINTS : 1u); k++)
-			if (bpf_map_update_elem(fd, &k, &ki.def, BPF_ANY))
-				return -errno;
+		err = xwi_map_fill(fd, ki.per_endpoint ? XW_MAX_ENDPOINTS : 1u, ki.def);
+		if (err)
+			return err;
 	}
 	return 0;
 }

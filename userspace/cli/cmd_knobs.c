@@ -359,7 +359,7 @@ const struct cli_cmd cli_cmd_set = {
 		"--ep N, or on every endpoint; per-interface knobs ignore --ep. A change "
 		"takes effect on the next frame.",
 	.opts = (const struct cli_opt[]){
-		{ "ep", 'e', "N", "endpoint 0-63 or all (default all)", cli_parse_ep },
+		{ "ep", 'e', "N", "endpoint 0-1023 or all (default all)", cli_parse_ep },
 		CLI_OPT_PIN_ROOT,
 		{ NULL } },
 	.run = run_set,
@@ -378,7 +378,7 @@ const struct cli_cmd cli_cmd_get = {
 		"\"scope\": \"endpoint\"|\"interface\", \"ep\": N (-1: all endpoints), "
 		"\"uniform\": bool (without --ep), \"values\": [...] (when not uniform)}.",
 	.opts = (const struct cli_opt[]){
-		{ "ep", 'e', "N", "endpoint 0-63 or all (default all)", cli_parse_ep },
+		{ "ep", 'e', "N", "endpoint 0-1023 or all (default all)", cli_parse_ep },
 		CLI_OPT_PIN_ROOT,
 		{ NULL } },
 	.run = run_get,

@@ -338,7 +338,7 @@ const struct cli_cmd cli_cmd_stats = {
 		"frames not attributed to an endpoint.",
 	.opts = (const struct cli_opt[]){
 		{ "ep", 'e', "N",
-		  "endpoint 0-63, iface (frames not attributed to an endpoint) or all "
+		  "endpoint 0-1023, iface (frames not attributed to an endpoint) or all "
 		  "(default all)",
 		  cli_parse_ep_stats },
 		{ "watch", 'w', "SECONDS",

@@ -481,10 +481,57 @@ static void print_iface(const struct iface_status *s)
 	print_findings(&s->notes, "  ");
 }
 
+static bool opt_clean;
+
+static int parse_clean(struct cli_args *a, const char *val)
+{
+	opt_clean = true;
+	return 0;
+}
+
+/* The paths xw_leftovers_clean() removed. */
+struct removed_list {
+	char **path;
+	int n, cap;
+};
+
+static void note_removed(const char *path, void *ctx)
+{
+	struct removed_list *r = ctx;
+	char **np;
+
+	if (r->n == r->cap) {
+		np = realloc(r->path, (size_t)(r->cap ? 2 * r->cap : 16) * sizeof(*np));
+		if (!np)
+			return;
+		r->path = np;
+		r->cap = r->cap ? 2 * r->cap : 16;
+	}
+	r->path[r->n] = strdup(path);
+	if (r->path[r->n])
+		r->n++;
+}
+
+static void print_removed(const struct removed_list *r)
+{
+	if (cli_json) {
+		json_key("removed");
+		json_arr_begin();
+		for (int i = 0; i < r->n; i++)
+			json_str(r->path[i]);
+		json_arr_end();
+		return;
+	}
+	for (int i = 0; i < r->n; i++)
+		printf("removed %s\n", r->path[i]);
+	printf("%d file%s of dead endpoints removed\n", r->n, r->n == 1 ? "" : "s");
+}
+
 static int run_status(struct cli_args *a)
 {
 	struct iface_status *st = NULL;
 	struct sys_status ss = {};
+	struct removed_list rm = {};
 	char **names = NULL;
 	int n = 0, nst = 0, rc = EXIT_OK, nstale = 0;
 
@@ -494,6 +541,15 @@ static int run_status(struct cli_args *a)
 			rc = cli_require_iface(a->pos[0]);
 		if (rc)
 			return rc;
+	}
+	if (opt_clean) {
+		int err = xw_leftovers_clean(a->npos ? a->pos[0] : NULL, note_removed, &rm);
+
+		if (err < 0)
+			return cli_fail(EXIT_RUNTIME, err, "cannot remove leftovers: %s",
+					xw_strerror(err));
+	}
+	if (a->npos) {
 		names = calloc(1, sizeof(*names));
 		if (!names || !(names[0] = strdup(a->pos[0]))) {
 			free(names);
@@ -547,6 +603,15 @@ static int run_status(struct cli_args *a)
 			goto out;
 		nst++;
 	}
+	if (!nst && opt_clean) {
+		/* Nothing attached: the clean-up is the whole answer. */
+		if (cli_json)
+			json_obj_begin();
+		print_removed(&rm);
+		if (cli_json)
+			json_obj_end();
+		goto out;
+	}
 	if (!nst) {
 		rc = cli_fail(EXIT_NOTFOUND, -ENOENT,
 			      "no xdpwake program attached (%s%s)",
@@ -560,6 +625,8 @@ static int run_status(struct cli_args *a)
 
 	if (cli_json) {
 		json_obj_begin();
+		if (opt_clean)
+			print_removed(&rm);
 		json_key("interfaces");
 		json_arr_begin();
 		for (int i = 0; i < nst; i++)
@@ -581,6 +648,10 @@ static int run_status(struct cli_args *a)
 		json_obj_end();
 		json_obj_end();
 	} else {
+		if (opt_clean) {
+			print_removed(&rm);
+			putchar('\n');
+		}
 		for (int i = 0; i < nst; i++) {
 			if (i)
 				putchar('\n');
@@ -595,6 +666,9 @@ static int run_status(struct cli_args *a)
 		}
 	}
 out:
+	for (int i = 0; i < rm.n; i++)
+		free(rm.path[i]);
+	free(rm.path);
 	free(st);
 	cli_free_names(names, n);
 	return rc;
@@ -618,7 +692,15 @@ const struct cli_cmd cli_cmd_status = {
 		"queue follows the sender's TX queue: steer on the path), Ethernet "
 		"encapsulation (not steerable per process). Never attaches anything; exits with 3 if xdpwake is not attached "
 		"(to IFACE, or anywhere under PIN_ROOT). -v also shows the coalescing and "
-		"sysctl values.",
-	.opts = (const struct cli_opt[]){ CLI_OPT_PIN_ROOT, { NULL } },
+		"sysctl values. --clean first removes what endpoints of killed processes left "
+		"in /dev/shm (their local inboxes and claim files; of IFACE in this network "
+		"namespace, or of every interface and namespace) and lists each file removed; "
+		"a live endpoint's files are never touched. With --clean, nothing attached is "
+		"no error.",
+	.opts = (const struct cli_opt[]){
+		{ "clean", 0x101, NULL,
+		  "remove the /dev/shm files of dead endpoints first, and list them",
+		  parse_clean },
+		CLI_OPT_PIN_ROOT, { NULL } },
 	.run = run_status,
 };

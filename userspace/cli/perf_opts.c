@@ -286,7 +286,7 @@ const struct cli_opt perf_cli_opts[] = {
 	  "--connect-timeout for it to appear)", parse_peer_file },
 	{ "addr-file", 0x121, "FILE", "server: write the address to FILE once listening",
 	  parse_addr_file },
-	{ "ep", 'e', "N", "endpoint id 0-63 (default 1)", parse_perf_ep },
+	{ "ep", 'e', "N", "endpoint id 0-1023 (default 1)", parse_perf_ep },
 	{ "queue", 'q', "N|any", "interface queue to bind (default 0; any: the first "
 	  "free one)", parse_queue },
 	{ "encap", 0x122, "eth|udp", "encapsulation (default eth; udp needs IPv4 "

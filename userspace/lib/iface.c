@@ -283,6 +283,25 @@ const char *xwi_skel_map_name(int i, char *buf, size_t len)
 	return buf;
 }
 
+int xwi_map_fill(int fd, __u32 n, __u32 v)
+{
+	__u32 keys[XW_MAX_ENDPOINTS], vals[XW_MAX_ENDPOINTS], count = n;
+	LIBBPF_OPTS(bpf_map_batch_opts, bo);
+
+	if (n > XW_MAX_ENDPOINTS)
+		return -EINVAL;
+	for (__u32 k = 0; k < n; k++) {
+		keys[k] = k;
+		vals[k] = v;
+	}
+	if (n > 1 && !bpf_map_update_batch(fd, keys, vals, &count, &bo) && count == n)
+		return 0;
+	for (__u32 k = 0; k < n; k++)
+		if (bpf_map_update_elem(fd, &k, &v, BPF_ANY))
+			return -errno;
+	return 0;
+}
+
 static struct bpf_map *skel_map(struct xw_xdp_bpf *skel, int i)
 {
 	char name[64];
@@ -312,12 +331,10 @@ static int write_defaults(struct xw_iface *ifc, const struct xw_iface_opts *opts
 				ki.min, ki.max);
 			return -ERANGE;
 		}
-		for (__u32 k = 0; k < (ki.per_endpoint ? XW_MAX_ENDPOINTS : 1u); k++) {
-			if (bpf_map_update_elem(ifc->map_fd[i], &k, &v, BPF_ANY)) {
-				err = -errno;
-				xwi_err("%s: cannot set %s: %s", ifc->name, ki.name, strerror(errno));
-				return err;
-			}
+		err = xwi_map_fill(ifc->map_fd[i], ki.per_endpoint ? XW_MAX_ENDPOINTS : 1u, v);
+		if (err) {
+			xwi_err("%s: cannot set %s: %s", ifc->name, ki.name, strerror(-err));
+			return err;
 		}
 	}
 	return 0;
@@ -843,6 +860,24 @@ XW_API int xw_iface__endpoint(struct xw_iface *ifc, __u16 ep, struct xw_ep_entry
 		return -ERANGE;
 	if (bpf_map_lookup_elem(ifc->map_fd[XWI_MAP_endpoints], &key, out))
 		return -errno;
+	return 0;
+}
+
+int xwi_iface_endpoints(struct xw_iface *ifc, struct xw_ep_entry *out)
+{
+	__u32 keys[XW_MAX_ENDPOINTS], count = XW_MAX_ENDPOINTS, batch;
+	LIBBPF_OPTS(bpf_map_batch_opts, bo);
+	int fd = ifc->map_fd[XWI_MAP_endpoints];
+
+	/* An array's batch starts at the first key: no in_batch token. */
+	if (!bpf_map_lookup_batch(fd, NULL, &batch, keys, out, &count, &bo) &&
+	    count == XW_MAX_ENDPOINTS)
+		return 0;
+	if (errno == ENOENT && count == XW_MAX_ENDPOINTS)
+		return 0; /* the end reached with the last batch */
+	for (__u32 k = 0; k < XW_MAX_ENDPOINTS; k++)
+		if (bpf_map_lookup_elem(fd, &k, &out[k]))
+			return -errno;
 	return 0;
 }
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 
 #include "internal.h"
 #include "local.h"
@@ -66,6 +67,15 @@ int xwi_ifref_get(const char *ifname, const struct xw_endpoint_opts *o, struct x
 out:
 	pthread_mutex_unlock(&iface_lock);
 	*ifcp = r ? r->ifc : NULL;
+	if (r) {
+		/* Every endpoint open removes what killed processes' endpoints
+		 * left on the interface (their inboxes): a directory scan. */
+		int n = xwi_local_clean(xw_iface__ifindex(r->ifc), NULL, NULL);
+
+		if (n > 0)
+			xwi_info("%s: removed %d files of dead endpoints from " XWI_LOCAL_DIR,
+				 ifname, n);
+	}
 	return err;
 }
 
@@ -74,19 +84,44 @@ bool xwi_pid_alive(__u32 pid)
 	return pid && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
 }
 
-/* Whether a live endpoint of another process is registered on @queue: a
- * bind to it that fails is final; otherwise the queue may only be on its
- * way out of a closed socket (xwi_port_get waits for that). */
-static bool queue_held_elsewhere(struct xw_iface *ifc, __u32 queue)
+/* Whether a live endpoint of another process is registered on @queue in
+ * @eps (the `endpoints` map, read once): a bind to it that fails is final;
+ * otherwise the queue may only be on its way out of a closed socket
+ * (xwi_port_get waits for that). */
+static bool queue_held_elsewhere(const struct xw_ep_entry *eps, __u32 queue)
 {
-	struct xw_ep_entry e;
-
 	for (__u32 id = 0; id < XW_MAX_ENDPOINTS; id++)
-		if (xw_iface__endpoint(ifc, id, &e) == 0 && (e.flags & XW_EPF_ACTIVE) &&
-		    e.queue_id == queue && e.owner_pid != (__u32)getpid() &&
-		    xwi_pid_alive(e.owner_pid))
+		if ((eps[id].flags & XW_EPF_ACTIVE) && eps[id].queue_id == queue &&
+		    eps[id].owner_pid != (__u32)getpid() && xwi_pid_alive(eps[id].owner_pid))
 			return true;
 	return false;
+}
+
+/* Whether a live process of another pid has bound @queue: the port code
+ * marks a queue in `udp_queues` (@qfd) as soon as its bind succeeded,
+ * before its endpoint is registered - what tells openers starting together
+ * (MPI ranks) which queues the others took, without trying each. */
+static bool queue_bound_elsewhere(int qfd, __u32 queue)
+{
+	__u32 pid = 0;
+
+	return qfd >= 0 && queue < XW_MAX_QUEUES && !bpf_map_lookup_elem(qfd, &queue, &pid) &&
+	       pid && pid != (__u32)getpid() && xwi_pid_alive(pid);
+}
+
+static int queue_error(const char *ifname, __u32 n, bool busy)
+{
+	if (!busy) {
+		xwi_err("%s: none of its %u RX queues takes an AF_XDP socket", ifname, n);
+		return -EINVAL;
+	}
+	/* Each endpoint needs a queue of its own (README, "Several
+	 * processes per host on a real NIC"). */
+	xwi_err("%s: no free queue: each of its %u RX queues is bound by another endpoint, and "
+		"each endpoint needs one of its own; give it as many queues as endpoints "
+		"(ethtool -L %s combined N; a veth: ip link add ... numrxqueues N "
+		"numtxqueues N)", ifname, n, ifname);
+	return -ENOSPC;
 }
 
 /*
@@ -100,18 +135,26 @@ int xwi_ifref_port(struct xw_iface *ifc, const char *ifname, int ifindex, __u32 
 		   __u32 umem, struct xwi_port **portp)
 {
 	int qfd = xw_iface__map_fd(ifc, "udp_queues");
+	struct xw_ep_entry *eps = calloc(XW_MAX_ENDPOINTS, sizeof(*eps));
 	bool busy = false;
 	__u32 n;
 	int err;
 
-	if (queue != XW_QUEUE_ANY)
-		return xwi_port_get(ifname, ifindex, queue, umem,
-				    queue_held_elsewhere(ifc, queue) ? 0 : XWI_PORT_WAIT, qfd,
-				    portp);
+	if (!eps)
+		return -ENOMEM;
+	err = xwi_iface_endpoints(ifc, eps);
+	if (err)
+		goto out;
+	if (queue != XW_QUEUE_ANY) {
+		err = xwi_port_get(ifname, ifindex, queue, umem,
+				   queue_held_elsewhere(eps, queue) ? 0 : XWI_PORT_WAIT, qfd, portp);
+		goto out;
+	}
 	n = xwi_rx_queues(ifname);
 	for (int pass = 0; pass < 2; pass++) {
 		for (__u32 q = 0; q < n; q++) {
-			if (!xwi_port_have(ifindex, q) && queue_held_elsewhere(ifc, q)) {
+			if (!xwi_port_have(ifindex, q) &&
+			    (queue_held_elsewhere(eps, q) || queue_bound_elsewhere(qfd, q))) {
 				busy = true;
 				continue;
 			}
@@ -119,28 +162,30 @@ int xwi_ifref_port(struct xw_iface *ifc, const char *ifname, int ifindex, __u32 
 					   XWI_PORT_QUIET | (pass ? XWI_PORT_WAIT : 0), qfd,
 					   portp);
 			if (err != -EBUSY && err != -EINVAL)
-				return err;
+				goto out;
 			busy |= err == -EBUSY;
 		}
 	}
-	if (!busy) {
-		xwi_err("%s: none of its %u RX queues takes an AF_XDP socket", ifname, n);
-		return -EINVAL;
-	}
-	xwi_err("%s: no free queue (%u RX queues, each bound by another process)", ifname, n);
-	return -EBUSY;
+	err = queue_error(ifname, n, busy);
+out:
+	free(eps);
+	return err;
 }
 
 /* Live endpoints registered on the interface (any process). */
 static int live_endpoints(struct xw_iface *ifc)
 {
-	struct xw_ep_entry e;
+	struct xw_ep_entry *eps = calloc(XW_MAX_ENDPOINTS, sizeof(*eps));
 	int n = 0;
 
+	if (!eps || xwi_iface_endpoints(ifc, eps)) {
+		free(eps);
+		return 1; /* cannot tell: in use */
+	}
 	for (__u32 i = 0; i < XW_MAX_ENDPOINTS; i++)
-		if (!xw_iface__endpoint(ifc, i, &e) && (e.flags & XW_EPF_ACTIVE) &&
-		    xwi_pid_alive(e.owner_pid))
+		if ((eps[i].flags & XW_EPF_ACTIVE) && xwi_pid_alive(eps[i].owner_pid))
 			n++;
+	free(eps);
 	return n;
 }
 

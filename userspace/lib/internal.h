@@ -73,6 +73,10 @@ enum {
 const char *xwi_map_name(int i);
 /* Name of map index @i in the BPF object ("k_policy", ".data.encap", ...). */
 const char *xwi_skel_map_name(int i, char *buf, size_t len);
+/* Set keys 0 .. @n-1 of the __u32 array map @fd to @v: one batch update
+ * (a knob's XW_MAX_ENDPOINTS entries in one system call), element by
+ * element where the kernel has no batch for it.  0 or -errno. */
+int xwi_map_fill(int fd, __u32 n, __u32 v);
 
 struct xw_iface {
 	char name[16];
@@ -89,6 +93,9 @@ struct xw_iface {
 	size_t shared_len;
 };
 
+/* The `endpoints` map's XW_MAX_ENDPOINTS entries into @out (that many),
+ * in one batch where the kernel has it.  0 or -errno. */
+int xwi_iface_endpoints(struct xw_iface *iface, struct xw_ep_entry *out);
 /* mmap the shared map of @iface (once); NULL + errno on failure. */
 struct xw_shared *xwi_iface_shared(struct xw_iface *iface, __u32 ep);
 /* Under the interface's lock (the one xw_iface__open holds while it finds

@@ -53,8 +53,6 @@
 #include "local.h"
 #include "port.h"
 
-#define XWI_LOCAL_DIR "/dev/shm"
-
 struct local_dst {
 	void *map;		/* the peer's inbox, or NULL */
 	struct xwi_local_hdr *hdr;
@@ -89,86 +87,6 @@ static inline struct xwi_local_slot *slot_of(void *map, __u16 sender)
 static inline __u8 *ring_of(void *map, __u16 sender)
 {
 	return (__u8 *)map + XWI_LOCAL_RINGS_OFF + (size_t)sender * XWI_LOCAL_RING_BYTES;
-}
-
-int xwi_local_path(char *buf, size_t len, int ifindex, __u16 id)
-{
-	struct stat st;
-
-	if (stat("/proc/self/ns/net", &st))
-		return -errno;
-	if ((size_t)snprintf(buf, len, XWI_LOCAL_DIR "/xdpwake-%llu-%d-%u",
-			     (unsigned long long)st.st_ino, ifindex, id) >= len)
-		return -ENAMETOOLONG;
-	return 0;
-}
-
-int xwi_local_claim(int ifindex, __u16 id)
-{
-	char path[PATH_MAX];
-	struct stat a, b;
-	int err, fd;
-
-	err = xwi_local_path(path, sizeof(path) - 8, ifindex, id);
-	if (err)
-		return err;
-	strcat(path, ".lock");
-	/* Bounded: a retry only follows a close-and-unlink by the previous
-	 * owner between our open and our lock. */
-	for (int i = 0; i < 16; i++) {
-		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-		if (fd < 0)
-			return -errno;
-		/* A holder keeps it for as long as its endpoint lives; a
-		 * process probing it (xwi_local_claimed) for microseconds:
-		 * look again for a millisecond before calling it busy. */
-		for (int t = 0; flock(fd, LOCK_EX | LOCK_NB); t++) {
-			if (errno != EWOULDBLOCK || t == 20) {
-				err = errno == EWOULDBLOCK ? -EBUSY : -errno;
-				close(fd);
-				return err;
-			}
-			usleep(50);
-		}
-		/* Locked; still the file at that name (the previous owner
-		 * unlinks it at close)? */
-		if (!fstat(fd, &a) && !stat(path, &b) && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
-			return fd;
-		close(fd);
-	}
-	return -EBUSY;
-}
-
-bool xwi_local_claimed(int ifindex, __u16 id)
-{
-	char path[PATH_MAX];
-	bool held;
-	int fd;
-
-	if (xwi_local_path(path, sizeof(path) - 8, ifindex, id))
-		return false;
-	strcat(path, ".lock");
-	fd = open(path, O_RDWR | O_CLOEXEC); /* no file: nobody claims it */
-	if (fd < 0)
-		return false;
-	held = flock(fd, LOCK_SH | LOCK_NB) && errno == EWOULDBLOCK;
-	close(fd); /* (our shared lock, if we got it, goes with it) */
-	return held;
-}
-
-void xwi_local_unclaim(int fd, int ifindex, __u16 id)
-{
-	char path[PATH_MAX];
-
-	if (fd < 0)
-		return;
-	/* Unlinked while still locked: an opener that got the old file
-	 * finds it is no longer at the name and retries (xwi_local_claim). */
-	if (!xwi_local_path(path, sizeof(path) - 8, ifindex, id)) {
-		strcat(path, ".lock");
-		unlink(path);
-	}
-	close(fd);
 }
 
 static void *map_file(int fd)
@@ -508,7 +426,7 @@ int xwi_local_send(struct xwi_local *l, const struct xw_addr *dst, const struct 
 	if (len)
 		memcpy(ring + off + sizeof(rec) + XW_HDR_LEN, payload, len);
 	__atomic_store_n(&s->prod, prod + need, __ATOMIC_RELEASE);
-	__atomic_fetch_or(&d->hdr->pending, 1ULL << l->id, __ATOMIC_SEQ_CST);
+	xwi_local_pending_set(d->hdr, l->id);
 	l->st.tx++;
 	/* Count it, then look at armed (the hand-over; see top). */
 	produced = __atomic_add_fetch(&sh->produced, 1, __ATOMIC_SEQ_CST);
@@ -579,31 +497,35 @@ corrupt:
 
 int xwi_local_rx(struct xwi_local *l, int budget)
 {
-	__u64 bits, left = 0;
+	__u64 words;
 	int total = 0;
 
-	if (!l || !__atomic_load_n(&l->hdr->pending, __ATOMIC_RELAXED))
+	if (!l || !__atomic_load_n(&l->hdr->pending_words, __ATOMIC_RELAXED))
 		return 0;
-	bits = __atomic_exchange_n(&l->hdr->pending, 0, __ATOMIC_SEQ_CST);
-	while (bits) {
-		__u16 from = (__u16)__builtin_ctzll(bits);
-		struct xwi_local_slot *s = slot_of(l->map, from);
+	words = __atomic_exchange_n(&l->hdr->pending_words, 0, __ATOMIC_SEQ_CST);
+	while (words) {
+		unsigned int w = (unsigned int)__builtin_ctzll(words);
+		__u64 bits = __atomic_exchange_n(&l->hdr->pending[w], 0, __ATOMIC_SEQ_CST);
 
-		bits &= bits - 1;
-		if (total < budget)
-			total += rx_slot(l, from, budget - total);
-		if (__atomic_load_n(&s->cons, __ATOMIC_RELAXED) !=
-		    __atomic_load_n(&s->prod, __ATOMIC_ACQUIRE))
-			left |= 1ULL << from;
+		words &= words - 1;
+		while (bits) {
+			__u16 from = (__u16)(w * 64 + (unsigned int)__builtin_ctzll(bits));
+			struct xwi_local_slot *s = slot_of(l->map, from);
+
+			bits &= bits - 1;
+			if (total < budget)
+				total += rx_slot(l, from, budget - total);
+			if (__atomic_load_n(&s->cons, __ATOMIC_RELAXED) !=
+			    __atomic_load_n(&s->prod, __ATOMIC_ACQUIRE))
+				xwi_local_pending_set(l->hdr, from);
+		}
 	}
-	if (left)
-		__atomic_fetch_or(&l->hdr->pending, left, __ATOMIC_SEQ_CST);
 	return total;
 }
 
 bool xwi_local_ready(const struct xwi_local *l)
 {
-	return l && __atomic_load_n(&l->hdr->pending, __ATOMIC_ACQUIRE) != 0;
+	return l && __atomic_load_n(&l->hdr->pending_words, __ATOMIC_ACQUIRE) != 0;
 }
 
 void xwi_local_stats(const struct xwi_local *l, struct xwi_local_stats *st)

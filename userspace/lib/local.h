@@ -40,9 +40,13 @@ struct xwi_local_sink {
  * the record, then stores prod (release), sets its bit in `pending`.
  */
 #define XWI_LOCAL_MAGIC 0x584c4231u /* "XLB1" */
-#define XWI_LOCAL_VERSION 1u
+#define XWI_LOCAL_VERSION 2u
 #define XWI_LOCAL_PAD 0xFFFFFFFFu  /* record length of a pad record */
 #define XWI_LOCAL_MAX_FRAME 16384u /* largest frame in a record (sanity) */
+
+#define XWI_LOCAL_PENDING_WORDS (XW_MAX_ENDPOINTS / 64)
+XW_STATIC_ASSERT(XWI_LOCAL_PENDING_WORDS <= 64 && XW_MAX_ENDPOINTS % 64 == 0,
+		 "pending_words has a bit per word of pending");
 
 struct xwi_local_hdr {
 	__u32 magic;
@@ -53,9 +57,15 @@ struct xwi_local_hdr {
 	__u32 ring_bytes;
 	__u32 nslots;
 	__u8 pad0[64 - 32];
-	__u64 pending;	   /* bit i: sender i published records (a hint)   */
-	__u8 pad1[4096 - 72];
+	/* Senders that published records (a hint): bit i % 64 of word i / 64
+	 * for sender i; bit w of pending_words: word w may have bits.  The
+	 * sender sets its bit, then the word's (if not set); the owner takes
+	 * pending_words, then each word it names (seq_cst exchanges). */
+	__u64 pending_words;
+	__u64 pending[XWI_LOCAL_PENDING_WORDS];
+	__u8 pad1[4096 - 72 - 8 * XWI_LOCAL_PENDING_WORDS];
 };
+XW_STATIC_ASSERT(sizeof(struct xwi_local_hdr) == 4096, "the inbox header is one page");
 
 struct xwi_local_slot {
 	__u64 prod;	/* written by the sender only */
@@ -70,6 +80,18 @@ struct xwi_local_rec {
 	__u8 rsvd;
 	__be16 port;	/* UDP: the sender's source port                    */
 };
+
+/* Sender @id published records in the inbox @h: its bit, then its word's
+ * bit, which the owner takes first - a word bit the sender finds set is
+ * taken after its own bit is set. */
+static inline void xwi_local_pending_set(struct xwi_local_hdr *h, __u16 id)
+{
+	__u64 wbit = 1ULL << (id / 64);
+
+	__atomic_fetch_or(&h->pending[id / 64], 1ULL << (id % 64), __ATOMIC_SEQ_CST);
+	if (!(__atomic_load_n(&h->pending_words, __ATOMIC_SEQ_CST) & wbit))
+		__atomic_fetch_or(&h->pending_words, wbit, __ATOMIC_SEQ_CST);
+}
 
 #define XWI_LOCAL_SLOTS_OFF sizeof(struct xwi_local_hdr)
 #define XWI_LOCAL_RINGS_OFF \
@@ -145,6 +167,9 @@ bool xwi_local_ready(const struct xwi_local *l);
 
 void xwi_local_stats(const struct xwi_local *l, struct xwi_local_stats *st);
 
+/* Where the inboxes and claim files are. */
+#define XWI_LOCAL_DIR "/dev/shm"
+
 /* The inbox file of endpoint @id on interface @ifindex in this network
  * namespace ("/dev/shm/xdpwake-<netns inode>-<ifindex>-<id>"). */
 int xwi_local_path(char *buf, size_t len, int ifindex, __u16 id);
@@ -158,5 +183,11 @@ int xwi_local_claim(int ifindex, __u16 id);
 void xwi_local_unclaim(int fd, int ifindex, __u16 id);
 /* Whether another process holds the claim of @id (nothing is created). */
 bool xwi_local_claimed(int ifindex, __u16 id);
+/* Remove the files of endpoint ids whose claim nobody holds (dead or
+ * closed): inbox, lock file, half-created inbox; of interface @ifindex in
+ * this network namespace, or with 0 of every interface and namespace.
+ * @removed (may be NULL) gets each path removed.  Files removed, or
+ * -errno.  (claim.c, as the three above.) */
+int xwi_local_clean(int ifindex, void (*removed)(const char *path, void *ctx), void *ctx);
 
 #endif

@@ -126,6 +126,9 @@ XW_API const char *xw_strerror(int err)
 		return "not found (no such knob, map, endpoint, or program not attached)";
 	case EBUSY:
 		return "busy: the queue or endpoint is already in use by another socket";
+	case ENOSPC:
+		return "no space: no free RX queue on the interface (each endpoint needs one of "
+		       "its own), or a buffer too small";
 	case EEXIST:
 		return "already exists: another XDP program holds the interface";
 	case EAFNOSUPPORT:
