@@ -518,17 +518,17 @@ static void test_addresses(void)
 	CHECK(x.nonce == 0x9F1C0E2B44D7A310ULL && x.ep == 3 && xw_addr_equal(&x, &e1),
 	      "nonce parsed wrong: %#llx", (unsigned long long)x.nonce);
 	format_lengths(&x, "02:00:00:00:00:0a/3/9f1c0e2b44d7a310");
-	parse_ok("255.255.255.255:65535/63/ffffffffffffffff",
-		 "255.255.255.255:65535/63/ffffffffffffffff", &x);
+	parse_ok("255.255.255.255:65535/1023/ffffffffffffffff",
+		 "255.255.255.255:65535/1023/ffffffffffffffff", &x);
 	CHECK(x.nonce == ~0ULL && xw_addr_equal(&x, &u2), "UDP nonce parsed wrong");
-	format_lengths(&x, "255.255.255.255:65535/63/ffffffffffffffff");
+	format_lengths(&x, "255.255.255.255:65535/1023/ffffffffffffffff");
 	parse_ok("02:00:00:00:00:0a/3/0000000000000000", "02:00:00:00:00:0a/3", &x);
 	CHECK(!x.nonce, "a zero nonce");
 	parse_bad("02:00:00:00:00:0a/3/9f1c0e2b44d7a31", -EINVAL);
 	parse_bad("02:00:00:00:00:0a/3/9f1c0e2b44d7a3100", -EINVAL);
 	parse_bad("02:00:00:00:00:0a/3/9f1c0e2b44d7a31g", -EINVAL);
 	parse_bad("02:00:00:00:00:0a//9f1c0e2b44d7a310", -EINVAL);
-	parse_bad("02:00:00:00:00:0a/64/9f1c0e2b44d7a310", -ERANGE);
+	parse_bad("02:00:00:00:00:0a/1024/9f1c0e2b44d7a310", -ERANGE);
 
 	for (size_t i = 0; i < sizeof(einval) / sizeof(einval[0]); i++)
 		parse_bad(einval[i], -EINVAL);
