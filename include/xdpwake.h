@@ -530,8 +530,7 @@ struct xw_endpoint_stats {
 	__u64 rx_dup;		/* duplicate fragments                      */
 	__u64 unexpected_msgs;
 	__u64 spins, blocks, wakes, spurious_wakes;
-	/* UMEM ownership: total == fill (the receive frames: fill + RX rings
-	 * and those not posted yet) + free_tx +
+	/* UMEM ownership: total == fill (fill + RX rings) + free_tx +
 	 * tx_inflight (TX + completion rings) whenever no call is running. */
 	__u64 umem_frames_total, umem_frames_free_tx, umem_frames_fill;
 	__u64 umem_frames_tx_inflight;

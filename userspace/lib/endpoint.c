@@ -557,7 +557,7 @@ XW_API int xw_endpoint__stats(const struct xw_endpoint *ep, struct xw_endpoint_s
 	st->tx_full = p->tx_full;
 	st->umem_frames_total = p->nframes;
 	st->umem_frames_free_tx = p->nfree;
-	st->umem_frames_fill = p->fill_posted + p->fill_reserve; /* the receive pool */
+	st->umem_frames_fill = p->fill_posted;
 	st->umem_frames_tx_inflight = p->tx_inflight;
 	st->umem_invariant_violations = p->invariant_violations;
 	st->retransmits = 0;

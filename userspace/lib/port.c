@@ -5,19 +5,10 @@
  * UMEM frames are split in two pools.  Receive frames live in the fill and
  * RX rings and go back to the fill ring as soon as a frame is handled; the
  * fill ring has room for all of them twice over, because the kernel
- * publishes its fill-ring consumer position lazily.  Not all of them are
- * posted at once: the kernel takes fill frames in ring order, so every
- * posted frame is used once per turn of the ring, and the first use of a
- * frame costs (on the VMs these benchmarks run on, ~10-20 us a frame: a
- * 2,048-frame ring made the first ~2,000 round trips of a job 5x slower).
- * XWI_FILL_START frames are posted first; a poll that finds a quarter of
- * the posted frames (or a full batch) filled posts as many again from the
- * reserve, until all are posted: a small-message job keeps a small set of
- * warm frames, a bulk one gets the whole pool within a few polls.  Transmit
- * frames come from a free list (a stack: the warm ones first) and return
- * to it from the completion ring.  Ownership invariant: fill/RX frames +
- * reserve + free transmit frames + frames in flight on the TX/completion
- * rings == nframes (xwi_port_check_frames()).
+ * publishes its fill-ring consumer position lazily.  Transmit frames come
+ * from a free list and return to it from the completion ring.  Ownership
+ * invariant: fill/RX frames + free transmit frames + frames in flight on the
+ * TX/completion rings == nframes (xwi_port_check_frames()).
  *
  * A UMEM frame is a page (the kernel takes no larger one without huge
  * pages), and a received frame starts XDP_PACKET_HEADROOM into it, so one
@@ -60,8 +51,6 @@
 /* UMEM frames per multi-buffer frame: the kernel's copy-mode transmit
  * takes fewer than MAX_SKB_FRAGS (17). */
 #define XWI_SG_FRAMES 16
-/* Receive frames posted at the port's creation (the rest on demand). */
-#define XWI_FILL_START 256
 #ifndef XDP_USE_SG
 #define XDP_USE_SG (1 << 4)
 #endif
@@ -170,27 +159,6 @@ static __u64 mono_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
 }
 
-/* Posts up to @n receive frames more from the reserve (the receive
- * half's frames not posted yet, the highest addresses). */
-static int fill_grow(struct xwi_port *p, __u32 n)
-{
-	__u32 idx;
-
-	if (n > p->fill_reserve)
-		n = p->fill_reserve;
-	if (!n)
-		return 0;
-	if (xsk_ring_prod__reserve(&p->fq, n, &idx) != n)
-		return -ENOMEM;
-	for (__u32 i = 0; i < n; i++)
-		*xsk_ring_prod__fill_addr(&p->fq, idx + i) =
-			(__u64)(p->nrx_frames - p->fill_reserve + i) * p->frame_size;
-	xsk_ring_prod__submit(&p->fq, n);
-	p->fill_posted += n;
-	p->fill_reserve -= n;
-	return 0;
-}
-
 static int port_create(const char *ifname, int ifindex, __u32 queue, __u32 nframes,
 		       int queues_fd, struct xwi_port **portp, bool quiet_busy, bool quiet_inval)
 {
@@ -199,6 +167,7 @@ static int port_create(const char *ifname, int ifindex, __u32 queue, __u32 nfram
 	struct xwi_port *p;
 	struct xdp_options xo;
 	socklen_t optlen = sizeof(xo);
+	__u32 idx;
 	int err;
 
 	if (nframes < 64 || (nframes & (nframes - 1)))
@@ -303,12 +272,15 @@ static int port_create(const char *ifname, int ifindex, __u32 queue, __u32 nfram
 	if (getsockopt(p->fd, SOL_XDP, XDP_OPTIONS, &xo, &optlen) == 0)
 		p->zerocopy = !!(xo.flags & XDP_OPTIONS_ZEROCOPY);
 
-	/* Receive frames: the first half of the UMEM; the first
-	 * XWI_FILL_START in the fill ring, the others in reserve. */
-	p->fill_reserve = p->nrx_frames;
-	err = fill_grow(p, XWI_FILL_START);
-	if (err)
+	/* Receive frames: the first half of the UMEM, all in the fill ring. */
+	if (xsk_ring_prod__reserve(&p->fq, p->nrx_frames, &idx) != p->nrx_frames) {
+		err = -ENOMEM;
 		goto fail;
+	}
+	for (__u32 i = 0; i < p->nrx_frames; i++)
+		*xsk_ring_prod__fill_addr(&p->fq, idx + i) = (__u64)i * p->frame_size;
+	xsk_ring_prod__submit(&p->fq, p->nrx_frames);
+	p->fill_posted = p->nrx_frames;
 
 	/* Transmit frames: the second half, in the free list. */
 	p->free_tx = calloc(p->ntx_frames, sizeof(*p->free_tx));
@@ -480,13 +452,12 @@ static void kick_tx(struct xwi_port *p)
 
 int xwi_port_check_frames(struct xwi_port *p)
 {
-	if (p->fill_posted + p->fill_reserve == p->nrx_frames && p->nfree + p->tx_inflight == p->ntx_frames &&
+	if (p->fill_posted == p->nrx_frames && p->nfree + p->tx_inflight == p->ntx_frames &&
 	    p->nfree <= p->ntx_frames)
 		return 0;
 	p->invariant_violations++;
-	xwi_err("%s queue %u: UMEM frames lost track of: fill/RX %u + reserve %u of %u, free %u "
-		"+ in flight %u of %u", p->ifname, p->queue, p->fill_posted, p->fill_reserve,
-		p->nrx_frames, p->nfree,
+	xwi_err("%s queue %u: UMEM frames lost track of: fill/RX %u of %u, free %u + in flight "
+		"%u of %u", p->ifname, p->queue, p->fill_posted, p->nrx_frames, p->nfree,
 		p->tx_inflight, p->ntx_frames);
 	return -EFAULT;
 }
@@ -788,7 +759,5 @@ int xwi_port_rx(struct xwi_port *p, int budget)
 		}
 	}
 	xsk_ring_cons__release(&p->rx, n);
-	if (p->fill_reserve && (n >= (__u32)budget || n >= p->fill_posted / 4))
-		fill_grow(p, p->fill_posted);
 	return (int)n;
 }

@@ -68,7 +68,6 @@ struct xwi_port {
 	__u32 nfree, ntx_frames, nrx_frames;
 	__u32 tx_inflight; /* submitted, completion not yet reaped */
 	__u32 fill_posted; /* frames in the fill ring or the RX ring */
-	__u32 fill_reserve; /* receive frames not posted yet (see port.c) */
 	bool tx_dirty;	   /* submitted since the last kick */
 	__u32 tx_unkicked; /* frames submitted since the last kick */
 
