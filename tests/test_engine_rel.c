@@ -1357,6 +1357,24 @@ static void test_rel_nonce(void)
 	h.session = htonl((__u32)rng() | 1);
 	nonce_put(&h, 0, rng());
 	CHECK(xwi_engine_rx(xwt_nodes[0].e, &bsrc, &h, NULL, 0) == 0, "rx forged CONNECT_REPLY");
+	/* a RNDV offering the sender's memory (XW_F_CMA) from the wire, in
+	 * B's session, CRC right: only the local ring may carry the flag */
+	{
+		static const unsigned char frag0[64];
+		__u64 bad0 = rst(0).rx_bad;
+
+		h = craft(1, 0, XW_PKT_RNDV); /* 1,000 B: 16 fragments of 64 */
+		h.flags = XW_F_CMA;
+		h.msg_len = htonl(1000);
+		h.frag_count = htonl(16);
+		h.payload_len = htons(sizeof(frag0));
+		seal(&h, frag0, sizeof(frag0));
+		CHECK(xwi_engine_rx(xwt_nodes[0].e, &xwt_nodes[1].addr, &h, frag0, sizeof(frag0)) ==
+				      -EPROTO &&
+			      rst(0).rx_bad == bad0 + 1,
+		      "a wire RNDV with XW_F_CMA: not refused as malformed (rx_bad %llu -> %llu)",
+		      (unsigned long long)bad0, (unsigned long long)rst(0).rx_bad);
+	}
 	a1 = rst(0);
 	CHECK(a1.nonce_rejects == a0.nonce_rejects + 402 && a1.peer_restarts == 0 &&
 		      a1.reconnects == 0 && a1.peer_closes == 0 && a1.sessions == a0.sessions,

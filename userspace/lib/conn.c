@@ -1717,7 +1717,11 @@ int xwi_conn_rx(struct xwi_engine *e, const struct xw_addr *src, struct xw_hdr *
 			return -EBADMSG;
 		}
 	}
-	if (xwi_frame_check(e, h, len) || src->ep != ntohs(h->src_ep)) {
+	/* XW_F_CMA offers the sender's memory for reading: only the local
+	 * ring may carry it (a wire frame can claim a local peer's source
+	 * address, the path it came by it cannot). */
+	if (xwi_frame_check(e, h, len) || src->ep != ntohs(h->src_ep) ||
+	    (!lossless && (h->flags & XW_F_CMA))) {
 		e->st.rx_bad++;
 		return -EPROTO;
 	}
