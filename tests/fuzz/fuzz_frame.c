@@ -115,6 +115,8 @@ static bool ref_hdr_ok(const struct xw_hdr *h, size_t len, __u16 ep)
 	if (h->version != XW_VERSION || h->type < XW_PKT_SMALL || h->type >= XW_PKT_TYPE_MAX ||
 	    plen > len || ntohs(h->dst_ep) != ep)
 		return false;
+	if (h->flags & XW_F_CMA)
+		return false; /* every frame here is from the wire: only the local ring may carry it */
 	if (h->type == XW_PKT_CONNECT || h->type == XW_PKT_CONNECT_REPLY || h->type == XW_PKT_CLOSE)
 		return !cnt; /* frag_off:frag_idx: the destination's nonce */
 	if (h->type >= XW_PKT_NOTIFY)
