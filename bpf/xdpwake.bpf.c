@@ -90,6 +90,14 @@ static __always_inline int other_host(const struct ethhdr *eth)
  */
 volatile __u64 xw_test_clock_ns SEC(".data.test_clock") = 0;
 
+/*
+ * Endpoint ids this instance takes: 0 .. xw_max_endpoints - 1.  The loader
+ * (userspace/lib/iface.c) sizes every per-endpoint map to it before the
+ * load (bpf_map__set_max_entries) and sets it here; `stats` has one entry
+ * more, the interface's, at key xw_max_endpoints.  Read-only once loaded.
+ */
+const volatile __u32 xw_max_endpoints = XW_MAX_ENDPOINTS;
+
 static __always_inline __u64 clock_now(void)
 {
 	__u64 t = xw_test_clock_ns;
@@ -722,7 +730,7 @@ int xw_xdp(struct xdp_md *ctx)
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	void *pos;
-	__u32 gkey = XW_STATS_IFACE, ep, encap, plen, mlen, foff, fidx, fcnt, conf_sess;
+	__u32 gkey = xw_max_endpoints, ep, encap, plen, mlen, foff, fidx, fcnt, conf_sess;
 	__u64 frame_len, limit, hoff;
 	struct ethhdr *eth = data;
 	struct xw_ep_entry *epi;
@@ -851,7 +859,7 @@ int xw_xdp(struct xdp_md *ctx)
 	}
 
 	ep = bpf_ntohs(h->dst_ep);
-	if (ep >= XW_MAX_ENDPOINTS) {
+	if (ep >= xw_max_endpoints) {
 		g->drop_endpoint++;
 		return XDP_DROP;
 	}
@@ -970,7 +978,7 @@ int xw_local(struct xdp_md *ctx)
 	if ((void *)(in + 1) > data_end)
 		return XDP_ABORTED;
 	ep = in->ep;
-	if (ep >= XW_MAX_ENDPOINTS)
+	if (ep >= xw_max_endpoints)
 		return XDP_ABORTED;
 	epi = bpf_map_lookup_elem(&endpoints, &ep);
 	s = bpf_map_lookup_elem(&stats, &ep);

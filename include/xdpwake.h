@@ -176,6 +176,12 @@ struct xw_iface_opts {
 	/* Do not attach: only open an already attached program's maps
 	 * (-ENOENT if none; nothing is created). */
 	bool no_attach;
+	/* Endpoint ids the program takes, 0 .. max_endpoints - 1, when this
+	 * call attaches it (its per-endpoint maps are sized to it; per-CPU
+	 * statistics cost 288 bytes per id and possible CPU).  0: the
+	 * environment's XDPWAKE_MAX_ENDPOINTS, else the host's default
+	 * (xw_max_endpoints_default()).  At most XW_MAX_ENDPOINTS. */
+	__u32 max_endpoints;
 };
 
 /**
@@ -208,6 +214,15 @@ XW_API int xw_iface__mode(const struct xw_iface *iface);
 XW_API int xw_iface__multiprog(const struct xw_iface *iface);
 /** BPF program id of the wake engine. */
 XW_API __u32 xw_iface__prog_id(const struct xw_iface *iface);
+/** Endpoint ids the attached program takes (0 .. this - 1; the
+ *  max_endpoints it was attached with); 0 for NULL. */
+XW_API __u32 xw_iface__max_endpoints(const struct xw_iface *iface);
+/** The endpoint count a program attached to @ifname without a setting
+ *  takes: twice the larger of the possible CPUs and the interface's RX
+ *  queues, rounded up to a power of two, at least 64, at most
+ *  XW_MAX_ENDPOINTS (XDPWAKE_MAX_ENDPOINTS in the environment, if set and
+ *  valid, overrides it). */
+XW_API __u32 xw_max_endpoints_default(const char *ifname);
 /** File descriptor of one of the program's maps by its pin name
  *  ("endpoints", "shared", "stats", a knob name, ...), or -ENOENT. */
 XW_API int xw_iface__map_fd(const struct xw_iface *iface, const char *name);
@@ -341,6 +356,9 @@ struct xw_endpoint_opts {
 	__u32 give_up_ms;
 	/* The watchdog thread's SCHED_FIFO priority (see xw_watchdog_opts). */
 	__u32 watchdog_rt_prio;
+	/* Endpoint ids of the program when this endpoint attaches it (as in
+	 * xw_iface_opts; 0: XDPWAKE_MAX_ENDPOINTS or the host's default). */
+	__u32 max_endpoints;
 };
 
 /* xw_endpoint_opts.queue: the first queue of the interface (0 .. its RX
@@ -370,7 +388,9 @@ struct xw_endpoint_opts {
  * with XW_QUEUE_ANY: every RX queue of the interface is bound by another
  * process (each process needs a queue of its own: the error says how to
  * add queues); -EAFNOSUPPORT no AF_XDP in this kernel; -EINVAL bad options
- * or queue; -ERANGE @id >= XW_MAX_ENDPOINTS.
+ * or queue; -ERANGE @id >= XW_MAX_ENDPOINTS, or beyond the max_endpoints
+ * the interface's program was attached with (xw_iface__max_endpoints();
+ * the error names the setting: reattach with a larger one).
  */
 XW_API int xw_endpoint__open(const char *ifname, __u16 id, const struct xw_endpoint_opts *opts,
 			     struct xw_endpoint **epp);

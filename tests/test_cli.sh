@@ -62,7 +62,7 @@ run "$X" --version
 check "xdpwake --version" test "$rc" -eq 0 -a -n "$(has "$out" '^xdpwake ' && echo y)"
 
 declare -A opts=(
-	[attach]="--mode --encap --ethertype --udp-port --policy --pin-root"
+	[attach]="--mode --encap --ethertype --udp-port --policy --max-endpoints --pin-root"
 	[detach]="--pin-root"
 	[status]="--pin-root"
 	[stats]="--ep --watch --count --pin-root"
@@ -153,6 +153,8 @@ check "status without IFACE finds $A under the pin root" \
 run "$X" -j status "${P[@]}"
 check "status -j is valid JSON with the prog id" \
 	test "$rc" -eq 0 -a -n "$id1" -a "$(jq_py "$out" 'd["interfaces"][0]["prog_id"]')" = "$id1"
+check "status -j shows the default endpoint count (at least 64, a power of two)" \
+	test "$(jq_py "$out" '(lambda n: 64 <= n <= 1024 and n & (n - 1) == 0)(d["interfaces"][0]["max_endpoints"])')" = True
 
 # A registered endpoint (written the way the library registers one).
 if command -v bpftool >/dev/null; then
@@ -273,8 +275,29 @@ run "$X" stats "${P[@]}"
 check "stats with nothing attached exits 3" test "$rc" -eq 3
 
 # Options at attach time.
-run "$X" attach "$A" --mode generic --encap eth,udp --udp-port 5000 --policy timeout "${P[@]}"
+run "$X" attach "$A" --max-endpoints 0 "${P[@]}"
+check "attach --max-endpoints 0 exits 2 with the range" \
+	test "$rc" -eq 2 -a -n "$(has "$err" '1-1024' && echo y)"
+run "$X" attach "$A" --mode generic --encap eth,udp --udp-port 5000 --policy timeout \
+	--max-endpoints 24 "${P[@]}"
 check "attach --mode generic with initial knobs exits 0" test "$rc" -eq 0
+check "attach reports the endpoint ids it was given" test -n "$(has "$out" 'endpoints 24 (ids 0-23)' && echo y)"
+run "$X" -j status "$A" "${P[@]}"
+check "status -j shows max_endpoints 24" test "$(jq_py "$out" 'd["interfaces"][0]["max_endpoints"]')" = 24
+run "$X" status "$A" "${P[@]}"
+check "status shows the endpoint ids and the setting" \
+	test -n "$(has "$out" 'endpoint ids 0-23 (max_endpoints 24' && echo y)"
+if command -v bpftool >/dev/null; then
+	check "the per-endpoint maps have 24 entries, stats 25" \
+		test "$(bpftool map show pinned "$ROOT/$A/endpoints" | sed -n 's/.*max_entries \([0-9]*\).*/\1/p'),$(
+			bpftool map show pinned "$ROOT/$A/stats" | sed -n 's/.*max_entries \([0-9]*\).*/\1/p')" = 24,25
+fi
+run "$X" set "$A" --ep 24 policy=every "${P[@]}"
+check "set --ep 24 beyond the 24 ids fails" test "$rc" -ne 0
+run "$X" -j get "$A" --ep all policy "${P[@]}"
+check "get --ep all reads the 24 ids" test "$rc" -eq 0 -a "$(jq_py "$out" 'd["policy"]["uniform"]')" = True
+run "$X" stats "$A" --ep all "${P[@]}"
+check "stats --ep all with 24 ids exits 0" test "$rc" -eq 0
 run "$X" -j get "$A" "${P[@]}"
 check "initial knobs were applied" \
 	test "$(jq_py "$out" '(d["encap"]["name"], d["udp_port"]["value"], d["policy"]["name"])')" = \

@@ -47,6 +47,7 @@
 #include <sys/syscall.h>
 #include <linux/capability.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "chan.h"
 #include "harness.h"
@@ -896,6 +897,23 @@ static void test_errors(void)
 				"value out of range", "1024");
 	}
 	{
+		/* The program attached with 16 ids by this open: id 16 is
+		 * beyond them, and the error names the setting. */
+		XW_OPTS(xw_endpoint_opts, o, .pin_root = pin_root, .max_endpoints = 16);
+		expect_open_err("endpoint id 16, max_endpoints 16", IF_QA, 16, &o, -ERANGE,
+				"value out of range", "max_endpoints 16");
+		CHECK(xdp_prog_lines(IF_QA) == 0,
+		      "the failed open (id beyond max_endpoints) left its program attached");
+		setenv("XDPWAKE_MAX_ENDPOINTS", "2000", 1);
+		o.max_endpoints = 0;
+		expect_open_err("XDPWAKE_MAX_ENDPOINTS=2000", IF_QA, 1, &o, -EINVAL,
+				"invalid argument", "XDPWAKE_MAX_ENDPOINTS=2000");
+		setenv("XDPWAKE_MAX_ENDPOINTS", "8", 1);
+		expect_open_err("endpoint id 8, XDPWAKE_MAX_ENDPOINTS=8", IF_QA, 8, &o, -ERANGE,
+				"value out of range", "max_endpoints 8");
+		unsetenv("XDPWAKE_MAX_ENDPOINTS");
+	}
+	{
 		XW_OPTS(xw_endpoint_opts, o, .pin_root = pin_root, .umem_frames = 100);
 		expect_open_err("umem_frames 100 (not a power of two)", IF_QA, 1, &o, -EINVAL,
 				"invalid argument", "umem_frames");
@@ -917,6 +935,26 @@ static void test_errors(void)
 	/* Endpoint 1 open here: busy for this process and for another one. */
 	e1 = open_ep(IF_QA, 1, 0);
 	CHECK(xdp_prog_lines(IF_QA) > 0, "no program on " IF_QA " with an endpoint open");
+	{
+		/* Attached without a setting: the host's default, which an
+		 * id at it exceeds. */
+		XW_OPTS(xw_iface_opts, io, .pin_root = pin_root, .no_attach = true);
+		struct xw_iface *ifc = NULL;
+		__u32 n = xw_max_endpoints_default(IF_QA);
+
+		REQUIRE(xw_iface__open(IF_QA, &io, &ifc) == 0, "open the attached program");
+		printf("  default endpoint count on " IF_QA ": %u (%d possible CPUs)\n", n,
+		       libbpf_num_possible_cpus());
+		CHECK(xw_iface__max_endpoints(ifc) == n && n >= 64 && n <= XW_MAX_ENDPOINTS &&
+			      !(n & (n - 1)) && n >= 2 * (__u32)libbpf_num_possible_cpus(),
+		      "attached with %u endpoint ids, the default is %u", xw_iface__max_endpoints(ifc),
+		      n);
+		xw_iface__close(ifc);
+		XW_OPTS(xw_endpoint_opts, o, .pin_root = pin_root, .max_endpoints = 1024);
+		snprintf(what, sizeof(what), "max_endpoints %u", n);
+		expect_open_err("endpoint id at the default count (attached)", IF_QA, (__u16)n, &o,
+				-ERANGE, "value out of range", what);
+	}
 	{
 		XW_OPTS(xw_endpoint_opts, o, .pin_root = pin_root);
 		expect_open_err("endpoint 1 again in this process", IF_QA, 1, &o, -EBUSY, "busy",

@@ -39,6 +39,7 @@ struct cli_args {
 	bool mode_set;
 	__u32 encap, ethertype, udp_port, policy;
 	bool encap_set, ethertype_set, udp_port_set, policy_set;
+	__u32 max_endpoints;	/* attach: 0 the library's default          */
 	int ep;			/* CLI_EP_ALL, 0..1023, or CLI_EP_IFACE      */
 	bool ep_set;
 	double watch;		/* seconds; 0: no --watch                     */

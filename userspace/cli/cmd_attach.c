@@ -67,6 +67,19 @@ static int parse_policy(struct cli_args *a, const char *val)
 	return knob_opt(a, "policy", val, &a->policy, &a->policy_set);
 }
 
+static int parse_max_endpoints(struct cli_args *a, const char *val)
+{
+	unsigned long v;
+
+	if (cli_parse_ulong(val, 1, XW_MAX_ENDPOINTS, &v)) {
+		snprintf(a->err, sizeof(a->err), "bad endpoint count '%s': expected 1-%d", val,
+			 XW_MAX_ENDPOINTS);
+		return -EINVAL;
+	}
+	a->max_endpoints = (__u32)v;
+	return 0;
+}
+
 static const char *mode_name(int mode)
 {
 	return mode == XW_MODE_GENERIC ? "generic" : mode == XW_MODE_NATIVE ? "native" : "auto";
@@ -84,8 +97,9 @@ static int run_attach(struct cli_args *a)
 	XW_OPTS(xw_iface_opts, probe, .pin_root = a->pin_root, .no_attach = true);
 	XW_OPTS(xw_iface_opts, o, .pin_root = a->pin_root, .mode = a->mode, .encap = a->encap,
 		.ethertype = a->ethertype, .udp_port = a->udp_port,
-		.policy_set = a->policy_set, .policy = a->policy);
-	const char *ignored[5];
+		.policy_set = a->policy_set, .policy = a->policy,
+		.max_endpoints = a->max_endpoints);
+	const char *ignored[6];
 	struct xw_iface *ifc = NULL;
 	char dir[PATH_MAX];
 	struct stat st;
@@ -126,6 +140,8 @@ static int run_attach(struct cli_args *a)
 			ignored[nign++] = "--udp-port";
 		if (a->policy_set)
 			ignored[nign++] = "--policy";
+		if (a->max_endpoints && a->max_endpoints != xw_iface__max_endpoints(ifc))
+			ignored[nign++] = "--max-endpoints";
 	}
 
 	if (cli_json) {
@@ -137,6 +153,7 @@ static int run_attach(struct cli_args *a)
 		json_kv_str("mode", mode_name(xw_iface__mode(ifc)));
 		json_kv_bool("multiprog", xw_iface__multiprog(ifc) == 1);
 		json_kv_str("pin_dir", xw_iface__pin_dir(ifc));
+		json_kv_u64("max_endpoints", xw_iface__max_endpoints(ifc));
 		json_key("ignored_options");
 		json_arr_begin();
 		for (int i = 0; i < nign; i++)
@@ -153,6 +170,8 @@ static int run_attach(struct cli_args *a)
 		printf("  mode      %s\n", mode_name(xw_iface__mode(ifc)));
 		printf("  attach    %s\n", attach_kind(xw_iface__multiprog(ifc)));
 		printf("  pin dir   %s\n", xw_iface__pin_dir(ifc));
+		printf("  endpoints %u (ids 0-%u)\n", xw_iface__max_endpoints(ifc),
+		       xw_iface__max_endpoints(ifc) - 1);
 		for (int i = 0; i < nign; i++)
 			cli_note("%s ignored: the program is already attached (detach first, "
 				 "or change knobs with `xdpwake set %s`)",
@@ -211,7 +230,7 @@ const struct cli_cmd cli_cmd_attach = {
 		"the command exits, until `xdpwake detach`. If xdpwake is attached already, "
 		"the command shares it and changes nothing: the initial settings below "
 		"apply only when this command attaches. Prints the mode, how it is "
-		"attached, the program id and the pin directory.",
+		"attached, the program id, the pin directory and the endpoint ids.",
 	.opts = (const struct cli_opt[]){
 		{ "mode", 'm', "MODE",
 		  "native (driver), generic (skb) or auto: native, else generic "
@@ -229,6 +248,12 @@ const struct cli_cmd cli_cmd_attach = {
 		  "initial wake policy of every endpoint: every, timeout, marker, stream "
 		  "or adaptive (default marker)",
 		  parse_policy },
+		{ "max-endpoints", 0x104, "N",
+		  "endpoint ids the program takes, 0 to N-1, 1-1024 (default: "
+		  "XDPWAKE_MAX_ENDPOINTS, else twice the larger of the possible CPUs and "
+		  "the interface's RX queues, rounded up to a power of two, 64-1024); its "
+		  "maps are sized to it, per-CPU statistics cost 288 bytes per id and CPU",
+		  parse_max_endpoints },
 		CLI_OPT_PIN_ROOT,
 		{ NULL } },
 	.run = run_attach,

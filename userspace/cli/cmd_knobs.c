@@ -134,7 +134,7 @@ static int run_set(struct cli_args *a)
 
 		if (per_ep(p->idx)) {
 			first = a->ep == CLI_EP_ALL ? 0 : a->ep;
-			last = a->ep == CLI_EP_ALL ? XW_MAX_ENDPOINTS - 1 : a->ep;
+			last = a->ep == CLI_EP_ALL ? (int)xw_iface__max_endpoints(ifc) - 1 : a->ep;
 		} else if (a->ep_set && cli_verbose) {
 			cli_note("%s is per interface: --ep ignored", p->key);
 		}
@@ -181,6 +181,7 @@ struct knob_read {
 	bool uniform;		/* every endpoint has value (ep all)        */
 	int ndiff;		/* endpoints whose value differs             */
 	int first_diff;
+	__u32 nvalues;		/* the interface's endpoint ids (ep all)    */
 	__u32 values[XW_MAX_ENDPOINTS];
 };
 
@@ -193,7 +194,8 @@ static int read_knob(struct xw_iface *ifc, int ep, struct knob_read *r)
 	if (!per_ep(r->idx) || ep != CLI_EP_ALL)
 		return xw_iface__get_knob(ifc, knob_name(r->idx),
 					  ep == CLI_EP_ALL ? 0 : (__u32)ep, &r->value);
-	for (__u32 e = 0; e < XW_MAX_ENDPOINTS; e++) {
+	r->nvalues = xw_iface__max_endpoints(ifc);
+	for (__u32 e = 0; e < r->nvalues; e++) {
 		err = xw_iface__get_knob(ifc, knob_name(r->idx), e, &r->values[e]);
 		if (err)
 			return err;
@@ -264,7 +266,7 @@ static int run_get(struct cli_args *a)
 				if (!r->uniform) {
 					json_key("values");
 					json_arr_begin();
-					for (int e = 0; e < XW_MAX_ENDPOINTS; e++)
+					for (__u32 e = 0; e < r->nvalues; e++)
 						json_u64(r->values[e]);
 					json_arr_end();
 				}

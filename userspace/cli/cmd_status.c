@@ -50,6 +50,7 @@ struct iface_status {
 	int mode;
 	int multiprog;
 	char pin_dir[PATH_MAX];
+	__u32 max_eps;		/* endpoint ids 0 .. max_eps - 1 */
 	int knob_idx[3];
 	__u32 knob[3];
 	int nep;
@@ -306,6 +307,7 @@ static int collect(struct xw_iface *ifc, struct iface_status *s)
 	s->mode = xw_iface__mode(ifc);
 	s->multiprog = xw_iface__multiprog(ifc);
 	snprintf(s->pin_dir, sizeof(s->pin_dir), "%s", xw_iface__pin_dir(ifc));
+	s->max_eps = xw_iface__max_endpoints(ifc);
 	for (int i = 0; i < 3; i++) {
 		s->knob_idx[i] = xw_knob_find(iface_knobs[i]);
 		err = xw_iface__get_knob(ifc, iface_knobs[i], 0, &s->knob[i]);
@@ -313,7 +315,7 @@ static int collect(struct xw_iface *ifc, struct iface_status *s)
 			return cli_fail(EXIT_RUNTIME, err, "%s: cannot read knob %s: %s", s->name,
 					iface_knobs[i], xw_strerror(err));
 	}
-	for (__u32 ep = 0; ep < XW_MAX_ENDPOINTS; ep++) {
+	for (__u32 ep = 0; ep < s->max_eps; ep++) {
 		struct ep_row *r = &s->eps[s->nep];
 
 		err = xw_iface__endpoint(ifc, ep, &r->e);
@@ -389,6 +391,7 @@ static void json_iface(const struct iface_status *s)
 	json_kv_str("mode", mode_name(s->mode));
 	json_kv_bool("multiprog", s->multiprog == 1);
 	json_kv_str("pin_dir", s->pin_dir);
+	json_kv_u64("max_endpoints", s->max_eps);
 	json_key("knobs");
 	json_obj_begin();
 	for (int i = 0; i < 3; i++) {
@@ -448,6 +451,8 @@ static void print_iface(const struct iface_status *s)
 	       s->prog_id, mode_name(s->mode),
 	       s->multiprog ? "libxdp dispatcher" : "single program");
 	printf("  pin dir     %s\n", s->pin_dir);
+	printf("  endpoint ids 0-%u (max_endpoints %u, set at attach)\n", s->max_eps - 1,
+	       s->max_eps);
 	for (int i = 0; i < 3; i++)
 		cli_knob_text(s->knob_idx[i], s->knob[i], buf[i], sizeof(buf[i]));
 	printf("  encap       %s   ethertype %s   udp_port %s\n", buf[0], buf[1], buf[2]);

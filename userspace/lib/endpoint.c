@@ -353,6 +353,15 @@ int xwi_endpoint_open_test(const char *ifname, __u16 id, const struct xw_endpoin
 	err = xwi_ifref_get(ifname, o, &ep->ifc);
 	if (err)
 		goto fail;
+	if (id >= xw_iface__max_endpoints(ep->ifc)) {
+		xwi_err("%s: endpoint id %u beyond the interface's %u endpoint ids (0-%u): its "
+			"program was attached with max_endpoints %u; detach and reattach it with a "
+			"larger one (xdpwake attach --max-endpoints N, XDPWAKE_MAX_ENDPOINTS)",
+			ifname, id, xw_iface__max_endpoints(ep->ifc),
+			xw_iface__max_endpoints(ep->ifc) - 1, xw_iface__max_endpoints(ep->ifc));
+		err = -ERANGE;
+		goto fail;
+	}
 	err = xw_iface__endpoint(ep->ifc, id, &reg);
 	if (busy || (!err && (reg.flags & XW_EPF_ACTIVE) && xwi_pid_alive(reg.owner_pid))) {
 		if (err || !(reg.flags & XW_EPF_ACTIVE) || !xwi_pid_alive(reg.owner_pid))

@@ -24,6 +24,7 @@
 #include <xdp/libxdp.h>
 
 #include "internal.h"
+#include "port.h"
 #include "xdpwake.skel.h"
 
 #define XWI_PROG_NAME "xw_xdp"
@@ -250,6 +251,21 @@ static void open_local_prog(struct xw_iface *ifc)
 			 XWI_LOCAL_PROG_NAME, ifc->pin_dir);
 }
 
+/* The endpoint ids of the program whose maps @ifc has open: the size of
+ * its `endpoints` map (every per-endpoint map has it, set at the load). */
+static int read_max_eps(struct xw_iface *ifc)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(ifc->map_fd[XWI_MAP_endpoints], &info, &len))
+		return -errno;
+	if (!info.max_entries || info.max_entries > XW_MAX_ENDPOINTS)
+		return -EINVAL;
+	ifc->max_eps = info.max_entries;
+	return 0;
+}
+
 static int open_pins(struct xw_iface *ifc)
 {
 	char p[PATH_MAX];
@@ -266,7 +282,86 @@ static int open_pins(struct xw_iface *ifc)
 			return err;
 		}
 	}
+	err = read_max_eps(ifc);
+	if (err) {
+		xwi_err("%s: cannot read the size of the endpoints map: %s", ifc->name,
+			strerror(-err));
+		return err;
+	}
 	open_local_prog(ifc);
+	return 0;
+}
+
+/* XDPWAKE_MAX_ENDPOINTS: 0 not set, 1 *v its value, -EINVAL not a count
+ * from 1 to XW_MAX_ENDPOINTS. */
+static int env_max_eps(__u32 *v)
+{
+	const char *env = getenv("XDPWAKE_MAX_ENDPOINTS");
+	unsigned long n;
+	char *end;
+
+	if (!env || !*env)
+		return 0;
+	errno = 0;
+	n = strtoul(env, &end, 0);
+	if (errno || *end || n < 1 || n > XW_MAX_ENDPOINTS)
+		return -EINVAL;
+	*v = (__u32)n;
+	return 1;
+}
+
+XW_API __u32 xw_max_endpoints_default(const char *ifname)
+{
+	int cpus = libbpf_num_possible_cpus();
+	__u32 n = cpus > 0 ? (__u32)cpus : 1, q = ifname ? xwi_rx_queues(ifname) : 0, p = 64;
+
+	if (env_max_eps(&p) == 1)
+		return p;
+	n = 2 * (q > n ? q : n);
+	while (p < n && p < XW_MAX_ENDPOINTS)
+		p <<= 1;
+	return p;
+}
+
+/* The endpoint count a program attached now takes: the option, the
+ * environment's, or the host's default. */
+static int choose_max_eps(struct xw_iface *ifc, const struct xw_iface_opts *opts, __u32 *n)
+{
+	__u32 v = XWI_OPT(opts, max_endpoints, 0);
+
+	if (v > XW_MAX_ENDPOINTS) {
+		xwi_err("%s: max_endpoints %u out of range [1, %d]", ifc->name, v,
+			XW_MAX_ENDPOINTS);
+		return -ERANGE;
+	}
+	if (!v && env_max_eps(&v) < 0) {
+		xwi_err("%s: XDPWAKE_MAX_ENDPOINTS=%s is not a count from 1 to %d", ifc->name,
+			getenv("XDPWAKE_MAX_ENDPOINTS"), XW_MAX_ENDPOINTS);
+		return -EINVAL;
+	}
+	*n = v ? v : xw_max_endpoints_default(ifc->name);
+	return 0;
+}
+
+/* Size the skeleton's per-endpoint maps to @n ids before the load: every
+ * map of XW_MAX_ENDPOINTS entries but the queue map, and `stats` with the
+ * interface's entry after them. */
+static int size_maps(struct xw_xdp_bpf *skel, __u32 n)
+{
+	struct bpf_map *m;
+	__u32 max;
+	int err;
+
+	skel->rodata->xw_max_endpoints = n;
+	bpf_object__for_each_map(m, skel->obj) {
+		max = bpf_map__max_entries(m);
+		if (m == skel->maps.udp_queues ||
+		    (max != XW_MAX_ENDPOINTS && max != XW_STATS_ENTRIES))
+			continue;
+		err = bpf_map__set_max_entries(m, max == XW_STATS_ENTRIES ? n + 1 : n);
+		if (err)
+			return err;
+	}
 	return 0;
 }
 
@@ -331,7 +426,7 @@ static int write_defaults(struct xw_iface *ifc, const struct xw_iface_opts *opts
 				ki.min, ki.max);
 			return -ERANGE;
 		}
-		err = xwi_map_fill(ifc->map_fd[i], ki.per_endpoint ? XW_MAX_ENDPOINTS : 1u, v);
+		err = xwi_map_fill(ifc->map_fd[i], ki.per_endpoint ? ifc->max_eps : 1u, v);
 		if (err) {
 			xwi_err("%s: cannot set %s: %s", ifc->name, ki.name, strerror(-err));
 			return err;
@@ -377,7 +472,8 @@ static void set_ifmac(struct xw_iface *ifc)
  * dispatcher first and falls back to attaching the program alone where the
  * dispatcher cannot load.  *loaded tells whether the program passed the
  * verifier (so a failure is about the attach mode). */
-static int try_attach(struct xw_iface *ifc, enum xdp_attach_mode m, bool *loaded)
+static int try_attach(struct xw_iface *ifc, enum xdp_attach_mode m, __u32 max_eps,
+		      bool *loaded)
 {
 	char p[PATH_MAX];
 	int err;
@@ -392,6 +488,9 @@ static int try_attach(struct xw_iface *ifc, enum xdp_attach_mode m, bool *loaded
 		return err;
 	}
 	set_ifmac(ifc);
+	err = size_maps(ifc->skel, max_eps);
+	if (err)
+		return err;
 	for (int i = 0; i < XWI_MAP_NR; i++) {
 		struct bpf_map *map = skel_map(ifc->skel, i);
 
@@ -429,17 +528,21 @@ static int load_and_attach(struct xw_iface *ifc, const struct xw_iface_opts *opt
 	struct bpf_program *lp;
 	char p[PATH_MAX];
 	bool loaded;
+	__u32 n;
 	int err;
 
+	err = choose_max_eps(ifc, opts, &n);
+	if (err)
+		return err;
 	if (mode == XW_MODE_GENERIC) {
-		err = try_attach(ifc, XDP_MODE_SKB, &loaded);
+		err = try_attach(ifc, XDP_MODE_SKB, n, &loaded);
 	} else {
-		err = try_attach(ifc, XDP_MODE_NATIVE, &loaded);
+		err = try_attach(ifc, XDP_MODE_NATIVE, n, &loaded);
 		if (err && loaded && mode == XW_MODE_AUTO && err != -EPERM && err != -EEXIST &&
 		    err != -EBUSY) {
 			xwi_warn("%s: native XDP failed (%s), using generic mode", ifc->name,
 				 strerror(-err));
-			err = try_attach(ifc, XDP_MODE_SKB, &loaded);
+			err = try_attach(ifc, XDP_MODE_SKB, n, &loaded);
 		}
 	}
 	if (err) {
@@ -457,6 +560,7 @@ static int load_and_attach(struct xw_iface *ifc, const struct xw_iface_opts *opt
 		if (ifc->map_fd[i] < 0)
 			return -errno;
 	}
+	ifc->max_eps = n;
 	err = write_defaults(ifc, opts);
 	if (err)
 		return err;
@@ -484,9 +588,9 @@ static int load_and_attach(struct xw_iface *ifc, const struct xw_iface_opts *opt
 		return err ? err : -ENOENT;
 	}
 	ifc->prog_id = xdp_program__id(ifc->prog);
-	xwi_info("%s: attached %s in %s mode%s", ifc->name, XWI_PROG_NAME,
+	xwi_info("%s: attached %s in %s mode%s, endpoint ids 0-%u", ifc->name, XWI_PROG_NAME,
 		 ifc->mode == XW_MODE_GENERIC ? "generic" : "native",
-		 ifc->multiprog ? " (libxdp dispatcher)" : " (single program)");
+		 ifc->multiprog ? " (libxdp dispatcher)" : " (single program)", n - 1);
 	return 0;
 }
 
@@ -758,6 +862,11 @@ XW_API __u32 xw_iface__prog_id(const struct xw_iface *ifc)
 	return ifc ? ifc->prog_id : 0;
 }
 
+XW_API __u32 xw_iface__max_endpoints(const struct xw_iface *ifc)
+{
+	return ifc ? ifc->max_eps : 0;
+}
+
 XW_API int xw_iface__map_fd(const struct xw_iface *ifc, const char *name)
 {
 	if (!ifc || !name)
@@ -768,12 +877,12 @@ XW_API int xw_iface__map_fd(const struct xw_iface *ifc, const char *name)
 	return -ENOENT;
 }
 
-static int knob_key(int idx, __u32 ep, __u32 *key)
+static int knob_key(const struct xw_iface *ifc, int idx, __u32 ep, __u32 *key)
 {
 	XW_OPTS(xw_knob_info, ki);
 
 	xw_knob_info(idx, &ki);
-	if (ki.per_endpoint && ep >= XW_MAX_ENDPOINTS)
+	if (ki.per_endpoint && ep >= ifc->max_eps)
 		return -ERANGE;
 	*key = ki.per_endpoint ? ep : 0;
 	return 0;
@@ -789,7 +898,7 @@ XW_API int xw_iface__set_knob(struct xw_iface *ifc, const char *name, __u16 ep, 
 		return -EINVAL;
 	if (idx < 0)
 		return idx;
-	err = knob_key(idx, ep, &key);
+	err = knob_key(ifc, idx, ep, &key);
 	if (err)
 		return err;
 	xw_knob_info(idx, &ki);
@@ -809,7 +918,7 @@ XW_API int xw_iface__get_knob(struct xw_iface *ifc, const char *name, __u16 ep, 
 		return -EINVAL;
 	if (idx < 0)
 		return idx;
-	err = knob_key(idx, ep, &key);
+	err = knob_key(ifc, idx, ep, &key);
 	if (err)
 		return err;
 	if (bpf_map_lookup_elem(ifc->map_fd[idx], &key, value))
@@ -832,8 +941,13 @@ XW_API int xw_iface__stats(struct xw_iface *ifc, __u16 ep, struct xw_stats *out)
 	vals = calloc(ncpu, sizeof(*vals));
 	if (!vals)
 		return -ENOMEM;
-	first = ep == XW_STATS_ALL ? 0 : ep;
-	last = ep == XW_STATS_ALL ? XW_STATS_IFACE : ep;
+	/* The interface's entry is the map's last, after the program's ids. */
+	if (ep != XW_STATS_ALL && ep != XW_STATS_IFACE && ep >= ifc->max_eps) {
+		free(vals);
+		return -ERANGE;
+	}
+	first = ep == XW_STATS_ALL ? 0 : ep == XW_STATS_IFACE ? ifc->max_eps : ep;
+	last = ep == XW_STATS_ALL || ep == XW_STATS_IFACE ? ifc->max_eps : ep;
 	for (__u32 k = first; k <= last; k++) {
 		if (bpf_map_lookup_elem(ifc->map_fd[XWI_MAP_stats], &k, vals)) {
 			err = -errno;
@@ -856,7 +970,7 @@ XW_API int xw_iface__endpoint(struct xw_iface *ifc, __u16 ep, struct xw_ep_entry
 
 	if (!ifc || !out)
 		return -EINVAL;
-	if (ep >= XW_MAX_ENDPOINTS)
+	if (ep >= ifc->max_eps)
 		return -ERANGE;
 	if (bpf_map_lookup_elem(ifc->map_fd[XWI_MAP_endpoints], &key, out))
 		return -errno;
@@ -865,17 +979,16 @@ XW_API int xw_iface__endpoint(struct xw_iface *ifc, __u16 ep, struct xw_ep_entry
 
 int xwi_iface_endpoints(struct xw_iface *ifc, struct xw_ep_entry *out)
 {
-	__u32 keys[XW_MAX_ENDPOINTS], count = XW_MAX_ENDPOINTS, batch;
+	__u32 keys[XW_MAX_ENDPOINTS], n = ifc->max_eps, count = n, batch;
 	LIBBPF_OPTS(bpf_map_batch_opts, bo);
 	int fd = ifc->map_fd[XWI_MAP_endpoints];
 
 	/* An array's batch starts at the first key: no in_batch token. */
-	if (!bpf_map_lookup_batch(fd, NULL, &batch, keys, out, &count, &bo) &&
-	    count == XW_MAX_ENDPOINTS)
+	if (!bpf_map_lookup_batch(fd, NULL, &batch, keys, out, &count, &bo) && count == n)
 		return 0;
-	if (errno == ENOENT && count == XW_MAX_ENDPOINTS)
+	if (errno == ENOENT && count == n)
 		return 0; /* the end reached with the last batch */
-	for (__u32 k = 0; k < XW_MAX_ENDPOINTS; k++)
+	for (__u32 k = 0; k < n; k++)
 		if (bpf_map_lookup_elem(fd, &k, &out[k]))
 			return -errno;
 	return 0;
@@ -886,12 +999,12 @@ struct xw_shared *xwi_iface_shared(struct xw_iface *ifc, __u32 ep)
 	long page = sysconf(_SC_PAGESIZE);
 	void *m;
 
-	if (ep >= XW_MAX_ENDPOINTS) {
+	if (ep >= ifc->max_eps) {
 		errno = ERANGE;
 		return NULL;
 	}
 	if (!ifc->shared) {
-		ifc->shared_len = (sizeof(struct xw_shared) * XW_MAX_ENDPOINTS + page - 1) &
+		ifc->shared_len = (sizeof(struct xw_shared) * ifc->max_eps + page - 1) &
 				  ~(size_t)(page - 1);
 		m = mmap(NULL, ifc->shared_len, PROT_READ | PROT_WRITE, MAP_SHARED,
 			 ifc->map_fd[XWI_MAP_shared], 0);

@@ -50,7 +50,8 @@ int xwi_ifref_get(const char *ifname, const struct xw_endpoint_opts *o, struct x
 		err = -ENOMEM;
 		goto out;
 	}
-	XW_OPTS(xw_iface_opts, io, .pin_root = root, .mode = XWI_OPT(o, mode, XW_MODE_AUTO));
+	XW_OPTS(xw_iface_opts, io, .pin_root = root, .mode = XWI_OPT(o, mode, XW_MODE_AUTO),
+		.max_endpoints = XWI_OPT(o, max_endpoints, 0));
 	err = xw_iface__open(ifname, &io, &r->ifc);
 	if (err) {
 		free(r);

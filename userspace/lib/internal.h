@@ -91,9 +91,10 @@ struct xw_iface {
 	struct xw_shared *shared;	 /* mmapped `shared` map (lazily) */
 	int local_fd;			 /* the xw_local program (-1: none) */
 	size_t shared_len;
+	__u32 max_eps;			 /* ids 0 .. max_eps - 1 (the maps' size) */
 };
 
-/* The `endpoints` map's XW_MAX_ENDPOINTS entries into @out (that many),
+/* The `endpoints` map's max_eps entries into @out (that many),
  * in one batch where the kernel has it.  0 or -errno. */
 int xwi_iface_endpoints(struct xw_iface *iface, struct xw_ep_entry *out);
 /* mmap the shared map of @iface (once); NULL + errno on failure. */
