@@ -146,6 +146,7 @@ static void cli_path(char *buf, size_t len)
 static void part_cli(void)
 {
 	char cli[PATH_MAX], cmd[3 * PATH_MAX], out[8192] = "", tmp[PATH_MAX], orphan[PATH_MAX];
+	char qlock0[PATH_MAX], qlock3[PATH_MAX];
 	size_t got = 0;
 	FILE *f;
 	pid_t k;
@@ -159,8 +160,12 @@ static void part_cli(void)
 	CHECK(exists(shm(4, "")) && exists(shm(4, ".lock")),
 	      "a SIGKILLed endpoint's inbox and lock stay (else this test tests nothing)");
 	/* Planted: an inbox half created by a process killed in its open,
-	 * an inbox without a lock file. */
-	REQUIRE(xwt_sh("touch %s %s", tmp, orphan) == 0, "plant files");
+	 * an inbox without a lock file, the lock of a queue no port holds
+	 * (the ports' queue claims: port.c). */
+	snprintf(qlock0, sizeof(qlock0), "/dev/shm/xdpwake-%llu-%d-q0.lock", netns, ifindex);
+	snprintf(qlock3, sizeof(qlock3), "/dev/shm/xdpwake-%llu-%d-q3.lock", netns, ifindex);
+	CHECK(exists(qlock0), "no lock of queue 0, which this process's port holds");
+	REQUIRE(xwt_sh("touch %s %s %s", tmp, orphan, qlock3) == 0, "plant files");
 
 	cli_path(cli, sizeof(cli));
 	snprintf(cmd, sizeof(cmd), "%s status --clean --pin-root %s " IF_A " 2>&1", cli, pin_root);
@@ -178,8 +183,12 @@ static void part_cli(void)
 	CHECK(strstr(out, shm(4, "")) && strstr(out, shm(4, ".lock")) && strstr(out, tmp) &&
 		      strstr(out, orphan),
 	      "status --clean does not list every file it removed");
-	CHECK(strstr(out, "4 files of dead endpoints removed"),
-	      "status --clean: no count of 4 (4's inbox and lock, the tmp file, 11's inbox)");
+	CHECK(strstr(out, "5 files of dead endpoints removed"),
+	      "status --clean: no count of 5 (4's inbox and lock, the tmp file, 11's inbox, "
+	      "queue 3's lock)");
+	CHECK(!exists(qlock3) && strstr(out, qlock3),
+	      "status --clean did not remove and list the unheld lock of queue 3");
+	CHECK(exists(qlock0), "status --clean removed the lock of queue 0, which a live port holds");
 	live_files_there("status --clean");
 
 	/* Again: nothing left to remove. */

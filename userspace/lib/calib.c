@@ -57,7 +57,7 @@ static int cmp_u64(const void *x, const void *y)
  * delay from that stamp to running again is one block-and-wake as the XDP
  * program causes it.  Median of ROUNDS.  Needs CAP_BPF (endpoints do).
  */
-enum { CALIB_ROUNDS = 200 };
+enum { CALIB_ROUNDS = 64 };
 
 struct calib_run {
 	int prog_fd;

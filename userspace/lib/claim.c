@@ -3,8 +3,10 @@
  * Endpoint ids on this host: the claim of an id by the process that opens
  * it (an exclusive flock on a lock file beside the id's local inbox, held
  * while the endpoint lives and released by the kernel when the process
- * dies), and the removal of what endpoints of dead processes left in
- * /dev/shm: their inboxes (local.c), lock files and half-created inboxes.
+ * dies), the claim of an interface queue by a process's port (the same,
+ * on a lock file per queue), and the removal of what endpoints of dead
+ * processes left in /dev/shm: their inboxes (local.c), lock files and
+ * half-created inboxes (the queue lock files on demand only).
  * A lock file nobody holds is the proof: its endpoint is closed or dead.
  * The remover takes the claim itself while it removes the files, so an
  * endpoint being opened meanwhile waits for it (xwi_local_claim) and
@@ -121,6 +123,40 @@ void xwi_local_unclaim(int fd, int ifindex, __u16 id)
 	close(fd);
 }
 
+/* "xdpwake-<netns>-<ifindex>-q<queue>.lock" of this network namespace. */
+static int queue_lock_path(char *buf, size_t len, int ifindex, __u32 queue)
+{
+	struct stat st;
+
+	if (stat("/proc/self/ns/net", &st))
+		return -errno;
+	if ((size_t)snprintf(buf, len, XWI_LOCAL_DIR "/xdpwake-%llu-%d-q%u.lock",
+			     (unsigned long long)st.st_ino, ifindex, queue) >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int xwi_queue_claim(int ifindex, __u32 queue)
+{
+	char path[PATH_MAX];
+	int err = queue_lock_path(path, sizeof(path), ifindex, queue);
+
+	/* A holder keeps it while its port lives; the clean-up of `xdpwake
+	 * status --clean` probes it for microseconds: look again 4 times. */
+	return err ? err : lock_take(path, 4);
+}
+
+void xwi_queue_unclaim(int fd, int ifindex, __u32 queue)
+{
+	char path[PATH_MAX];
+
+	if (fd < 0)
+		return;
+	if (!queue_lock_path(path, sizeof(path), ifindex, queue))
+		unlink(path); /* still locked: as xwi_local_unclaim */
+	close(fd);
+}
+
 /* ---- leftovers of dead endpoints ----------------------------------------- */
 
 /* A file of the local path: "xdpwake-<netns>-<ifindex>-<id>" (the inbox),
@@ -215,7 +251,28 @@ static int clean_one(const struct leftover *f, int n, void (*removed)(const char
 	return done;
 }
 
-int xwi_local_clean(int ifindex, void (*removed)(const char *path, void *ctx), void *ctx)
+/* A queue lock file @name nobody holds: removed (taken meanwhile).  1 or 0. */
+static int clean_queue_lock(const char *name, void (*removed)(const char *, void *), void *ctx)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), XWI_LOCAL_DIR "/%s", name);
+	fd = lock_take(path, 0);
+	if (fd < 0)
+		return 0; /* held: a live port's */
+	if (unlink(path)) {
+		close(fd);
+		return 0;
+	}
+	close(fd);
+	if (removed)
+		removed(path, ctx);
+	return 1;
+}
+
+int xwi_local_clean(int ifindex, bool queues, void (*removed)(const char *path, void *ctx),
+		    void *ctx)
 {
 	struct leftover *f = NULL, *nf;
 	unsigned long long ns = 0;
@@ -235,7 +292,15 @@ int xwi_local_clean(int ifindex, void (*removed)(const char *path, void *ctx), v
 		return errno == ENOENT ? 0 : -errno;
 	while ((de = readdir(d))) {
 		struct leftover x;
+		unsigned int q;
+		int m = 0;
 
+		if (queues &&
+		    sscanf(de->d_name, "xdpwake-%llu-%d-q%u.lock%n", &x.ns, &x.ifindex, &q, &m) == 3 &&
+		    m && !de->d_name[m] && (!ifindex || (x.ns == ns && x.ifindex == ifindex))) {
+			total += clean_queue_lock(de->d_name, removed, ctx);
+			continue;
+		}
 		if (!parse_name(de->d_name, &x) || (ifindex && (x.ns != ns || x.ifindex != ifindex)))
 			continue;
 		nf = n % 64 ? f : realloc(f, (n + 64) * sizeof(*f)); /* 64 more */
@@ -270,5 +335,5 @@ XW_API int xw_leftovers_clean(const char *ifname, void (*removed)(const char *pa
 		if (!ifindex)
 			return -ENODEV;
 	}
-	return xwi_local_clean(ifindex, removed, ctx);
+	return xwi_local_clean(ifindex, true, removed, ctx);
 }

@@ -102,7 +102,9 @@ static int mkdir_p(const char *path)
 	return 0;
 }
 
-static int lock_dir(const char *dir)
+/* @op LOCK_EX (attach, detach) or LOCK_SH (open the pins of an attached
+ * program: openers starting together do it side by side). */
+static int lock_dir_op(const char *dir, int op)
 {
 	int fd;
 
@@ -110,13 +112,18 @@ static int lock_dir(const char *dir)
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (flock(fd, LOCK_EX)) {
+	if (flock(fd, op)) {
 		int err = -errno;
 
 		close(fd);
 		return err;
 	}
 	return fd;
+}
+
+static int lock_dir(const char *dir)
+{
+	return lock_dir_op(dir, LOCK_EX);
 }
 
 static void unlock_dir(int fd)
@@ -670,25 +677,35 @@ XW_API int xw_iface__open(const char *ifname, const struct xw_iface_opts *opts,
 		xwi_err("cannot create %s: %s", ifc->pin_dir, strerror(-err));
 		goto out;
 	}
-	lock = lock_dir(ifc->pin_dir);
-	if (lock < 0) {
-		err = lock;
-		goto out;
-	}
-
-	err = find_attached(ifc->ifindex, &id, &ifc->mode, &ifc->multiprog, NULL);
-	if (err) {
-		xwi_err("%s: cannot query the attached XDP program: %s", ifname, xw_strerror(err));
-		goto out;
-	}
-	if (!pin_path(p, sizeof(p), ifc->pin_dir, XWI_PROG_PIN) && (fd = bpf_obj_get(p)) >= 0) {
-		pinned_id = fd_prog_id(fd);
-		close(fd);
-	}
-	if (id && id == pinned_id) {
-		ifc->prog_id = id;
-		err = open_pins(ifc);
-		goto out;
+	/* Shared while we only open the pins of an attached program;
+	 * exclusive (a second round) to attach one. */
+	for (int op = LOCK_SH;; op = LOCK_EX) {
+		lock = lock_dir_op(ifc->pin_dir, op);
+		if (lock < 0) {
+			err = lock;
+			goto out;
+		}
+		err = find_attached(ifc->ifindex, &id, &ifc->mode, &ifc->multiprog, NULL);
+		if (err) {
+			xwi_err("%s: cannot query the attached XDP program: %s", ifname,
+				xw_strerror(err));
+			goto out;
+		}
+		pinned_id = 0;
+		if (!pin_path(p, sizeof(p), ifc->pin_dir, XWI_PROG_PIN) &&
+		    (fd = bpf_obj_get(p)) >= 0) {
+			pinned_id = fd_prog_id(fd);
+			close(fd);
+		}
+		if (id && id == pinned_id) {
+			ifc->prog_id = id;
+			err = open_pins(ifc);
+			goto out;
+		}
+		if (op == LOCK_EX)
+			break;
+		unlock_dir(lock);
+		lock = -1;
 	}
 	if (id) {
 		xwi_err("%s: an xdpwake program (id %u) is attached but its maps are not "

@@ -71,7 +71,7 @@ out:
 	if (r) {
 		/* Every endpoint open removes what killed processes' endpoints
 		 * left on the interface (their inboxes): a directory scan. */
-		int n = xwi_local_clean(xw_iface__ifindex(r->ifc), NULL, NULL);
+		int n = xwi_local_clean(xw_iface__ifindex(r->ifc), false, NULL, NULL);
 
 		if (n > 0)
 			xwi_info("%s: removed %d files of dead endpoints from " XWI_LOCAL_DIR,

@@ -183,11 +183,22 @@ int xwi_local_claim(int ifindex, __u16 id);
 void xwi_local_unclaim(int fd, int ifindex, __u16 id);
 /* Whether another process holds the claim of @id (nothing is created). */
 bool xwi_local_claimed(int ifindex, __u16 id);
+/* Claim queue @queue of interface @ifindex for this process's port before
+ * it registers a UMEM and binds (an exclusive flock on
+ * "/dev/shm/xdpwake-<netns>-<ifindex>-q<queue>.lock", held while the port
+ * lives): openers starting together skip a queue another one is taking
+ * without the cost of a UMEM registration and a failed bind.  The fd,
+ * -EBUSY (another process holds it) or -errno (no lock file: the caller
+ * binds unclaimed).  xwi_queue_unclaim() releases it. */
+int xwi_queue_claim(int ifindex, __u32 queue);
+void xwi_queue_unclaim(int fd, int ifindex, __u32 queue);
 /* Remove the files of endpoint ids whose claim nobody holds (dead or
- * closed): inbox, lock file, half-created inbox; of interface @ifindex in
- * this network namespace, or with 0 of every interface and namespace.
- * @removed (may be NULL) gets each path removed.  Files removed, or
- * -errno.  (claim.c, as the three above.) */
-int xwi_local_clean(int ifindex, void (*removed)(const char *path, void *ctx), void *ctx);
+ * closed): inbox, lock file, half-created inbox; with @queues also the
+ * queue lock files nobody holds; of interface @ifindex in this network
+ * namespace, or with 0 of every interface and namespace.  @removed (may
+ * be NULL) gets each path removed.  Files removed, or -errno.  (claim.c,
+ * as the ones above.) */
+int xwi_local_clean(int ifindex, bool queues, void (*removed)(const char *path, void *ctx),
+		    void *ctx);
 
 #endif

@@ -44,6 +44,7 @@
 
 #include "frame.h"
 #include "internal.h"
+#include "local.h"
 #include "port.h"
 
 #define XWI_FRAME_SIZE 4096
@@ -135,6 +136,9 @@ static void port_free(struct xwi_port *p)
 		close(p->arp_fd);
 	free(p->free_tx);
 	free(p->gather);
+	/* The claim after the socket: the next claimer binds a queue that
+	 * is (on its way to being) free. */
+	xwi_queue_unclaim(p->claim_fd, p->ifindex, p->queue);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
 }
@@ -182,6 +186,18 @@ static int port_create(const char *ifname, int ifindex, __u32 queue, __u32 nfram
 	p->ifindex = ifindex;
 	p->queue = queue;
 	p->refs = 1;
+	/* The queue's claim first: a queue another process is taking is
+	 * skipped here, before a UMEM is registered (concurrent openers
+	 * scanning with XW_QUEUE_ANY).  Busy and not quiet: the kernel's bind
+	 * gives the verdict and its message. */
+	p->claim_fd = xwi_queue_claim(ifindex, queue);
+	if (p->claim_fd == -EBUSY && quiet_busy) {
+		p->claim_fd = -1;
+		err = -EBUSY;
+		goto fail;
+	}
+	if (p->claim_fd < 0)
+		p->claim_fd = -1;
 	err = if_info(p);
 	if (err) {
 		xwi_err("%s: cannot read the interface's address and MTU: %s", ifname,
