@@ -27,16 +27,24 @@
 #include "internal.h"
 #include "local.h"
 
-int xwi_local_path(char *buf, size_t len, int ifindex, __u16 id)
+/* XWI_LOCAL_DIR "/xdpwake-<netns>-<ifindex>-<kind><n><suffix>" of this
+ * network namespace. */
+static int shm_path(char *buf, size_t len, int ifindex, const char *kind, unsigned int n,
+		    const char *suffix)
 {
 	struct stat st;
 
 	if (stat("/proc/self/ns/net", &st))
 		return -errno;
-	if ((size_t)snprintf(buf, len, XWI_LOCAL_DIR "/xdpwake-%llu-%d-%u",
-			     (unsigned long long)st.st_ino, ifindex, id) >= len)
+	if ((size_t)snprintf(buf, len, XWI_LOCAL_DIR "/xdpwake-%llu-%d-%s%u%s",
+			     (unsigned long long)st.st_ino, ifindex, kind, n, suffix) >= len)
 		return -ENAMETOOLONG;
 	return 0;
+}
+
+int xwi_local_path(char *buf, size_t len, int ifindex, __u16 id)
+{
+	return shm_path(buf, len, ifindex, "", id, "");
 }
 
 /* Exclusive flock on the lock file @path (created if missing), the file
@@ -123,17 +131,9 @@ void xwi_local_unclaim(int fd, int ifindex, __u16 id)
 	close(fd);
 }
 
-/* "xdpwake-<netns>-<ifindex>-q<queue>.lock" of this network namespace. */
 static int queue_lock_path(char *buf, size_t len, int ifindex, __u32 queue)
 {
-	struct stat st;
-
-	if (stat("/proc/self/ns/net", &st))
-		return -errno;
-	if ((size_t)snprintf(buf, len, XWI_LOCAL_DIR "/xdpwake-%llu-%d-q%u.lock",
-			     (unsigned long long)st.st_ino, ifindex, queue) >= len)
-		return -ENAMETOOLONG;
-	return 0;
+	return shm_path(buf, len, ifindex, "q", queue, ".lock");
 }
 
 int xwi_queue_claim(int ifindex, __u32 queue)
