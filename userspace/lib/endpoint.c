@@ -350,6 +350,13 @@ int xwi_endpoint_open_test(const char *ifname, __u16 id, const struct xw_endpoin
 				 strerror(-ep->claim_fd));
 		ep->claim_fd = -1;
 	}
+	/* An id another process holds: said without taking the interface
+	 * (its open, the leftovers' scan, the detach check of its release;
+	 * a libfabric rank looking for a free id tries them one by one). */
+	if (busy) {
+		err = xwi_iface_peek_endpoint(ifname, XWI_OPT(o, pin_root, NULL), id, &reg);
+		goto check_busy;
+	}
 	err = xwi_ifref_get(ifname, o, &ep->ifc);
 	if (err)
 		goto fail;
@@ -363,6 +370,7 @@ int xwi_endpoint_open_test(const char *ifname, __u16 id, const struct xw_endpoin
 		goto fail;
 	}
 	err = xw_iface__endpoint(ep->ifc, id, &reg);
+check_busy:
 	if (busy || (!err && (reg.flags & XW_EPF_ACTIVE) && xwi_pid_alive(reg.owner_pid))) {
 		if (err || !(reg.flags & XW_EPF_ACTIVE) || !xwi_pid_alive(reg.owner_pid))
 			xwi_err("%s: endpoint %u is being opened by another process", ifname, id);

@@ -1011,6 +1011,26 @@ int xwi_iface_endpoints(struct xw_iface *ifc, struct xw_ep_entry *out)
 	return 0;
 }
 
+int xwi_iface_peek_endpoint(const char *ifname, const char *pin_root, __u16 id,
+			    struct xw_ep_entry *out)
+{
+	char dir[PATH_MAX], p[PATH_MAX];
+	__u32 key = id;
+	int err, fd;
+
+	err = iface_dir(dir, sizeof(dir), pin_root, ifname);
+	if (!err)
+		err = pin_path(p, sizeof(p), dir, xwi_map_name(XWI_MAP_endpoints));
+	if (err)
+		return err;
+	fd = bpf_obj_get(p);
+	if (fd < 0)
+		return -errno;
+	err = bpf_map_lookup_elem(fd, &key, out) ? -errno : 0;
+	close(fd);
+	return err;
+}
+
 struct xw_shared *xwi_iface_shared(struct xw_iface *ifc, __u32 ep)
 {
 	long page = sysconf(_SC_PAGESIZE);

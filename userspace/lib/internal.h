@@ -97,6 +97,11 @@ struct xw_iface {
 /* The `endpoints` map's max_eps entries into @out (that many),
  * in one batch where the kernel has it.  0 or -errno. */
 int xwi_iface_endpoints(struct xw_iface *iface, struct xw_ep_entry *out);
+/* Entry @id of the `endpoints` map pinned for @ifname under @pin_root
+ * (NULL: the default), without opening the interface: what an open of an
+ * id another process holds says about it.  0 or -errno. */
+int xwi_iface_peek_endpoint(const char *ifname, const char *pin_root, __u16 id,
+			    struct xw_ep_entry *out);
 /* mmap the shared map of @iface (once); NULL + errno on failure. */
 struct xw_shared *xwi_iface_shared(struct xw_iface *iface, __u32 ep);
 /* Under the interface's lock (the one xw_iface__open holds while it finds
