@@ -134,6 +134,9 @@ static bool cq_ready(void *arg)
  * in one while another gets completions. */
 static unsigned long activity;
 
+/* An idle read looks at the clock once in this many (cq_idle). */
+#define XWFI_IDLE_CLOCK_READS 8
+
 static void active(void)
 {
 	__atomic_store_n(&activity, __atomic_load_n(&activity, __ATOMIC_RELAXED) + 1,
@@ -159,17 +162,24 @@ static ssize_t cq_idle(struct xwfi_cq *cq, int frames, void *buf, size_t count, 
 
 	if (xwfi_params.idle_sleep_usecs <= 0 || xwfi_wait_mode() == XWFI_IDLE_SPIN)
 		return -FI_EAGAIN;
-	now = xwfi_now_ns();
 	if (frames) {
 		active();
 		act++;
 	}
 	if (frames || !cq->idle_since || act != cq->seen_activity) {
-		cq->idle_since = now;
+		cq->idle_since = xwfi_now_ns();
 		cq->seen_activity = act;
 		cq->probe_at = 0;
+		cq->idle_reads = 0;
 		return -FI_EAGAIN;
 	}
+	/* The clock only every XWFI_IDLE_CLOCK_READS reads while spinning: a
+	 * read that finds nothing takes a fraction of a microsecond (the
+	 * library's progress call costs a few loads then), the spin time is
+	 * microseconds. */
+	if (xwfi_spin_ns() && ++cq->idle_reads % XWFI_IDLE_CLOCK_READS)
+		return -FI_EAGAIN;
+	now = xwfi_now_ns();
 	if (now - cq->idle_since < xwfi_spin_ns())
 		return -FI_EAGAIN;
 	/*

@@ -297,8 +297,10 @@ static int ep_control(struct fid *fid, int command, void *arg)
 	return err;
 }
 
-/* What the reliability layer did for this endpoint, at FI_LOG_LEVEL=info:
- * how a job learns that its messages crossed a lossy network. */
+/* What the reliability layer and the local path did for this endpoint, at
+ * FI_LOG_LEVEL=info: how a job learns that its messages crossed a lossy
+ * network, or waited for a full local ring or went through the fallback of
+ * the single copy. */
 static void log_stats(struct xwfi_ep *ep)
 {
 	struct xw_endpoint_stats s = { .sz = sizeof(s) };
@@ -312,7 +314,10 @@ static void log_stats(struct xwfi_ep *ep)
 		"rx_out_of_order %llu rx_dup_frames %llu crc_failures %llu sessions %llu "
 		"conn_timeouts %llu peer_resets %llu live_probes %llu live_replies %llu "
 		"live_local %llu rto_timeouts %llu sack_rtx %llu tail_probes %llu lost_rtx %llu "
-		"spurious_rtx %llu rto_us %llu srtt_us %llu\n",
+		"spurious_rtx %llu rto_us %llu srtt_us %llu local_tx_frames %llu "
+		"local_rx_frames %llu local_lost %llu local_rx_bad %llu local_wake_runs %llu "
+		"local_ring_full %llu local_rx_held %llu local_cma_reads %llu local_cma_bytes %llu "
+		"local_cma_fallbacks %llu\n",
 		a, (unsigned long long)s.tx_frames, (unsigned long long)s.rx_frames,
 		(unsigned long long)s.retransmits, (unsigned long long)s.rx_out_of_order,
 		(unsigned long long)s.rx_dup_frames, (unsigned long long)s.crc_failures,
@@ -322,7 +327,12 @@ static void log_stats(struct xwfi_ep *ep)
 		(unsigned long long)s.rto_timeouts, (unsigned long long)s.sack_rtx,
 		(unsigned long long)s.tail_probes, (unsigned long long)s.lost_rtx,
 		(unsigned long long)s.spurious_rtx, (unsigned long long)(s.rto_ns / 1000),
-		(unsigned long long)(s.srtt_ns / 1000));
+		(unsigned long long)(s.srtt_ns / 1000), (unsigned long long)s.local_tx_frames,
+		(unsigned long long)s.local_rx_frames, (unsigned long long)s.local_lost,
+		(unsigned long long)s.local_rx_bad, (unsigned long long)s.local_wake_runs,
+		(unsigned long long)s.local_ring_full, (unsigned long long)s.local_rx_held,
+		(unsigned long long)s.local_cma_reads, (unsigned long long)s.local_cma_bytes,
+		(unsigned long long)s.local_cma_fallbacks);
 }
 
 static uint64_t mono_ms(void)

@@ -217,6 +217,7 @@ struct xwfi_cq {
 	__u64 idle_since;	/* first of the reads finding nothing (ns) */
 	__u64 probe_at;		/* idle this long: probe the CPU again (ns) */
 	unsigned long seen_activity; /* the process's, when idle_since was set */
+	unsigned int idle_reads;     /* reads finding nothing since idle_since */
 	struct xwfi_wset ws;
 };
 

@@ -521,7 +521,9 @@ XW_API int xw_endpoint__send(struct xw_endpoint *ep, const struct xw_addr *dst, 
 XW_API int xw_endpoint__recv(struct xw_endpoint *ep, void *buf, size_t len, __u64 match,
 			     __u64 mask, struct xw_status *st, int timeout_ms);
 /** One bounded pass of receive and transmit work; returns the number of
- *  frames handled (>= 0). */
+ *  frames handled (>= 0).  When the last pass left nothing to do, no frame
+ *  has come and no timer is due, it returns 0 at once, without a lock or
+ *  (unless a timer is near) a clock read: made to be polled. */
 XW_API int xw_endpoint__progress(struct xw_endpoint *ep);
 
 /** 1 and the status when the request completed (the request is released

@@ -22,6 +22,9 @@ struct scenario {
 	struct xwf_relay_cfg relay; /* A -> B through the relay (delay/reorder) */
 	bool use_relay;
 	int blackhole_ms;	  /* a blackhole of this length in the middle */
+	/* requests completed by polling xw_endpoint__progress() alone (no
+	 * wait: the calls that find nothing due skip their pass) */
+	bool polled;
 	/* expectations */
 	bool want_retransmits;
 	bool crc_exact;		  /* crc_failures == frames the harness corrupted */
@@ -82,25 +85,56 @@ static void diag(struct xw_endpoint *ep, const char *what)
 		       (unsigned long long)es.rx_ctrl_frames);
 }
 
-/* One message from the sender to the receiver, verified byte for byte. */
+/* @req finished by polling xw_endpoint__progress() (at most 20 s): its
+ * error, or -ETIMEDOUT (the request cancelled if it can be; its buffer is
+ * static, the endpoint's close ends it otherwise). */
+static int poll_done(struct xw_endpoint *ep, struct xw_request *req, struct xw_status *st)
+{
+	__u64 t0 = xwu_now_ns();
+	int r;
+
+	while ((r = xw_request__test(req, st)) == 0 && xwu_now_ns() - t0 < 20000000000ULL)
+		xw_endpoint__progress(ep);
+	if (r == 1)
+		return st->error;
+	if (xw_request__cancel(req) == 0)
+		xw_request__test(req, st);
+	return -ETIMEDOUT;
+}
+
+/* One message from the sender to the receiver, verified byte for byte
+ * (@polled: completed by progress calls alone). */
 static void xfer(struct xw_endpoint *ep, const struct xw_addr *peer, bool sender, size_t len,
-		 unsigned int seed, const char *what)
+		 unsigned int seed, const char *what, bool polled)
 {
 	static unsigned char buf[300000 + 64];
 	XW_OPTS(xw_status, st);
+	struct xw_request *req;
 	int err;
 
 	if (sender) {
 		for (size_t k = 0; k < len; k++)
 			buf[k] = pattern(k, seed);
-		err = xw_endpoint__send(ep, peer, buf, len, seed, 20000);
+		if (polled) {
+			err = xw_endpoint__isend(ep, peer, buf, len, seed, &req);
+			if (!err)
+				err = poll_done(ep, req, &st);
+		} else {
+			err = xw_endpoint__send(ep, peer, buf, len, seed, 20000);
+		}
 		CHECK(err == 0, "[%s] send %zu: %s", what, len, xw_strerror(err));
 		if (err)
 			diag(ep, what);
 		return;
 	}
 	memset(buf, 0xEE, len + 64);
-	err = xw_endpoint__recv(ep, buf, len, seed, ~0ULL, &st, 20000);
+	if (polled) {
+		err = xw_endpoint__irecv(ep, buf, len, seed, ~0ULL, &req);
+		if (!err)
+			err = poll_done(ep, req, &st);
+	} else {
+		err = xw_endpoint__recv(ep, buf, len, seed, ~0ULL, &st, 20000);
+	}
 	CHECK(err == 0 && st.len == len, "[%s] recv %zu: %s (len %zu)", what, len, xw_strerror(err),
 	      st.len);
 	if (err)
@@ -187,7 +221,7 @@ static int host(struct xwf_topo *t, void *arg)
 		for (size_t i = 0; i < NSIZES; i++)
 			for (int dir = 0; dir < 2; dir++)
 				xfer(ep, &peer, (dir == 0) == (t->self == XWF_HOST_A), sizes[i],
-				     (unsigned)(r * 100 + i * 2 + dir), sc->name);
+				     (unsigned)(r * 100 + i * 2 + dir), sc->name, sc->polled);
 	/* Let the last acks settle before the numbers are read. */
 	settle(t, ep);
 	res.st.sz = sizeof(res.st);
@@ -456,7 +490,7 @@ static int periodic_host(struct xwf_topo *t, void *arg)
 		if (!go)
 			break;
 		xfer(ep, &peer, (n % 2 == 0) == (t->self == XWF_HOST_A), sz[n % 5],
-		     (unsigned)(1000 + n), "2 s blackhole every 7 s");
+		     (unsigned)(1000 + n), "2 s blackhole every 7 s", false);
 		n++;
 	}
 	if (t->self == XWF_HOST_A)
@@ -548,7 +582,7 @@ static int setup_host(struct xwf_topo *t, void *arg)
 			}
 			for (int dir = 0; dir < 2; dir++)
 				xfer(ep, &peer, (dir == 0) == (t->self == XWF_HOST_A), sz[i],
-				     (unsigned)(k * 10 + i * 2 + dir), "30% set-up loss");
+				     (unsigned)(k * 10 + i * 2 + dir), "30% set-up loss", false);
 		}
 		settle(t, ep);
 		if (sum_stats(t, ep, &sum)) {
@@ -612,7 +646,7 @@ static int matrix_host(struct xwf_topo *t, void *arg)
 	snprintf(what, sizeof(what), "matrix %s", xw_pkt_type_name(type));
 	ep = open_ep(t, 8000, &peer);
 	for (size_t i = 0; i < sizeof(sz) / sizeof(sz[0]); i++)
-		xfer(ep, &peer, t->self == XWF_HOST_A, sz[i], (unsigned)i, what);
+		xfer(ep, &peer, t->self == XWF_HOST_A, sz[i], (unsigned)i, what, false);
 	settle(t, ep);
 	if (sum_stats(t, ep, &sum)) {
 		struct xwf_counters ab = xwf_counters(t, XWF_A_TO_B), ba = xwf_counters(t, XWF_B_TO_A);
@@ -660,7 +694,7 @@ static int soak_host(struct xwf_topo *t, void *arg)
 		for (size_t i = 0; i < sizeof(sz) / sizeof(sz[0]); i++)
 			for (int dir = 0; dir < 2; dir++) {
 				xfer(ep, &peer, (dir == 0) == (t->self == XWF_HOST_A), sz[i],
-				     r * 16 + (unsigned)(i * 2 + dir), "soak");
+				     r * 16 + (unsigned)(i * 2 + dir), "soak", false);
 				msgs++;
 				bytes += sz[i];
 			}
@@ -709,6 +743,8 @@ int main(void)
 		{ .name = "clean" },
 		{ .name = "2% loss", .ab = { .drop_p = XWF_P(0.02) }, .ba = { .drop_p = XWF_P(0.02) },
 		  .want_retransmits = true },
+		{ .name = "2% loss polled", .ab = { .drop_p = XWF_P(0.02) },
+		  .ba = { .drop_p = XWF_P(0.02) }, .polled = true, .want_retransmits = true },
 		{ .name = "bursty loss", .ab = { .ge_p_gb = XWF_P(0.01), .ge_p_bg = XWF_P(0.3),
 						 .ge_drop_bad = XWF_P(0.8) },
 		  .want_retransmits = true },

@@ -97,6 +97,17 @@ static inline __u64 xwi_now_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
 }
 
+/* The coarse monotonic clock (CLOCK_MONOTONIC_COARSE): a few
+ * nanoseconds, no counter read; never ahead of xwi_now_ns(), behind it by
+ * at most a tick while the kernel keeps time. */
+static inline __u64 xwi_coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
 /*
  * Release the port lock after changing @ep's engine outside a progress
  * pass (a call of the API): the next wait makes a full pass.

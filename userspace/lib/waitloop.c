@@ -102,14 +102,66 @@ int xwi_ep_progress_if_due_locked(struct xw_endpoint *ep)
 	return xwi_ep_progress_locked(ep);
 }
 
+/*
+ * The coarse clock's lag behind the precise one is a tick at most: a
+ * timer further than this margin (two ticks and a millisecond) from the
+ * coarse time is not due yet.  UINT64_MAX: the coarse clock is not there.
+ */
+static __u64 coarse_margin(void)
+{
+	static __u64 margin; /* 0: not asked yet */
+	__u64 m = __atomic_load_n(&margin, __ATOMIC_RELAXED);
+	struct timespec r;
+
+	if (m)
+		return m;
+	m = clock_getres(CLOCK_MONOTONIC_COARSE, &r)
+		    ? UINT64_MAX
+		    : 2 * ((__u64)r.tv_sec * 1000000000ULL + (__u64)r.tv_nsec) + 1000000;
+	__atomic_store_n(&margin, m, __ATOMIC_RELAXED);
+	return m;
+}
+
+/*
+ * Whether the engine's next timer, as the last pass left it, is due.  The
+ * precise clock is read only when the timer is near (within the coarse
+ * clock's margin): none pending, or one far off, costs no clock read.
+ */
+static bool timer_due(struct xw_endpoint *ep)
+{
+	__u64 d = __atomic_load_n(&ep->eng_deadline, __ATOMIC_RELAXED), m = coarse_margin();
+
+	if (d == UINT64_MAX || (m < d && xwi_coarse_ns() < d - m))
+		return false;
+	return xwi_now_ns() >= d;
+}
+
+/*
+ * A pass of the application's progress call, unless it would find
+ * nothing to do: the last pass left nothing to transmit (quiet) and
+ * nothing changed the engine since, no frame is in the RX ring or the
+ * inbox, and the engine's next timer is not due.  That check takes no
+ * lock and, unless a timer is near, reads no clock: a caller that polls
+ * (the provider's CQ reads) costs a few loads per call while nothing
+ * arrives.  The hints race a frame or another thread's change at worst by
+ * one call: the next sees it.  A pass sets quiet for the next calls when
+ * it leaves nothing to transmit, as a spinning wait's does.
+ */
 XW_API int xw_endpoint__progress(struct xw_endpoint *ep)
 {
 	int n;
 
 	if (!ep)
 		return -EINVAL;
+	if (__atomic_load_n(&ep->quiet, __ATOMIC_ACQUIRE) && !xwi_ep_rx_ready(ep) && !timer_due(ep))
+		return 0;
+	/* The pass reads its own time under the lock: one read before it
+	 * may precede another thread's send (a negative RTT sample). */
 	xwi_port_lock(ep->port);
 	n = xwi_ep_progress_locked(ep);
+	__atomic_store_n(&ep->quiet,
+			 !xwi_engine_tx_pending(ep->eng) && !xwi_port_tx_unkicked(ep->port),
+			 __ATOMIC_RELEASE);
 	xwi_port_unlock(ep->port);
 	return n;
 }
