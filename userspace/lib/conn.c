@@ -214,8 +214,24 @@ static void kick_early(struct xwi_engine *e)
 		e->ops.kick(e->ctx);
 }
 
+/* The payload bytes @f holds itself (0: kept lazily, see xwi_frame). */
+static size_t kept_len(const struct xwi_frame *f)
+{
+	return f->ext ? 0 : f->len;
+}
+
+/* An acknowledged frame goes: a lazily kept one lets its send go. */
+static void kept_put(struct xwi_engine *e, struct xwi_frame *f)
+{
+	struct xwi_req_priv *s = f->owner;
+
+	xwi_frame_put(e, f, kept_len(f));
+	if (s)
+		xwi_msg_unref(e, s);
+}
+
 int xwi_conn_emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const void *payload,
-		  size_t len)
+		  size_t len, struct xwi_req_priv *owner)
 {
 	struct xwi_frame *f;
 	__u64 t;
@@ -259,11 +275,13 @@ int xwi_conn_emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const 
 	if (p->cn.lossless)
 		h->flags |= XW_F_ACKREQ;
 	hdr_seal(e, p, h, payload, len);
-	f = xwi_frame_alloc(e, len);
+	if (!len)
+		owner = NULL;
+	f = xwi_frame_alloc(e, owner ? 0 : len);
 	if (!f)
 		return -EAGAIN;
 	if (!hook_drop(e, h->type) && e->ops.send(e->ctx, &p->addr, h, payload, len)) {
-		xwi_frame_put(e, f, len);
+		xwi_frame_put(e, f, owner ? 0 : len);
 		return -EAGAIN;
 	}
 	kick_early(e);
@@ -274,7 +292,11 @@ int xwi_conn_emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const 
 	xmit_stamp(e, p, f);
 	f->len = len;
 	f->h = *h;
-	if (len)
+	f->owner = owner;
+	f->ext = owner ? payload : NULL;
+	if (owner)
+		owner->krefs++; /* its buffer stays until this frame is acked */
+	else if (len)
 		memcpy(f->pl, payload, len);
 	xl_add_tail(&f->link, &p->cn.rtxq);
 	if (!p->cn.inflight++) {
@@ -287,6 +309,34 @@ int xwi_conn_emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const 
 		ack_sent(e, p, false);
 	e->st.tx_frames[h->type]++;
 	return 0;
+}
+
+/* Send @s goes (aborted): each frame kept lazily from its buffer takes a
+ * copy of its payload, in its place (the receiver may still need it). */
+int xwi_conn_unref(struct xwi_engine *e, struct peer *p, struct xwi_req_priv *s)
+{
+	int err = 0;
+
+	for (struct xl *l = p->cn.rtxq.next; l != &p->cn.rtxq && s->krefs; l = l->next) {
+		struct xwi_frame *f = xl_entry(l, struct xwi_frame, link), *c;
+
+		if (f->owner != s)
+			continue;
+		c = xwi_frame_alloc(e, f->len);
+		if (!c) {
+			err = -ENOMEM;
+			continue;
+		}
+		memcpy(c, f, sizeof(*f));
+		memcpy(c->pl, f->ext, f->len);
+		c->ext = NULL;
+		c->owner = NULL;
+		xl_add_before(&c->link, &f->link);
+		xl_del(&f->link);
+		l = &c->link;
+		kept_put(e, f);
+	}
+	return err;
 }
 
 /* ---- sessions and the handshake ------------------------------------------ */
@@ -386,6 +436,16 @@ void xwi_conn_reset(struct xwi_engine *e, struct peer *p, int err, enum xwi_rese
 	/* the frames not acknowledged go to the message layer, which may
 	 * carry them over (a reconnect) or learn from them what to replay */
 	xl_init(&unacked);
+	/* lazily kept frames let their sends go first (nothing reads their
+	 * payload again: the message layer looks at eager frames only) */
+	for (struct xl *l = p->cn.rtxq.next; l != &p->cn.rtxq; l = l->next) {
+		struct xwi_frame *f = xl_entry(l, struct xwi_frame, link);
+		struct xwi_req_priv *s = f->owner;
+
+		f->owner = NULL;
+		if (s)
+			xwi_msg_unref(e, s);
+	}
 	xl_splice_front(&p->cn.rtxq, &unacked);
 	xwi_msg_reset(e, p, err, mode, &unacked);
 	xwi_frames_free(&unacked);
@@ -698,8 +758,8 @@ static int rtx_frame(struct xwi_engine *e, struct peer *p, struct xwi_frame *f)
 	/* No LAT (a resent frame is an RTO late already; the coalescing
 	 * timeout wakes the receiver) and no MORE. */
 	f->h.flags &= (__u8)~(XW_F_MORE | XW_F_LAT);
-	hdr_seal(e, p, &f->h, f->pl, f->len);
-	if (e->ops.send(e->ctx, &p->addr, &f->h, f->len ? f->pl : NULL, f->len))
+	hdr_seal(e, p, &f->h, xwi_frame_data(f), f->len);
+	if (e->ops.send(e->ctx, &p->addr, &f->h, f->len ? xwi_frame_data(f) : NULL, f->len))
 		return -EAGAIN;
 	f->tries++;
 	xmit_stamp(e, p, f);
@@ -1038,7 +1098,7 @@ static bool rx_ack(struct xwi_engine *e, struct peer *p, __u32 ack, bool pure, s
 		if (!(f->sack & RF_SACKED))
 			newly_acked(e, p, f, a);
 		xl_del(&f->link);
-		xwi_frame_put(e, f, f->len);
+		kept_put(e, f);
 		p->cn.inflight--;
 	}
 	a->progress = true;
@@ -1265,6 +1325,8 @@ static void ooo_hold(struct xwi_engine *e, struct peer *p, __u32 seq, const stru
 	f->sack = 0;
 	f->t_sent = 0;
 	f->len = len;
+	f->ext = NULL;
+	f->owner = NULL;
 	f->h = *h;
 	if (len)
 		memcpy(f->pl, payload, len);

@@ -129,10 +129,17 @@ static inline bool xwi_conn_idle(const struct peer *p)
  * Transmit a frame of the message layer to @p: @h complete but for
  * payload_len (and, reliable, session/seq/ack), in network order.  0, or
  * -EAGAIN (not sent: the window is full, the handshake not started, or
- * the link is full; the caller keeps the frame queued).
+ * the link is full; the caller keeps the frame queued).  @owner (reliable,
+ * not a lossless peer's established connection): @payload is in send
+ * @owner's buffer and is kept by reference, not copied (xwi_frame.ext;
+ * xwi_msg_unref() when the frame goes); NULL: copied.
  */
 int xwi_conn_emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const void *payload,
-		  size_t len);
+		  size_t len, struct xwi_req_priv *owner);
+/* Send @s's buffer is no longer to be read (abort): the frames kept from
+ * it lazily take copies of their payloads.  0, or -ENOMEM: some still
+ * refer to it (the send then completes once they are acknowledged). */
+int xwi_conn_unref(struct xwi_engine *e, struct peer *p, struct xwi_req_priv *s);
 /* Forget @p's connection (conn_event(peer, 0) if it had a session). */
 void xwi_conn_forget(struct xwi_engine *e, struct peer *p);
 /* End @p's connection: the message layer is told (xwi_msg_reset) with

@@ -221,7 +221,12 @@ enum { C_NONE = 0, C_SYN = 1, C_EST = 2 };
 #define RF_BYRTO 8u  /* RF_RESEND set by a timer expiry (not by acks)   */
 
 /* A copy of a sequenced frame: kept for retransmission or held out of
- * order (the connection layer), carried over a reconnect (stream.c). */
+ * order (the connection layer), carried over a reconnect (stream.c).
+ * A fragment of a large send (RNDV, PULL_REPLY) is kept lazily: its
+ * payload is not copied, @ext points into the send's buffer, which stays
+ * the sender's until every such frame is acknowledged (@owner counts its
+ * kept frames, xwi_req_priv.krefs: the send completes only when none is
+ * left).  xwi_frame_data() is the payload either way. */
 struct xwi_frame {
 	struct xl link;
 	__u32 seq;
@@ -230,9 +235,16 @@ struct xwi_frame {
 	__u8 sack;	 /* RF_* (selective acks)  */
 	__u64 t_sent;
 	size_t len;
+	const unsigned char *ext;     /* lazily kept: the payload (else pl) */
+	struct xwi_req_priv *owner;   /* lazily kept: the send it refers to */
 	struct xw_hdr h;
 	unsigned char pl[];
 };
+
+static inline const unsigned char *xwi_frame_data(const struct xwi_frame *f)
+{
+	return f->ext ? f->ext : f->pl;
+}
 
 struct ctrl {
 	struct txitem tx;
@@ -326,6 +338,11 @@ struct xwi_req_priv {
 	bool has_data;	     /* XW_F_DATA with data on every data frame */
 	__u32 mdata;
 	__u32 len, nfrags, burst, next, msg_id;
+	__u32 krefs;	     /* frames kept lazily that point into data
+			      * (struct xwi_frame.owner) */
+	bool fin_wait;	     /* complete but for krefs: completes with
+			      * fin_err when the last of them goes */
+	int fin_err;
 	__u64 match;
 	struct xl jobs;
 	/* receive */

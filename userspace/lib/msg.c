@@ -82,20 +82,12 @@ void xwi_job_free(struct job *j)
 	free(j);
 }
 
-/* Complete send @s (error @err); drops whatever of it is still queued. */
-void xwi_send_complete(struct xwi_engine *e, struct xwi_req_priv *s, int err)
+/* The request of send @s completes (@err), its buffer no longer used. */
+static void send_finish(struct xwi_engine *e, struct xwi_req_priv *s, int err)
 {
 	struct xw_request *req = s->req;
-	struct peer *p = s->peer;
 
-	if (!xl_empty(&s->tx.link)) {
-		xl_del(&s->tx.link);
-		e->backlog--;
-	}
-	while (!xl_empty(&s->jobs))
-		xwi_job_free(xl_entry(s->jobs.next, struct job, slink));
-	xl_del(&s->slink);
-	xwi_tx_idle_check(p);
+	s->fin_wait = false;
 	if (s->copy)
 		xwi_copy_put(e, s->copy, s->len);
 	s->copy = NULL;
@@ -107,6 +99,40 @@ void xwi_send_complete(struct xwi_engine *e, struct xwi_req_priv *s, int err)
 	req->status.match = s->match;
 	req->status.error = err;
 	xwi_req_done(e, req);
+}
+
+/* Complete send @s (error @err); drops whatever of it is still queued.
+ * While frames kept lazily from its buffer are unacknowledged (krefs) it
+ * only waits for them (fin_wait: xwi_msg_unref completes it). */
+void xwi_send_complete(struct xwi_engine *e, struct xwi_req_priv *s, int err)
+{
+	struct peer *p = s->peer;
+
+	if (s->fin_wait) {
+		if (err)
+			s->fin_err = err;
+		return;
+	}
+	if (!xl_empty(&s->tx.link)) {
+		xl_del(&s->tx.link);
+		e->backlog--;
+	}
+	while (!xl_empty(&s->jobs))
+		xwi_job_free(xl_entry(s->jobs.next, struct job, slink));
+	xl_del(&s->slink);
+	xwi_tx_idle_check(p);
+	if (s->krefs) {
+		s->fin_wait = true;
+		s->fin_err = err;
+		return;
+	}
+	send_finish(e, s, err);
+}
+
+void xwi_msg_unref(struct xwi_engine *e, struct xwi_req_priv *s)
+{
+	if (!--s->krefs && s->fin_wait)
+		send_finish(e, s, s->fin_err);
 }
 
 /*
@@ -187,7 +213,8 @@ static int tx_send(struct xwi_engine *e, struct peer *p, struct xwi_req_priv *s,
 	h.msg_len = htonl(s->len);
 	h.frag_count = htonl(s->nfrags);
 	h.match = htobe64(s->match);
-	err = xwi_conn_emit(e, p, &h, fsz ? s->data + (size_t)i * P : NULL, fsz);
+	err = xwi_conn_emit(e, p, &h, fsz ? s->data + (size_t)i * P : NULL, fsz,
+			    s->cls == XW_PKT_RNDV ? s : NULL);
 	if (err)
 		return err;
 	if (!s->started) {
@@ -232,12 +259,12 @@ static int tx_ctrl(struct xwi_engine *e, struct peer *p, struct ctrl *c, bool ot
 		pr.block_id = htonl(c->block_id);
 		pr.nfrags = htonl(c->nfrags);
 		h.flags = flags;
-		err = xwi_conn_emit(e, p, &h, &pr, sizeof(pr));
+		err = xwi_conn_emit(e, p, &h, &pr, sizeof(pr), NULL);
 	} else {
 		if (e->cfg.marks & XWI_MARK_NOTIFY)
 			flags |= XW_F_LAT;
 		h.flags = flags;
-		err = xwi_conn_emit(e, p, &h, NULL, 0);
+		err = xwi_conn_emit(e, p, &h, NULL, 0, NULL);
 	}
 	if (err)
 		return err;
@@ -256,7 +283,7 @@ static int tx_carry(struct xwi_engine *e, struct peer *p, struct carry *c)
 	int err;
 
 	h.flags &= (__u8)~(XW_F_MORE | XW_F_LAT);
-	err = xwi_conn_emit(e, p, &h, f->len ? f->pl : NULL, f->len);
+	err = xwi_conn_emit(e, p, &h, f->len ? f->pl : NULL, f->len, NULL);
 	if (err)
 		return err;
 	e->st.rtx_frames[h.type]++;
@@ -647,7 +674,7 @@ static int tx_job(struct xwi_engine *e, struct peer *p, struct job *j, bool othe
 	h.frag_off = htonl(i * P);
 	h.frag_count = htonl(s->nfrags);
 	h.match = htobe64(s->match);
-	err = xwi_conn_emit(e, p, &h, fsz ? s->data + (size_t)i * P : NULL, fsz);
+	err = xwi_conn_emit(e, p, &h, fsz ? s->data + (size_t)i * P : NULL, fsz, s);
 	if (err)
 		return err;
 	j->next++;
@@ -1256,7 +1283,15 @@ void xwi_msg_abort(struct xwi_engine *e, struct xw_request *req, int err)
 	struct xwi_req_priv *r = req->priv;
 
 	if (req->kind == XWI_REQ_SEND) {
-		xwi_send_complete(e, r, err);
+		/* its buffer is the caller's again: frames kept from it lazily
+		 * take copies (short of memory, it completes when they are
+		 * acked, still read until then) */
+		if (r->fin_wait)
+			r->fin_err = err;
+		if (r->krefs)
+			xwi_conn_unref(e, r->peer, r);
+		if (req->state == XWI_REQ_PENDING)
+			xwi_send_complete(e, r, err);
 		return;
 	}
 	if (r->m) {

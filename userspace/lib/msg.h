@@ -109,6 +109,10 @@ static inline void xwi_msg_peer_fini(struct peer *p)
 	free(p->ms.redo);
 }
 
+/* A frame kept lazily from send @s's buffer went (acknowledged, or its
+ * connection reset): the send completes if it only waited for that. */
+void xwi_msg_unref(struct xwi_engine *e, struct xwi_req_priv *s);
+
 /* Nothing of the message layer with @p (xwi_peer_idle). */
 bool xwi_msg_idle(const struct xwi_engine *e, const struct peer *p);
 
