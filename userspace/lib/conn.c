@@ -911,7 +911,7 @@ static unsigned int sack_bits(const struct peer *p, __u64 *w)
 }
 
 static void rx_sack(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h,
-		    const void *payload, struct acked *a)
+		    const struct xwi_pl *pl, struct acked *a)
 {
 	__u32 ack = ntohl(h->ack), plen = ntohs(h->payload_len), nw = 1 + plen / 8, top = 0;
 	__u64 w[XW_SACK_EXT_WORDS + 1];
@@ -922,7 +922,7 @@ static void rx_sack(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h
 		return;
 	}
 	for (__u32 i = 1; i < nw; i++) {
-		memcpy(&w[i], (const unsigned char *)payload + 8 * (i - 1), 8);
+		xwi_pl_copy(&w[i], pl, 8 * (i - 1), 8);
 		w[i] = be64toh(w[i]);
 	}
 	for (__u32 i = 0; i < nw; i++)
@@ -1296,9 +1296,9 @@ static int rx_connect_reply(struct xwi_engine *e, const struct xw_addr *src,
 	return 0;
 }
 
-/* Hold @h/@payload ahead of the expected seq (copied, by seq). */
+/* Hold @h/@pl ahead of the expected seq (copied, by seq). */
 static void ooo_hold(struct xwi_engine *e, struct peer *p, __u32 seq, const struct xw_hdr *h,
-		     const void *payload, size_t len)
+		     const struct xwi_pl *pl, size_t len)
 {
 	struct xl *pos = &p->cn.ooo;
 	struct xwi_frame *f;
@@ -1328,8 +1328,7 @@ static void ooo_hold(struct xwi_engine *e, struct peer *p, __u32 seq, const stru
 	f->ext = NULL;
 	f->owner = NULL;
 	f->h = *h;
-	if (len)
-		memcpy(f->pl, payload, len);
+	xwi_pl_copy(f->pl, pl, 0, len);
 	xl_add_before(&f->link, pos);
 	p->cn.nooo++;
 	e->st.rx_ooo++;
@@ -1396,7 +1395,7 @@ static int rx_probe_reply(struct xwi_engine *e, const struct xw_addr *src, const
 }
 
 static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
-		  const void *payload)
+		  const struct xwi_pl *pl)
 {
 	__u32 sid = ntohl(h->session), seq = ntohl(h->seq);
 	size_t plen = ntohs(h->payload_len);
@@ -1435,7 +1434,7 @@ static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 	p->cn.last_heard = a.t = now(e);
 	kick = rx_ack(e, p, ntohl(h->ack), h->type == XW_PKT_ACK, &a);
 	if (h->type == XW_PKT_ACK && e->cfg.sack)
-		rx_sack(e, p, h, payload, &a);
+		rx_sack(e, p, h, pl, &a);
 	ack_done(e, p, &a);
 	if (h->type == XW_PKT_ACK) {
 		e->st.rx_frames[XW_PKT_ACK]++;
@@ -1458,14 +1457,14 @@ static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 		if (seq_before(seq, p->cn.rcv_nxt))
 			e->st.rx_dup_frames++;
 		else
-			ooo_hold(e, p, seq, h, payload, plen);
+			ooo_hold(e, p, seq, h, pl, plen);
 		p->cn.ack_now = true;
 		if (kick)
 			xwi_msg_kick(e, p);
 		return 0;
 	}
 	/* up, once: the message layer kicks @p afterwards (see rx_ack) */
-	rc = xwi_msg_rx(e, p, &p->addr, h, payload);
+	rc = xwi_msg_rx(e, p, &p->addr, h, pl);
 	if (rc == -ENOBUFS || rc == -ENOMEM) {
 		e->st.rx_nobufs++;
 		if (p->cn.lossless)
@@ -1477,11 +1476,13 @@ static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 	p->cn.ack_owed++;
 	while (!xl_empty(&p->cn.ooo)) {
 		struct xwi_frame *f = xl_entry(p->cn.ooo.next, struct xwi_frame, link);
+		struct iovec one = { f->pl, f->len };
+		struct xwi_pl fpl = { &one, 1 };
 		int r2;
 
 		if (f->seq != p->cn.rcv_nxt)
 			break;
-		r2 = xwi_msg_rx(e, p, &p->addr, &f->h, f->pl);
+		r2 = xwi_msg_rx(e, p, &p->addr, &f->h, &fpl);
 		if (r2 == -ENOBUFS || r2 == -ENOMEM) {
 			e->st.rx_nobufs++;
 			break;
@@ -1758,8 +1759,20 @@ void xwi_conn_close_all(struct xwi_engine *e, bool send_close)
 	}
 }
 
+/* The CRC32C of the first @len bytes of @pl, after @crc. */
+static __u32 pl_crc(__u32 crc, const struct xwi_pl *pl, size_t len)
+{
+	for (unsigned int i = 0; i < pl->n && len; i++) {
+		size_t l = pl->iov[i].iov_len < len ? pl->iov[i].iov_len : len;
+
+		crc = xwi_crc32c(crc, pl->iov[i].iov_base, l);
+		len -= l;
+	}
+	return crc;
+}
+
 int xwi_conn_rx(struct xwi_engine *e, const struct xw_addr *src, struct xw_hdr *h,
-		const void *payload, size_t len, bool lossless)
+		const struct xwi_pl *pl, size_t len, bool lossless)
 {
 	/* The CRC first: a corrupted frame is counted as such, whatever
 	 * field the corruption hit (but payload_len must fit to check it).
@@ -1771,7 +1784,7 @@ int xwi_conn_rx(struct xwi_engine *e, const struct xw_addr *src, struct xw_hdr *
 		h->csum = 0;
 		if (h->type == XW_PKT_PROBE_REPLY) /* the answerer's, outside the CRC */
 			h->data = 0;
-		got = xwi_crc32c(xwi_crc32c(0, h, sizeof(*h)), payload, ntohs(h->payload_len));
+		got = pl_crc(xwi_crc32c(0, h, sizeof(*h)), pl, ntohs(h->payload_len));
 		h->csum = htonl(want);
 		h->data = d;
 		if (got != want) {
@@ -1788,9 +1801,9 @@ int xwi_conn_rx(struct xwi_engine *e, const struct xw_addr *src, struct xw_hdr *
 		return -EPROTO;
 	}
 	if (e->cfg.reliable)
-		return rel_rx(e, src, h, payload);
+		return rel_rx(e, src, h, pl);
 	/* no connections: every frame goes up as it came */
-	return xwi_msg_rx(e, xwi_peer_find(e, src), src, h, payload);
+	return xwi_msg_rx(e, xwi_peer_find(e, src), src, h, pl);
 }
 
 void xwi_conn_forget(struct xwi_engine *e, struct peer *p)

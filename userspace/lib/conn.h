@@ -148,7 +148,8 @@ void xwi_conn_reset(struct xwi_engine *e, struct peer *p, int err, enum xwi_rese
 
 /*
  * A frame received from @src (xwi_engine_rx: arguments checked, @h
- * aligned, network order; @len bytes follow it; @lossless: through the
+ * aligned, network order; @len bytes in @pl follow it, in one piece or
+ * several (xwi_engine_rx_iov: a multi-buffer frame); @lossless: through the
  * local ring, xwi_engine_rx_local).  The CRC (cfg.crc, not @lossless), the
  * header rules (xwi_frame_check), then: the connection's own frames
  * (CONNECT*, PROBE*, ACK, CLOSE) are taken here; a frame of the message
@@ -157,7 +158,7 @@ void xwi_conn_reset(struct xwi_engine *e, struct peer *p, int err, enum xwi_rese
  * xwi_engine_rx().
  */
 int xwi_conn_rx(struct xwi_engine *e, const struct xw_addr *src, struct xw_hdr *h,
-		const void *payload, size_t len, bool lossless);
+		const struct xwi_pl *pl, size_t len, bool lossless);
 /* xwi_engine_shutdown(): CLOSE to every connected peer if @send_close,
  * then every connection forgotten (conn_event(peer, 0)). */
 void xwi_conn_close_all(struct xwi_engine *e, bool send_close);

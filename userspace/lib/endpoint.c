@@ -123,15 +123,12 @@ static const struct xwi_engine_ops engine_ops = {
 	.cma_read = ep_cma_read,
 };
 
-/* One received frame for the endpoint, from the port or (@local) from the
- * local path, under the port lock.  -ENOBUFS: the engine refused a local
- * frame (it stays in the inbox, taken again later: not counted now). */
-static int deliver(struct xw_endpoint *ep, const struct xw_addr *src, const struct xw_hdr *h,
-		   const void *payload, size_t len, bool local)
+/* One received frame for the endpoint went to its engine (@rc), from the
+ * port or (@local) from the local path, under the port lock.  -ENOBUFS: the
+ * engine refused a local frame (it stays in the inbox, taken again later:
+ * not counted now). */
+static int delivered(struct xw_endpoint *ep, int rc, bool local)
 {
-	int rc = local ? xwi_engine_rx_local(ep->eng, src, h, payload, len)
-		       : xwi_engine_rx(ep->eng, src, h, payload, len);
-
 	__atomic_store_n(&ep->quiet, false, __ATOMIC_RELAXED);
 	if (rc == -ENOBUFS && local)
 		return rc;
@@ -145,16 +142,20 @@ static int deliver(struct xw_endpoint *ep, const struct xw_addr *src, const stru
 
 /* The endpoint's sink for the port. */
 static void ep_deliver(void *ctx, const struct xw_addr *src, const struct xw_hdr *h,
-		       const void *payload, size_t len)
+		       const struct iovec *iov, unsigned int n, size_t len)
 {
-	deliver(ctx, src, h, payload, len, false);
+	struct xw_endpoint *ep = ctx;
+
+	delivered(ep, xwi_engine_rx_iov(ep->eng, src, h, iov, n, len), false);
 }
 
 /* The endpoint's sink for the local path. */
 static int ep_deliver_local(void *ctx, const struct xw_addr *src, const struct xw_hdr *h,
 			    const void *payload, size_t len)
 {
-	return deliver(ctx, src, h, payload, len, true);
+	struct xw_endpoint *ep = ctx;
+
+	return delivered(ep, xwi_engine_rx_local(ep->eng, src, h, payload, len), true);
 }
 
 /* ---- open / close ------------------------------------------------------ */

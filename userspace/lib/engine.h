@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdbool.h>
 #include <linux/types.h>
+#include <sys/uio.h>
 #include "xdpwake.h"
 
 /* Mark kinds (bits of xwi_engine_cfg.marks): which packets get LAT. */
@@ -181,6 +182,10 @@ void *xwi_engine_ctx(struct xwi_engine *e);
  */
 int xwi_engine_rx(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
 		  const void *payload, size_t len);
+/* The same with the payload in @n pieces (a multi-buffer frame, read in
+ * its receive buffers: scatter receive), @len bytes of them in all. */
+int xwi_engine_rx_iov(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
+		      const struct iovec *iov, unsigned int n, size_t len);
 /* The same for a frame that came through a lossless path (ops.lossless:
  * the local ring): no CRC32C to check.  -ENOBUFS: not taken (over the
  * bounds for unexpected data): the caller keeps it and hands it in again

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
+#include <sys/uio.h>
 
 #include "crc32c.h"
 #include "engine.h"
@@ -480,6 +481,40 @@ static inline void *zalloc(size_t n, size_t size)
 	__asm__ volatile("" : : "r"(p) : "memory");
 	memset(p, 0, n * size);
 	return p;
+}
+
+/*
+ * A received frame's payload: in one piece, or in the UMEM frames of a
+ * multi-buffer frame (@n pieces), read where it lies - the CRC over the
+ * pieces, the data copied from them straight into its destination
+ * (xwi_pl_copy), never gathered first.
+ */
+struct xwi_pl {
+	const struct iovec *iov;
+	unsigned int n;
+};
+
+/* Bytes [@off, @off + @len) of @pl to @dst (they are there: the frame's
+ * payload_len was checked against its length). */
+static inline void xwi_pl_copy(void *dst, const struct xwi_pl *pl, size_t off, size_t len)
+{
+	unsigned char *d = (unsigned char *)dst;
+
+	for (unsigned int i = 0; i < pl->n && len; i++) {
+		size_t l = pl->iov[i].iov_len;
+
+		if (off >= l) {
+			off -= l;
+			continue;
+		}
+		l -= off;
+		if (l > len)
+			l = len;
+		memcpy(d, (const unsigned char *)pl->iov[i].iov_base + off, l);
+		d += l;
+		len -= l;
+		off = 0;
+	}
 }
 
 /* A frame kept for retransmission or out of order, with @len payload

@@ -687,7 +687,7 @@ static int tx_job(struct xwi_engine *e, struct peer *p, struct job *j, bool othe
 
 /* A PULL: the receiver asks for a block of a large send's fragments. */
 static int rx_pull(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h,
-		   const void *payload)
+		   const struct xwi_pl *pl)
 {
 	__u32 id = ntohl(h->msg_id), idx = ntohl(h->frag_idx), cnt = ntohl(h->frag_count);
 	struct xwi_req_priv *s;
@@ -695,7 +695,7 @@ static int rx_pull(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h,
 	struct job *j;
 	__u32 nf;
 
-	memcpy(&pr, payload, sizeof(pr));
+	xwi_pl_copy(&pr, pl, 0, sizeof(pr));
 	nf = ntohl(pr.nfrags);
 	if (nf == 0 || (__u64)idx + nf > cnt) {
 		e->st.rx_bad++;
@@ -991,7 +991,7 @@ static int rmsg_new(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h
 }
 
 /* A data fragment @i (bytes at i*P) of known message @m; @m may be freed. */
-static void rmsg_frag(struct xwi_engine *e, struct rmsg *m, __u32 i, const void *payload,
+static void rmsg_frag(struct xwi_engine *e, struct rmsg *m, __u32 i, const struct xwi_pl *pl,
 		      __u32 plen)
 {
 	size_t off = (size_t)i * e->cfg.frag_payload;
@@ -1007,7 +1007,7 @@ static void rmsg_frag(struct xwi_engine *e, struct rmsg *m, __u32 i, const void 
 		if (off < r->buflen && plen) {
 			size_t n = r->buflen - off < plen ? r->buflen - off : plen;
 
-			memcpy(r->buf + off, payload, n);
+			xwi_pl_copy(r->buf + off, pl, 0, n);
 		}
 		bit_set(m->have, i);
 		m->nhave++;
@@ -1041,8 +1041,7 @@ static void rmsg_frag(struct xwi_engine *e, struct rmsg *m, __u32 i, const void 
 			m->nhave++;
 			return;
 		}
-		if (plen)
-			memcpy(m->data + off, payload, plen);
+		xwi_pl_copy(m->data + off, pl, 0, plen);
 		bit_set(m->have, i);
 		m->nhave++;
 		if (!m->rndv && m->nhave == m->nfrags && m->state == R_UNEXP)
@@ -1084,7 +1083,7 @@ static void notify_again(struct xwi_engine *e, struct peer *p, const struct xw_h
  * receive takes it: the caller goes the long way.
  */
 static bool rx_small_now(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h,
-			 const void *payload)
+			 const struct xwi_pl *pl)
 {
 	__u32 mlen = ntohl(h->msg_len);
 	__u64 match = be64toh(h->match);
@@ -1097,7 +1096,7 @@ static bool rx_small_now(struct xwi_engine *e, struct peer *p, const struct xw_h
 	p->ms.rx_next_id++;
 	e->st.rx_frames[h->type]++;
 	if (r->buflen && mlen)
-		memcpy(r->buf, payload, r->buflen < mlen ? r->buflen : mlen);
+		xwi_pl_copy(r->buf, pl, 0, r->buflen < mlen ? r->buflen : mlen);
 	recv_done(e, req, p, mlen, match, h->flags & XW_F_DATA,
 		  h->flags & XW_F_DATA ? ntohl(h->data) : 0);
 	xwi_next_turn(e, p);
@@ -1106,7 +1105,7 @@ static bool rx_small_now(struct xwi_engine *e, struct peer *p, const struct xw_h
 
 /* A data frame (SMALL, MEDIUM, RNDV, PULL_REPLY) of an incoming message. */
 static int rx_data(struct xwi_engine *e, struct peer *p, const struct xw_addr *src,
-		   const struct xw_hdr *h, const void *payload)
+		   const struct xw_hdr *h, const struct xwi_pl *pl)
 {
 	__u32 id = ntohl(h->msg_id), mlen = ntohl(h->msg_len), cnt = ntohl(h->frag_count);
 	__u32 idx = ntohl(h->frag_idx), plen = ntohs(h->payload_len);
@@ -1162,7 +1161,7 @@ static int rx_data(struct xwi_engine *e, struct peer *p, const struct xw_addr *s
 	    (!xwi_orphans_reclaim(e) || e->st.unexpected_bytes + mlen > e->cfg.unexpected_max))
 		return -ENOBUFS; /* not acknowledged: the sender resends it later */
 	if (!m && !redo && p && h->type == XW_PKT_SMALL && id == next && cnt == 1 && !idx &&
-	    plen == mlen && rx_small_now(e, p, h, payload))
+	    plen == mlen && rx_small_now(e, p, h, pl))
 		return 0;
 	if (!m) {
 		if (!p)
@@ -1179,7 +1178,7 @@ static int rx_data(struct xwi_engine *e, struct peer *p, const struct xw_addr *s
 	}
 	e->st.rx_frames[h->type]++;
 	if (m)
-		rmsg_frag(e, m, h->type == XW_PKT_RNDV ? 0 : idx, payload, plen);
+		rmsg_frag(e, m, h->type == XW_PKT_RNDV ? 0 : idx, pl, plen);
 	return 0;
 }
 
@@ -1201,7 +1200,7 @@ static int rx_notify(struct xwi_engine *e, struct peer *p, const struct xw_hdr *
 }
 
 int xwi_msg_rx(struct xwi_engine *e, struct peer *p, const struct xw_addr *src,
-	       const struct xw_hdr *h, const void *payload)
+	       const struct xw_hdr *h, const struct xwi_pl *pl)
 {
 	int rc;
 
@@ -1210,12 +1209,12 @@ int xwi_msg_rx(struct xwi_engine *e, struct peer *p, const struct xw_addr *src,
 	case XW_PKT_MEDIUM:
 	case XW_PKT_RNDV:
 	case XW_PKT_PULL_REPLY:
-		rc = rx_data(e, p, src, h, payload);
+		rc = rx_data(e, p, src, h, pl);
 		if (!p) /* made by rx_data if the frame was taken */
 			return rc;
 		break;
 	case XW_PKT_PULL:
-		rc = rx_pull(e, p, h, payload);
+		rc = rx_pull(e, p, h, pl);
 		break;
 	case XW_PKT_NOTIFY:
 		rc = rx_notify(e, p, h);

@@ -142,7 +142,7 @@ static inline void xwi_msg_kick(struct xwi_engine *e, struct peer *p)
  * resends it later.
  */
 int xwi_msg_rx(struct xwi_engine *e, struct peer *p, const struct xw_addr *src,
-	       const struct xw_hdr *h, const void *payload);
+	       const struct xw_hdr *h, const struct xwi_pl *pl);
 
 /*
  * @p's connection ended (@mode; requests fail with @err as the mode

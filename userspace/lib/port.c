@@ -15,9 +15,10 @@
  * UMEM frame holds a frame of at most XWI_RX_ROOM bytes.  Larger ones (MTUs
  * above 3,826) are multi-buffer frames: the socket is bound with
  * XDP_USE_SG (Linux 6.6+); a frame is sent from consecutive descriptors
- * flagged XDP_PKT_CONTD but the last, and one received so is gathered into
- * the port's buffer before it is delivered (the sinks take a contiguous
- * payload: one copy more for such frames).  An MTU the socket cannot
+ * flagged XDP_PKT_CONTD but the last, and one received so is delivered as
+ * it lies, in pieces (the sink reads the payload from the UMEM frames:
+ * scatter receive, no gather), its UMEM frames posted to the fill ring
+ * again once it was delivered.  An MTU the socket cannot
  * carry (no XDP_USE_SG and MTU + Ethernet header > XWI_RX_ROOM, or more
  * than XWI_SG_FRAMES UMEM frames) fails at the port's creation.
  */
@@ -48,9 +49,6 @@
 
 #define XWI_FRAME_SIZE 4096
 #define XWI_RX_ROOM (XWI_FRAME_SIZE - XDP_PACKET_HEADROOM)
-/* UMEM frames per multi-buffer frame: the kernel's copy-mode transmit
- * takes fewer than MAX_SKB_FRAGS (17). */
-#define XWI_SG_FRAMES 16
 #ifndef XDP_USE_SG
 #define XDP_USE_SG (1 << 4)
 #endif
@@ -134,7 +132,6 @@ static void port_free(struct xwi_port *p)
 	if (p->arp_fd >= 0)
 		close(p->arp_fd);
 	free(p->free_tx);
-	free(p->gather);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
 }
@@ -250,12 +247,7 @@ static int port_create(const char *ifname, int ifindex, __u32 queue, __u32 nfram
 	if (p->sg) {
 		/* Frames longer than the MTU (and a VLAN tag or two) are
 		 * not ours. */
-		p->gather_cap = (__u32)p->mtu + ETH_HLEN + 8;
-		p->gather = malloc(p->gather_cap);
-		if (!p->gather) {
-			err = -ENOMEM;
-			goto fail;
-		}
+		p->sg_cap = (__u32)p->mtu + ETH_HLEN + 8;
 	}
 	if (queues_fd >= 0 && queue < XW_MAX_QUEUES) {
 		__u32 pid = (__u32)getpid();
@@ -679,14 +671,21 @@ void xwi_port_detach(struct xwi_port *p, __u16 id, const void *ctx)
 		memset(&p->sinks[id], 0, sizeof(p->sinks[id]));
 }
 
-/* Parse a received frame (the XDP program passed only ours, but a frame is
- * checked again: user space trusts nothing). */
-static void rx_one(struct xwi_port *p, const __u8 *data, __u32 len)
+/* Parse a received frame of @len bytes in @n pieces @iov (the XDP program
+ * passed only ours, but a frame is checked again: user space trusts
+ * nothing).  Its headers are in the first piece; the payload goes to the
+ * sink where it lies. */
+static void rx_frame(struct xwi_port *p, const struct iovec *iov, unsigned int n, __u32 len)
 {
+	const __u8 *data = iov[0].iov_base, *end0 = data + iov[0].iov_len;
+	struct iovec pl[XWI_SG_FRAMES];
 	const struct xwi_sink *sink;
 	struct xwi_frame f;
 	int err = xwi_frame_parse(data, len, &f);
 	__u16 dst;
+
+	if (!err && f.payload > end0)
+		err = -EPROTO; /* headers past the first piece */
 
 	if (f.src.encap == XW_ENCAP_UDP)
 		neigh_learn(p, f.src.ip, f.src.mac);
@@ -700,7 +699,55 @@ static void rx_one(struct xwi_port *p, const __u8 *data, __u32 len)
 		return;
 	}
 	p->rx_frames++;
-	sink->deliver(sink->ctx, &f.src, &f.h, f.payload, f.len);
+	pl[0].iov_base = (void *)(uintptr_t)f.payload;
+	pl[0].iov_len = (size_t)(end0 - f.payload);
+	if (pl[0].iov_len > f.len)
+		pl[0].iov_len = f.len;
+	for (unsigned int i = 1; i < n; i++)
+		pl[i] = iov[i];
+	sink->deliver(sink->ctx, &f.src, &f.h, pl, n, f.len);
+}
+
+/* Post UMEM frame @addr to the fill ring again. */
+static void refill(struct xwi_port *p, __u64 addr)
+{
+	__u32 fidx;
+
+	/* The fill ring holds twice the receive frames: always room. */
+	if (xsk_ring_prod__reserve(&p->fq, 1, &fidx) == 1) {
+		*xsk_ring_prod__fill_addr(&p->fq, fidx) = addr - addr % p->frame_size;
+		xsk_ring_prod__submit(&p->fq, 1);
+	} else {
+		p->fill_posted--; /* cannot happen; keep the count honest */
+	}
+}
+
+/* A piece of a multi-buffer frame; its last delivers it (@d: its
+ * descriptor, @data where it lies). */
+static void rx_piece(struct xwi_port *p, const struct xdp_desc *d, __u64 addr, __u8 *data)
+{
+	if (d->len <= p->frame_size && p->nsg < XWI_SG_FRAMES && p->sg_len <= p->sg_cap &&
+	    d->len <= p->sg_cap - p->sg_len) {
+		p->sg_iov[p->nsg].iov_base = data;
+		p->sg_iov[p->nsg].iov_len = d->len;
+		p->sg_addr[p->nsg++] = addr;
+		p->sg_len += d->len;
+	} else {
+		p->sg_len = p->sg_cap + 1; /* too long: dropped */
+		refill(p, addr);
+	}
+	if (d->options & XDP_PKT_CONTD)
+		return;
+	if (p->sg_len <= p->sg_cap && p->nsg) {
+		p->rx_multibuf++;
+		rx_frame(p, p->sg_iov, p->nsg, p->sg_len);
+	} else {
+		p->rx_foreign++;
+	}
+	for (__u32 i = 0; i < p->nsg; i++)
+		refill(p, p->sg_addr[i]);
+	p->nsg = 0;
+	p->sg_len = 0;
 }
 
 __u32 xwi_port_rx_ready(struct xwi_port *p)
@@ -716,7 +763,7 @@ __u32 xwi_port_rx_ready(struct xwi_port *p)
 
 int xwi_port_rx(struct xwi_port *p, int budget)
 {
-	__u32 idx, fidx, n;
+	__u32 idx, n;
 
 	n = xsk_ring_cons__peek(&p->rx, (__u32)budget, &idx);
 	if (!n) {
@@ -727,36 +774,19 @@ int xwi_port_rx(struct xwi_port *p, int budget)
 	for (__u32 i = 0; i < n; i++) {
 		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&p->rx, idx + i);
 		__u64 addr = xsk_umem__extract_addr(d->addr);
-		const __u8 *data = xsk_umem__get_data(p->area, xsk_umem__add_offset_to_addr(d->addr));
-		bool ok = d->len <= p->frame_size;
+		__u8 *data = xsk_umem__get_data(p->area, xsk_umem__add_offset_to_addr(d->addr));
 
-		if (p->gather_len || (d->options & XDP_PKT_CONTD)) {
+		if (p->nsg || p->sg_len || (d->options & XDP_PKT_CONTD)) {
 			/* A multi-buffer frame (it may span two calls). */
-			if (ok && p->gather && p->gather_len <= p->gather_cap - d->len)
-				memcpy(p->gather + p->gather_len, data, d->len);
-			else
-				p->gather_len = p->gather_cap + 1; /* too long: dropped */
-			if (p->gather_len <= p->gather_cap)
-				p->gather_len += d->len;
-			if (!(d->options & XDP_PKT_CONTD)) {
-				if (p->gather_len <= p->gather_cap) {
-					p->rx_multibuf++;
-					rx_one(p, p->gather, p->gather_len);
-				} else {
-					p->rx_foreign++;
-				}
-				p->gather_len = 0;
-			}
-		} else if (ok) {
-			rx_one(p, data, d->len);
+			rx_piece(p, d, addr, data);
+			continue;
 		}
-		/* The fill ring holds twice the receive frames: always room. */
-		if (xsk_ring_prod__reserve(&p->fq, 1, &fidx) == 1) {
-			*xsk_ring_prod__fill_addr(&p->fq, fidx) = addr - addr % p->frame_size;
-			xsk_ring_prod__submit(&p->fq, 1);
-		} else {
-			p->fill_posted--; /* cannot happen; keep the count honest */
+		if (d->len <= p->frame_size) {
+			struct iovec one = { data, d->len };
+
+			rx_frame(p, &one, 1, d->len);
 		}
+		refill(p, addr);
 	}
 	xsk_ring_cons__release(&p->rx, n);
 	return (int)n;
