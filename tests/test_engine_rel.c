@@ -500,6 +500,20 @@ static void test_crc32c(void)
 			      xwi_crc32c_sw(0, big, sizeof(big)),
 		      "crc32c incremental at %zu", cut);
 	CHECK(xwi_crc32c(0, NULL, 0) == 0, "crc32c of nothing");
+	/* fused with a copy: the same CRC, the same bytes, nothing written
+	 * past the copy (any length, any alignment of either side) */
+	for (size_t cut = 0; cut < sizeof(big); cut += 53) {
+		static unsigned char dst[9001 + 8 + XWT_GUARD];
+		size_t n = sizeof(big) - cut, a = cut % 8;
+
+		memset(dst, 0xA5, sizeof(dst));
+		CHECK(xwi_crc32c_copy(xwi_crc32c(0, big, cut), dst + a, big + cut, n) ==
+			      xwi_crc32c_sw(0, big, sizeof(big)),
+		      "crc32c fused with a copy at %zu", cut);
+		CHECK(!memcmp(dst + a, big + cut, n) && xwt_guard_ok(dst + a + n) &&
+			      (!a || dst[a - 1] == 0xA5),
+		      "crc32c copy at %zu: bytes", cut);
+	}
 }
 
 /* ---- reliability scenarios ---------------------------------------------- */

@@ -48,6 +48,19 @@ static void hdr_seal(const struct xwi_engine *e, const struct peer *p, struct xw
 		h->csum = htonl(xwi_crc32c(xwi_crc32c(0, h, sizeof(*h)), payload, len));
 }
 
+/* Seal @h and send it: the CRC computed while the endpoint copies the
+ * frame out (ops.send_crc) where it offers that, else here first. */
+static int seal_send(const struct xwi_engine *e, const struct peer *p, struct xw_hdr *h,
+		     const void *payload, size_t len)
+{
+	if (e->ops.send_crc && e->cfg.crc && !p->cn.lossless) {
+		h->csum = 0;
+		return e->ops.send_crc(e->ctx, &p->addr, h, payload, len);
+	}
+	hdr_seal(e, p, h, payload, len);
+	return e->ops.send(e->ctx, &p->addr, h, payload, len);
+}
+
 /* The test hook: is this the first transmission of the chosen type? */
 static bool hook_drop(struct xwi_engine *e, __u8 type)
 {
@@ -238,8 +251,7 @@ int xwi_conn_emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const 
 
 	h->payload_len = htons((__u16)len);
 	if (!e->cfg.reliable) {
-		hdr_seal(e, p, h, payload, len);
-		if (e->ops.send(e->ctx, &p->addr, h, payload, len))
+		if (seal_send(e, p, h, payload, len))
 			return -EAGAIN;
 		kick_early(e);
 		e->st.tx_frames[h->type]++;
@@ -274,13 +286,12 @@ int xwi_conn_emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const 
 	 * rto_max, only resends what one of those lost). */
 	if (p->cn.lossless)
 		h->flags |= XW_F_ACKREQ;
-	hdr_seal(e, p, h, payload, len);
 	if (!len)
 		owner = NULL;
 	f = xwi_frame_alloc(e, owner ? 0 : len);
 	if (!f)
 		return -EAGAIN;
-	if (!hook_drop(e, h->type) && e->ops.send(e->ctx, &p->addr, h, payload, len)) {
+	if (!hook_drop(e, h->type) && seal_send(e, p, h, payload, len)) {
 		xwi_frame_put(e, f, owner ? 0 : len);
 		return -EAGAIN;
 	}
@@ -758,8 +769,7 @@ static int rtx_frame(struct xwi_engine *e, struct peer *p, struct xwi_frame *f)
 	/* No LAT (a resent frame is an RTO late already; the coalescing
 	 * timeout wakes the receiver) and no MORE. */
 	f->h.flags &= (__u8)~(XW_F_MORE | XW_F_LAT);
-	hdr_seal(e, p, &f->h, xwi_frame_data(f), f->len);
-	if (e->ops.send(e->ctx, &p->addr, &f->h, f->len ? xwi_frame_data(f) : NULL, f->len))
+	if (seal_send(e, p, &f->h, f->len ? xwi_frame_data(f) : NULL, f->len))
 		return -EAGAIN;
 	f->tries++;
 	xmit_stamp(e, p, f);

@@ -98,6 +98,12 @@ struct xwi_engine_ops {
 	 */
 	int (*send)(void *ctx, const struct xw_addr *dst, const struct xw_hdr *h,
 		    const void *payload, size_t len);
+	/* Optional: send as @send does, the frame's CRC32C (csum, which is 0
+	 * in @h) computed while the payload is copied out (one pass over its
+	 * bytes instead of two).  Used for the frames the engine would seal
+	 * itself (cfg.crc, not a lossless peer). */
+	int (*send_crc)(void *ctx, const struct xw_addr *dst, const struct xw_hdr *h,
+			const void *payload, size_t len);
 	/* Monotonic time in ns (timers: retransmission, delayed ACK, give-up). */
 	__u64 (*now_ns)(void *ctx);
 	/* Optional: the peer @peer's session became @session (0: no session

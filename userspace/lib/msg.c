@@ -1041,7 +1041,8 @@ static void rmsg_frag(struct xwi_engine *e, struct rmsg *m, __u32 i, const struc
 			m->nhave++;
 			return;
 		}
-		xwi_pl_copy(m->data + off, pl, 0, plen);
+		if (plen)
+			xwi_pl_copy(m->data + off, pl, 0, plen);
 		bit_set(m->have, i);
 		m->nhave++;
 		if (!m->rndv && m->nhave == m->nfrags && m->state == R_UNEXP)

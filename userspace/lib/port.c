@@ -44,6 +44,7 @@
 #include <bpf/bpf.h>
 
 #include "frame.h"
+#include "crc32c.h"
 #include "internal.h"
 #include "port.h"
 
@@ -546,9 +547,10 @@ static int neigh_resolve(struct xwi_port *p, __be32 ip, __u8 *mac)
 }
 
 /* Copy @n bytes from @src to the frame being built in the UMEM frames
- * @addrs at offset *@off (each UMEM frame holds frame_size bytes of it). */
+ * @addrs at offset *@off (each UMEM frame holds frame_size bytes of it);
+ * @crc non-NULL: the CRC32C continued over them while they are copied. */
 static void frame_put(struct xwi_port *p, const __u64 *addrs, size_t *off, const void *src,
-		      size_t n)
+		      size_t n, __u32 *crc)
 {
 	const __u8 *s = src;
 
@@ -558,7 +560,10 @@ static void frame_put(struct xwi_port *p, const __u64 *addrs, size_t *off, const
 
 		if (k > n)
 			k = n;
-		memcpy(d + in, s, k);
+		if (crc)
+			*crc = xwi_crc32c_copy(*crc, d + in, s, k);
+		else
+			memcpy(d + in, s, k);
 		s += k;
 		n -= k;
 		*off += k;
@@ -566,9 +571,10 @@ static void frame_put(struct xwi_port *p, const __u64 *addrs, size_t *off, const
 }
 
 int xwi_port_tx(struct xwi_port *p, const struct xwi_encap *enc, const struct xw_addr *dst,
-		const struct xw_hdr *h, const void *payload, size_t len)
+		const struct xw_hdr *h, const void *payload, size_t len, bool crc)
 {
 	size_t hdrs = ETH_HLEN + encap_overhead(enc), flen = hdrs + len, off = 0;
+	__u32 sum = crc ? xwi_crc32c(0, h, XW_HDR_LEN) : 0;
 	__u8 hb[ETH_HLEN + sizeof(struct iphdr) + sizeof(struct udphdr) + XW_HDR_LEN];
 	__u64 addrs[XWI_SG_FRAMES] = { 0 };
 	struct ethhdr eth;
@@ -630,9 +636,16 @@ int xwi_port_tx(struct xwi_port *p, const struct xwi_encap *enc, const struct xw
 	memcpy(hb + hdrs - XW_HDR_LEN, h, XW_HDR_LEN);
 	for (__u32 i = 0; i < nd; i++)
 		addrs[i] = p->free_tx[--p->nfree];
-	frame_put(p, addrs, &off, hb, hdrs);
+	frame_put(p, addrs, &off, hb, hdrs, NULL);
 	if (len)
-		frame_put(p, addrs, &off, payload, len);
+		frame_put(p, addrs, &off, payload, len, crc ? &sum : NULL);
+	if (crc) {
+		/* the header is in the first UMEM frame */
+		__be32 c = htonl(sum);
+
+		memcpy((__u8 *)xsk_umem__get_data(p->area, addrs[0]) + hdrs - XW_HDR_LEN +
+			       offsetof(struct xw_hdr, csum), &c, sizeof(c));
+	}
 	for (__u32 i = 0; i < nd; i++) {
 		struct xdp_desc *d = xsk_ring_prod__tx_desc(&p->tx, idx + i);
 

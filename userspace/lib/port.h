@@ -151,9 +151,11 @@ __u32 xwi_port_frag_payload(const struct xwi_port *port, const struct xwi_encap 
 
 /* Encapsulate and queue one frame (header @h, payload) to @dst; -EAGAIN
  * when no transmit frame or descriptor is free (or, in UDP mode, the peer's
- * MAC is still being resolved).  Transmission starts at xwi_port_flush(). */
+ * MAC is still being resolved).  Transmission starts at xwi_port_flush().
+ * @crc: the frame's CRC32C (csum: @h's is 0) is computed while the payload
+ * is copied into the UMEM frames (xwi_crc32c_copy: one pass, not two). */
 int xwi_port_tx(struct xwi_port *port, const struct xwi_encap *enc, const struct xw_addr *dst,
-		const struct xw_hdr *h, const void *payload, size_t len);
+		const struct xw_hdr *h, const void *payload, size_t len, bool crc);
 /* Kick the kernel if it needs it and reap completions. */
 void xwi_port_flush(struct xwi_port *port);
 /* A sender's batch (XW_SEND_MORE): the frames submitted so far go out only
