@@ -3,13 +3,17 @@
 # Before and after: the spinning ping-pong of two (or more) builds of
 # xdpwake, interleaved in one run, next to the raw AF_XDP floor.
 #
-#   bench/ab.sh [--stream] [--reps N] [--sizes LIST] [--duration S]
-#               [--policy P] [--wait W] [--raw PATH] [--csv FILE] DIR_A [DIR_B ...]
+#   bench/ab.sh [--stream | --unidir] [--mtu N] [--reps N] [--sizes LIST]
+#               [--duration S] [--policy P] [--wait W] [--raw PATH] [--csv FILE]
+#               DIR_A [DIR_B ...]
 #
 #   DIR_A ...      build directories (each with its `xdpwake`, e.g. a
 #                  worktree's .output); the first is the reference
 #   --stream       the one-way stream (batches of 32, `xdpwake stream`;
 #                  raw: --mode stream) instead of the ping-pong: messages/s
+#   --unidir       the ping-pong tool's stream (`pingpong --unidir`, batches
+#                  acknowledged; no raw run): bandwidth in MB/s
+#   --mtu N        the veth pair's MTU (default: as created, 1500)
 #   --reps N       repetitions (default 5): every build once per
 #                  repetition, in order, then the raw floor
 #   --sizes LIST   message sizes (default 0,64,1024; stream 64)
@@ -18,7 +22,8 @@
 #   --wait W       wait strategy (default spin-block)
 #   --raw PATH     the raw AF_XDP program (default DIR_A/bench/afxdp_raw;
 #                  none: skipped)
-#   --csv FILE     every run's numbers (build, rep, size, p50, p99, CPU)
+#   --csv FILE     every run's numbers (build, rep, size, p50, p99, CPU; CPU
+#                  of both processes per MiB of messages, getrusage)
 #
 # Placement as bench/peers.sh: server in namespace A pinned to CPU 0, client
 # in namespace B on CPU 1, one veth pair; the program is attached afresh for
@@ -33,10 +38,12 @@ TOP=$(dirname "$HERE")
 # shellcheck source=scripts/lib.sh
 . "$TOP/scripts/lib.sh"
 die() { echo "ab: $*" >&2; exit 1; }
-test=pingpong reps=5 sizes='' dur=1 policy=marker wait=spin-block raw='' csv='' dirs=()
+test=pingpong reps=5 sizes='' dur=1 policy=marker wait=spin-block raw='' csv='' dirs=() mtu=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--stream) test=stream ;;
+	--unidir) test=unidir raw=none ;;
+	--mtu) mtu=${2:-}; shift ;;
 	--reps) reps=${2:-}; shift ;;
 	--sizes) sizes=${2:-}; shift ;;
 	--duration) dur=${2:-}; shift ;;
@@ -53,9 +60,10 @@ done
 [ ${#dirs[@]} -ge 1 ] || xw_usage
 if [ -z "$sizes" ]; then
 	sizes=0,64,1024
-	[ "$test" = pingpong ] || sizes=64
+	[ "$test" = stream ] && sizes=64
+	[ "$test" = unidir ] && sizes=1048576
 fi
-case "$reps$dur" in *[!0-9]* | '') echo "ab: --reps and --duration take numbers" >&2; exit 2 ;; esac
+case "$reps$dur$mtu" in *[!0-9]* | '') echo "ab: --reps and --duration take numbers" >&2; exit 2 ;; esac
 [ "$(id -u)" = 0 ] || { echo "SKIP ab: needs root (namespaces, XDP)"; exit 77; }
 for d in "${dirs[@]}"; do [ -x "$d/xdpwake" ] || die "$d/xdpwake not built"; done
 raw=${raw:-${dirs[0]}/bench/afxdp_raw}
@@ -73,6 +81,10 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 xw_veth_pair "$NS_A" "$NS_B" "$IF_A" "$IF_B"
+if [ -n "$mtu" ]; then
+	ip -n "$NS_A" link set "$IF_A" mtu "$mtu" && ip -n "$NS_B" link set "$IF_B" mtu "$mtu" ||
+		die "MTU $mtu refused"
+fi
 for i in $(seq 50); do
 	ip -n "$NS_A" link show "$IF_A" | grep -q LOWER_UP && break
 	sleep 0.1
@@ -85,16 +97,19 @@ B=(nsenter --net="/run/netns/$NS_B" taskset -c 1)
 lim=$(($(tr ',' ' ' <<<"$sizes" | wc -w) * dur * 3 + 30))
 
 # NAME: the run's JSON in $TMP/out -> lines "NAME REP SIZE VALUE P99 CPU"
-# (VALUE: the p50 one-way latency, or a stream's messages/s)
+# (VALUE: the p50 one-way latency, a stream's messages/s, or --unidir's
+# MB/s; MIB: both processes' CPU in us per MiB of messages)
 rows() {
 	python3 - "$TMP/out" "$1" "$rep" "$test" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
 for r in d["results"]:
     lat = r.get("latency_us") or {}
-    v = r["msg_rate"] if sys.argv[4] == "stream" else lat["p50"]
+    v = {"stream": r["msg_rate"], "unidir": r.get("bandwidth_MBps")}.get(sys.argv[4], lat.get("p50"))
+    pc = (r.get("proc_cpu_us_per_msg") or 0) + (r.get("server_proc_cpu_us_per_msg") or 0)
+    mib = "%.1f" % (pc * 1048576 / r["size"]) if pc and r["size"] else "-"
     print(sys.argv[2], sys.argv[3], r["size"], v, lat.get("p99") or "-",
-          r.get("machine_cpu_us_per_msg") or "-")
+          r.get("machine_cpu_us_per_msg") or "-", mib)
 EOF
 }
 
@@ -109,7 +124,9 @@ for ((rep = 0; rep < reps; rep++)); do
 		"${A[@]}" "$X" pingpong "$IF_A" --server --addr-file "$TMP/addr" >/dev/null 2>&1 &
 		srv=$!
 		for _ in $(seq 100); do [ -s "$TMP/addr" ] && break; sleep 0.05; done
-		timeout "$lim" "${B[@]}" "$X" -j "$test" "$IF_B" --client --peer-file "$TMP/addr" \
+		sub=$test unidir=()
+		[ "$test" = unidir ] && sub=pingpong unidir=(--unidir)
+		timeout "$lim" "${B[@]}" "$X" -j "$sub" "$IF_B" --client --peer-file "$TMP/addr" "${unidir[@]}" \
 			--policy "$policy" --wait "$wait" --sizes "$sizes" --duration "$dur" \
 			>"$TMP/out" 2>"$TMP/err" || die "$X pingpong failed: $(tail -1 "$TMP/err")"
 		xw_kill_pid "$srv"
@@ -131,18 +148,22 @@ for ((rep = 0; rep < reps; rep++)); do
 	fi
 done
 col=p50_us
-[ "$test" = pingpong ] || col=msg_per_s
-[ -z "$csv" ] || { echo "build,rep,size,$col,p99_us,cpu_us_per_msg"; tr ' ' ',' <"$TMP/all"; } >"$csv"
+[ "$test" = stream ] && col=msg_per_s
+[ "$test" = unidir ] && col=MBps
+[ -z "$csv" ] || { echo "build,rep,size,$col,p99_us,cpu_us_per_msg,proc_cpu_us_per_MiB"; tr ' ' ',' <"$TMP/all"; } >"$csv"
 
 python3 - "$TMP/all" "$col" <<'EOF'
 import statistics, sys
-runs = {}
+runs, cpu = {}, {}
 for line in open(sys.argv[1]):
     name, rep, size, p50 = line.split()[:4]
     runs.setdefault((name, int(size)), []).append(float(p50))
+    f = line.split()
+    if len(f) > 6 and f[6] != "-":
+        cpu.setdefault((name, int(size)), []).append(float(f[6]))
 names = list(dict.fromkeys(k[0] for k in runs))
 ref = names[0]
-what = "messages/s" if sys.argv[2] == "msg_per_s" else "p50 one-way latency (us)"
+what = {"msg_per_s": "messages/s", "MBps": "MB/s"}.get(sys.argv[2], "p50 one-way latency (us)")
 print("\nmedian %s over the repetitions; ratio to %s and to raw" % (what, ref))
 for name in names:
     for (n, size), v in sorted(runs.items(), key=lambda kv: kv[0][1]):
@@ -151,6 +172,8 @@ for name in names:
         m = statistics.median(v)
         r = statistics.median(runs[(ref, size)]) if (ref, size) in runs else None
         w = statistics.median(runs[("raw", size)]) if ("raw", size) in runs else None
-        print("%-40s %6d B  %10.2f  x%.3f ref  %s" % (name, size, m, m / r if r else 0,
-              "x%.3f raw" % (m / w) if w and name != "raw" else ""))
+        c = cpu.get((name, size))
+        print("%-40s %6d B  %10.2f  x%.3f ref  %s%s" % (name, size, m, m / r if r else 0,
+              "x%.3f raw" % (m / w) if w and name != "raw" else "",
+              "  CPU %.0f us/MiB" % statistics.median(c) if c else ""))
 EOF

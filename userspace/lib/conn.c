@@ -48,6 +48,19 @@ static void hdr_seal(const struct xwi_engine *e, const struct peer *p, struct xw
 		h->csum = htonl(xwi_crc32c(xwi_crc32c(0, h, sizeof(*h)), payload, len));
 }
 
+/* Seal @h and send it: the CRC computed while the endpoint copies the
+ * frame out (ops.send_crc) where it offers that, else here first. */
+static int seal_send(const struct xwi_engine *e, const struct peer *p, struct xw_hdr *h,
+		     const void *payload, size_t len)
+{
+	if (e->ops.send_crc && e->cfg.crc && !p->cn.lossless) {
+		h->csum = 0;
+		return e->ops.send_crc(e->ctx, &p->addr, h, payload, len);
+	}
+	hdr_seal(e, p, h, payload, len);
+	return e->ops.send(e->ctx, &p->addr, h, payload, len);
+}
+
 /* The test hook: is this the first transmission of the chosen type? */
 static bool hook_drop(struct xwi_engine *e, __u8 type)
 {
@@ -214,16 +227,31 @@ static void kick_early(struct xwi_engine *e)
 		e->ops.kick(e->ctx);
 }
 
+/* The payload bytes @f holds itself (0: kept lazily, see xwi_frame). */
+static size_t kept_len(const struct xwi_frame *f)
+{
+	return f->ext ? 0 : f->len;
+}
+
+/* An acknowledged frame goes: a lazily kept one lets its send go. */
+static void kept_put(struct xwi_engine *e, struct xwi_frame *f)
+{
+	struct xwi_req_priv *s = f->owner;
+
+	xwi_frame_put(e, f, kept_len(f));
+	if (s)
+		xwi_msg_unref(e, s);
+}
+
 int xwi_conn_emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const void *payload,
-		  size_t len)
+		  size_t len, struct xwi_req_priv *owner)
 {
 	struct xwi_frame *f;
 	__u64 t;
 
 	h->payload_len = htons((__u16)len);
 	if (!e->cfg.reliable) {
-		hdr_seal(e, p, h, payload, len);
-		if (e->ops.send(e->ctx, &p->addr, h, payload, len))
+		if (seal_send(e, p, h, payload, len))
 			return -EAGAIN;
 		kick_early(e);
 		e->st.tx_frames[h->type]++;
@@ -258,12 +286,13 @@ int xwi_conn_emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const 
 	 * rto_max, only resends what one of those lost). */
 	if (p->cn.lossless)
 		h->flags |= XW_F_ACKREQ;
-	hdr_seal(e, p, h, payload, len);
-	f = xwi_frame_alloc(e, len);
+	if (!len)
+		owner = NULL;
+	f = xwi_frame_alloc(e, owner ? 0 : len);
 	if (!f)
 		return -EAGAIN;
-	if (!hook_drop(e, h->type) && e->ops.send(e->ctx, &p->addr, h, payload, len)) {
-		xwi_frame_put(e, f, len);
+	if (!hook_drop(e, h->type) && seal_send(e, p, h, payload, len)) {
+		xwi_frame_put(e, f, owner ? 0 : len);
 		return -EAGAIN;
 	}
 	kick_early(e);
@@ -274,7 +303,11 @@ int xwi_conn_emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const 
 	xmit_stamp(e, p, f);
 	f->len = len;
 	f->h = *h;
-	if (len)
+	f->owner = owner;
+	f->ext = owner ? payload : NULL;
+	if (owner)
+		owner->krefs++; /* its buffer stays until this frame is acked */
+	else if (len)
 		memcpy(f->pl, payload, len);
 	xl_add_tail(&f->link, &p->cn.rtxq);
 	if (!p->cn.inflight++) {
@@ -287,6 +320,34 @@ int xwi_conn_emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const 
 		ack_sent(e, p, false);
 	e->st.tx_frames[h->type]++;
 	return 0;
+}
+
+/* Send @s goes (aborted): each frame kept lazily from its buffer takes a
+ * copy of its payload, in its place (the receiver may still need it). */
+int xwi_conn_unref(struct xwi_engine *e, struct peer *p, struct xwi_req_priv *s)
+{
+	int err = 0;
+
+	for (struct xl *l = p->cn.rtxq.next; l != &p->cn.rtxq && s->krefs; l = l->next) {
+		struct xwi_frame *f = xl_entry(l, struct xwi_frame, link), *c;
+
+		if (f->owner != s)
+			continue;
+		c = xwi_frame_alloc(e, f->len);
+		if (!c) {
+			err = -ENOMEM;
+			continue;
+		}
+		memcpy(c, f, sizeof(*f));
+		memcpy(c->pl, f->ext, f->len);
+		c->ext = NULL;
+		c->owner = NULL;
+		xl_add_before(&c->link, &f->link);
+		xl_del(&f->link);
+		l = &c->link;
+		kept_put(e, f);
+	}
+	return err;
 }
 
 /* ---- sessions and the handshake ------------------------------------------ */
@@ -386,6 +447,16 @@ void xwi_conn_reset(struct xwi_engine *e, struct peer *p, int err, enum xwi_rese
 	/* the frames not acknowledged go to the message layer, which may
 	 * carry them over (a reconnect) or learn from them what to replay */
 	xl_init(&unacked);
+	/* lazily kept frames let their sends go first (nothing reads their
+	 * payload again: the message layer looks at eager frames only) */
+	for (struct xl *l = p->cn.rtxq.next; l != &p->cn.rtxq; l = l->next) {
+		struct xwi_frame *f = xl_entry(l, struct xwi_frame, link);
+		struct xwi_req_priv *s = f->owner;
+
+		f->owner = NULL;
+		if (s)
+			xwi_msg_unref(e, s);
+	}
 	xl_splice_front(&p->cn.rtxq, &unacked);
 	xwi_msg_reset(e, p, err, mode, &unacked);
 	xwi_frames_free(&unacked);
@@ -698,8 +769,7 @@ static int rtx_frame(struct xwi_engine *e, struct peer *p, struct xwi_frame *f)
 	/* No LAT (a resent frame is an RTO late already; the coalescing
 	 * timeout wakes the receiver) and no MORE. */
 	f->h.flags &= (__u8)~(XW_F_MORE | XW_F_LAT);
-	hdr_seal(e, p, &f->h, f->pl, f->len);
-	if (e->ops.send(e->ctx, &p->addr, &f->h, f->len ? f->pl : NULL, f->len))
+	if (seal_send(e, p, &f->h, f->len ? xwi_frame_data(f) : NULL, f->len))
 		return -EAGAIN;
 	f->tries++;
 	xmit_stamp(e, p, f);
@@ -851,7 +921,7 @@ static unsigned int sack_bits(const struct peer *p, __u64 *w)
 }
 
 static void rx_sack(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h,
-		    const void *payload, struct acked *a)
+		    const struct xwi_pl *pl, struct acked *a)
 {
 	__u32 ack = ntohl(h->ack), plen = ntohs(h->payload_len), nw = 1 + plen / 8, top = 0;
 	__u64 w[XW_SACK_EXT_WORDS + 1];
@@ -862,7 +932,7 @@ static void rx_sack(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h
 		return;
 	}
 	for (__u32 i = 1; i < nw; i++) {
-		memcpy(&w[i], (const unsigned char *)payload + 8 * (i - 1), 8);
+		xwi_pl_copy(&w[i], pl, 8 * (i - 1), 8);
 		w[i] = be64toh(w[i]);
 	}
 	for (__u32 i = 0; i < nw; i++)
@@ -1038,7 +1108,7 @@ static bool rx_ack(struct xwi_engine *e, struct peer *p, __u32 ack, bool pure, s
 		if (!(f->sack & RF_SACKED))
 			newly_acked(e, p, f, a);
 		xl_del(&f->link);
-		xwi_frame_put(e, f, f->len);
+		kept_put(e, f);
 		p->cn.inflight--;
 	}
 	a->progress = true;
@@ -1236,9 +1306,9 @@ static int rx_connect_reply(struct xwi_engine *e, const struct xw_addr *src,
 	return 0;
 }
 
-/* Hold @h/@payload ahead of the expected seq (copied, by seq). */
+/* Hold @h/@pl ahead of the expected seq (copied, by seq). */
 static void ooo_hold(struct xwi_engine *e, struct peer *p, __u32 seq, const struct xw_hdr *h,
-		     const void *payload, size_t len)
+		     const struct xwi_pl *pl, size_t len)
 {
 	struct xl *pos = &p->cn.ooo;
 	struct xwi_frame *f;
@@ -1265,9 +1335,10 @@ static void ooo_hold(struct xwi_engine *e, struct peer *p, __u32 seq, const stru
 	f->sack = 0;
 	f->t_sent = 0;
 	f->len = len;
+	f->ext = NULL;
+	f->owner = NULL;
 	f->h = *h;
-	if (len)
-		memcpy(f->pl, payload, len);
+	xwi_pl_copy(f->pl, pl, 0, len);
 	xl_add_before(&f->link, pos);
 	p->cn.nooo++;
 	e->st.rx_ooo++;
@@ -1334,7 +1405,7 @@ static int rx_probe_reply(struct xwi_engine *e, const struct xw_addr *src, const
 }
 
 static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
-		  const void *payload)
+		  const struct xwi_pl *pl)
 {
 	__u32 sid = ntohl(h->session), seq = ntohl(h->seq);
 	size_t plen = ntohs(h->payload_len);
@@ -1373,7 +1444,7 @@ static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 	p->cn.last_heard = a.t = now(e);
 	kick = rx_ack(e, p, ntohl(h->ack), h->type == XW_PKT_ACK, &a);
 	if (h->type == XW_PKT_ACK && e->cfg.sack)
-		rx_sack(e, p, h, payload, &a);
+		rx_sack(e, p, h, pl, &a);
 	ack_done(e, p, &a);
 	if (h->type == XW_PKT_ACK) {
 		e->st.rx_frames[XW_PKT_ACK]++;
@@ -1396,14 +1467,14 @@ static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 		if (seq_before(seq, p->cn.rcv_nxt))
 			e->st.rx_dup_frames++;
 		else
-			ooo_hold(e, p, seq, h, payload, plen);
+			ooo_hold(e, p, seq, h, pl, plen);
 		p->cn.ack_now = true;
 		if (kick)
 			xwi_msg_kick(e, p);
 		return 0;
 	}
 	/* up, once: the message layer kicks @p afterwards (see rx_ack) */
-	rc = xwi_msg_rx(e, p, &p->addr, h, payload);
+	rc = xwi_msg_rx(e, p, &p->addr, h, pl);
 	if (rc == -ENOBUFS || rc == -ENOMEM) {
 		e->st.rx_nobufs++;
 		if (p->cn.lossless)
@@ -1415,11 +1486,13 @@ static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 	p->cn.ack_owed++;
 	while (!xl_empty(&p->cn.ooo)) {
 		struct xwi_frame *f = xl_entry(p->cn.ooo.next, struct xwi_frame, link);
+		struct iovec one = { f->pl, f->len };
+		struct xwi_pl fpl = { &one, 1 };
 		int r2;
 
 		if (f->seq != p->cn.rcv_nxt)
 			break;
-		r2 = xwi_msg_rx(e, p, &p->addr, &f->h, f->pl);
+		r2 = xwi_msg_rx(e, p, &p->addr, &f->h, &fpl);
 		if (r2 == -ENOBUFS || r2 == -ENOMEM) {
 			e->st.rx_nobufs++;
 			break;
@@ -1696,8 +1769,20 @@ void xwi_conn_close_all(struct xwi_engine *e, bool send_close)
 	}
 }
 
+/* The CRC32C of the first @len bytes of @pl, after @crc. */
+static __u32 pl_crc(__u32 crc, const struct xwi_pl *pl, size_t len)
+{
+	for (unsigned int i = 0; i < pl->n && len; i++) {
+		size_t l = pl->iov[i].iov_len < len ? pl->iov[i].iov_len : len;
+
+		crc = xwi_crc32c(crc, pl->iov[i].iov_base, l);
+		len -= l;
+	}
+	return crc;
+}
+
 int xwi_conn_rx(struct xwi_engine *e, const struct xw_addr *src, struct xw_hdr *h,
-		const void *payload, size_t len, bool lossless)
+		const struct xwi_pl *pl, size_t len, bool lossless)
 {
 	/* The CRC first: a corrupted frame is counted as such, whatever
 	 * field the corruption hit (but payload_len must fit to check it).
@@ -1709,7 +1794,7 @@ int xwi_conn_rx(struct xwi_engine *e, const struct xw_addr *src, struct xw_hdr *
 		h->csum = 0;
 		if (h->type == XW_PKT_PROBE_REPLY) /* the answerer's, outside the CRC */
 			h->data = 0;
-		got = xwi_crc32c(xwi_crc32c(0, h, sizeof(*h)), payload, ntohs(h->payload_len));
+		got = pl_crc(xwi_crc32c(0, h, sizeof(*h)), pl, ntohs(h->payload_len));
 		h->csum = htonl(want);
 		h->data = d;
 		if (got != want) {
@@ -1726,9 +1811,9 @@ int xwi_conn_rx(struct xwi_engine *e, const struct xw_addr *src, struct xw_hdr *
 		return -EPROTO;
 	}
 	if (e->cfg.reliable)
-		return rel_rx(e, src, h, payload);
+		return rel_rx(e, src, h, pl);
 	/* no connections: every frame goes up as it came */
-	return xwi_msg_rx(e, xwi_peer_find(e, src), src, h, payload);
+	return xwi_msg_rx(e, xwi_peer_find(e, src), src, h, pl);
 }
 
 void xwi_conn_forget(struct xwi_engine *e, struct peer *p)

@@ -129,10 +129,17 @@ static inline bool xwi_conn_idle(const struct peer *p)
  * Transmit a frame of the message layer to @p: @h complete but for
  * payload_len (and, reliable, session/seq/ack), in network order.  0, or
  * -EAGAIN (not sent: the window is full, the handshake not started, or
- * the link is full; the caller keeps the frame queued).
+ * the link is full; the caller keeps the frame queued).  @owner (reliable,
+ * not a lossless peer's established connection): @payload is in send
+ * @owner's buffer and is kept by reference, not copied (xwi_frame.ext;
+ * xwi_msg_unref() when the frame goes); NULL: copied.
  */
 int xwi_conn_emit(struct xwi_engine *e, struct peer *p, struct xw_hdr *h, const void *payload,
-		  size_t len);
+		  size_t len, struct xwi_req_priv *owner);
+/* Send @s's buffer is no longer to be read (abort): the frames kept from
+ * it lazily take copies of their payloads.  0, or -ENOMEM: some still
+ * refer to it (the send then completes once they are acknowledged). */
+int xwi_conn_unref(struct xwi_engine *e, struct peer *p, struct xwi_req_priv *s);
 /* Forget @p's connection (conn_event(peer, 0) if it had a session). */
 void xwi_conn_forget(struct xwi_engine *e, struct peer *p);
 /* End @p's connection: the message layer is told (xwi_msg_reset) with
@@ -141,7 +148,8 @@ void xwi_conn_reset(struct xwi_engine *e, struct peer *p, int err, enum xwi_rese
 
 /*
  * A frame received from @src (xwi_engine_rx: arguments checked, @h
- * aligned, network order; @len bytes follow it; @lossless: through the
+ * aligned, network order; @len bytes in @pl follow it, in one piece or
+ * several (xwi_engine_rx_iov: a multi-buffer frame); @lossless: through the
  * local ring, xwi_engine_rx_local).  The CRC (cfg.crc, not @lossless), the
  * header rules (xwi_frame_check), then: the connection's own frames
  * (CONNECT*, PROBE*, ACK, CLOSE) are taken here; a frame of the message
@@ -150,7 +158,7 @@ void xwi_conn_reset(struct xwi_engine *e, struct peer *p, int err, enum xwi_rese
  * xwi_engine_rx().
  */
 int xwi_conn_rx(struct xwi_engine *e, const struct xw_addr *src, struct xw_hdr *h,
-		const void *payload, size_t len, bool lossless);
+		const struct xwi_pl *pl, size_t len, bool lossless);
 /* xwi_engine_shutdown(): CLOSE to every connected peer if @send_close,
  * then every connection forgotten (conn_event(peer, 0)). */
 void xwi_conn_close_all(struct xwi_engine *e, bool send_close);

@@ -98,7 +98,10 @@ static __u32 shift(__u32 c)
 	       shift_tab[2][(c >> 16) & 0xFF] ^ shift_tab[3][c >> 24];
 }
 
-__attribute__((target("sse4.2"))) static __u32 crc_hw(__u32 crc, const void *buf, size_t len)
+/* @dst non-NULL: each word is stored there too (a constant NULL drops the
+ * stores: the function is inlined into its two users). */
+__attribute__((target("sse4.2"), always_inline)) static inline __u32
+crc_hw_do(__u32 crc, const void *buf, size_t len, unsigned char *dst)
 {
 	const unsigned char *p = buf;
 	__u64 c = ~crc;
@@ -117,27 +120,52 @@ __attribute__((target("sse4.2"))) static __u32 crc_hw(__u32 crc, const void *buf
 			c = __builtin_ia32_crc32di(c, va);
 			b = __builtin_ia32_crc32di(b, vb);
 			d = __builtin_ia32_crc32di(d, vc);
+			if (dst) {
+				memcpy(dst + i, &va, 8);
+				memcpy(dst + XWI_CRC_LANE + i, &vb, 8);
+				memcpy(dst + 2 * XWI_CRC_LANE + i, &vc, 8);
+			}
 		}
 		c = shift(shift((__u32)c) ^ (__u32)b) ^ (__u32)d;
 		p += 3 * XWI_CRC_LANE;
 		len -= 3 * XWI_CRC_LANE;
+		if (dst)
+			dst += 3 * XWI_CRC_LANE;
 	}
 	while (len >= 8) {
 		__u64 v;
 
 		memcpy(&v, p, 8);
 		c = __builtin_ia32_crc32di(c, v);
+		if (dst) {
+			memcpy(dst, &v, 8);
+			dst += 8;
+		}
 		p += 8;
 		len -= 8;
 	}
-	while (len--)
+	while (len--) {
+		if (dst)
+			*dst++ = *p;
 		c = __builtin_ia32_crc32qi((__u32)c, *p++);
+	}
 	return ~(__u32)c;
+}
+
+__attribute__((target("sse4.2"))) static __u32 crc_hw(__u32 crc, const void *buf, size_t len)
+{
+	return crc_hw_do(crc, buf, len, NULL);
+}
+
+__attribute__((target("sse4.2"))) static __u32 crc_hw_copy(__u32 crc, void *dst, const void *src,
+							    size_t len)
+{
+	return crc_hw_do(crc, src, len, dst);
 }
 
 static int have_hw = -1;
 
-__u32 xwi_crc32c(__u32 crc, const void *buf, size_t len)
+static bool hw_ok(void)
 {
 	int hw = __atomic_load_n(&have_hw, __ATOMIC_RELAXED);
 
@@ -146,11 +174,30 @@ __u32 xwi_crc32c(__u32 crc, const void *buf, size_t len)
 		hw = __builtin_cpu_supports("sse4.2") ? 1 : 0;
 		__atomic_store_n(&have_hw, hw, __ATOMIC_RELAXED);
 	}
-	return hw ? crc_hw(crc, buf, len) : xwi_crc32c_sw(crc, buf, len);
+	return hw;
+}
+
+__u32 xwi_crc32c(__u32 crc, const void *buf, size_t len)
+{
+	return hw_ok() ? crc_hw(crc, buf, len) : xwi_crc32c_sw(crc, buf, len);
+}
+
+__u32 xwi_crc32c_copy(__u32 crc, void *dst, const void *src, size_t len)
+{
+	if (hw_ok())
+		return crc_hw_copy(crc, dst, src, len);
+	memcpy(dst, src, len);
+	return xwi_crc32c_sw(crc, dst, len);
 }
 #else
 __u32 xwi_crc32c(__u32 crc, const void *buf, size_t len)
 {
 	return xwi_crc32c_sw(crc, buf, len);
+}
+
+__u32 xwi_crc32c_copy(__u32 crc, void *dst, const void *src, size_t len)
+{
+	memcpy(dst, src, len);
+	return xwi_crc32c_sw(crc, dst, len);
 }
 #endif

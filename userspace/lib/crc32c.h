@@ -18,5 +18,9 @@
 __u32 xwi_crc32c(__u32 crc, const void *buf, size_t len);
 /* The same computed with the table only (for tests). */
 __u32 xwi_crc32c_sw(__u32 crc, const void *buf, size_t len);
+/* xwi_crc32c() over @src while copying its @len bytes to @dst (one pass
+ * over the bytes instead of two: the CRC fused with the copy into the
+ * UMEM frame); @dst and @src do not overlap. */
+__u32 xwi_crc32c_copy(__u32 crc, void *dst, const void *src, size_t len);
 
 #endif

@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 #include <net/if.h>
 
+#include "crc32c.h"
 #include "internal.h"
 #include "engine.h"
 #include "local.h"
@@ -36,7 +37,22 @@ static int ep_send(void *ctx, const struct xw_addr *dst, const struct xw_hdr *h,
 	/* A peer on this host and interface: through its inbox. */
 	if (xwi_local_is_local(ep->local, dst))
 		return xwi_local_send(ep->local, dst, &ep->enc, h, payload, len);
-	return xwi_port_tx(ep->port, &ep->enc, dst, h, payload, len);
+	return xwi_port_tx(ep->port, &ep->enc, dst, h, payload, len, false);
+}
+
+/* The same, the frame's CRC32C computed while the port copies it. */
+static int ep_send_crc(void *ctx, const struct xw_addr *dst, const struct xw_hdr *h,
+		       const void *payload, size_t len)
+{
+	struct xw_endpoint *ep = ctx;
+
+	if (xwi_local_is_local(ep->local, dst)) {
+		struct xw_hdr hc = *h;
+
+		hc.csum = htonl(xwi_crc32c(xwi_crc32c(0, &hc, sizeof(hc)), payload, len));
+		return xwi_local_send(ep->local, dst, &ep->enc, &hc, payload, len);
+	}
+	return xwi_port_tx(ep->port, &ep->enc, dst, h, payload, len, true);
 }
 
 /* Is the peer endpoint alive?  Known here for a peer on this host (its
@@ -115,6 +131,7 @@ static void ep_conn_event(void *ctx, const struct xw_addr *peer, __u32 session)
 
 static const struct xwi_engine_ops engine_ops = {
 	.send = ep_send,
+	.send_crc = ep_send_crc,
 	.alive = ep_alive,
 	.now_ns = ep_now,
 	.conn_event = ep_conn_event,
@@ -123,15 +140,12 @@ static const struct xwi_engine_ops engine_ops = {
 	.cma_read = ep_cma_read,
 };
 
-/* One received frame for the endpoint, from the port or (@local) from the
- * local path, under the port lock.  -ENOBUFS: the engine refused a local
- * frame (it stays in the inbox, taken again later: not counted now). */
-static int deliver(struct xw_endpoint *ep, const struct xw_addr *src, const struct xw_hdr *h,
-		   const void *payload, size_t len, bool local)
+/* One received frame for the endpoint went to its engine (@rc), from the
+ * port or (@local) from the local path, under the port lock.  -ENOBUFS: the
+ * engine refused a local frame (it stays in the inbox, taken again later:
+ * not counted now). */
+static int delivered(struct xw_endpoint *ep, int rc, bool local)
 {
-	int rc = local ? xwi_engine_rx_local(ep->eng, src, h, payload, len)
-		       : xwi_engine_rx(ep->eng, src, h, payload, len);
-
 	__atomic_store_n(&ep->quiet, false, __ATOMIC_RELAXED);
 	if (rc == -ENOBUFS && local)
 		return rc;
@@ -145,16 +159,20 @@ static int deliver(struct xw_endpoint *ep, const struct xw_addr *src, const stru
 
 /* The endpoint's sink for the port. */
 static void ep_deliver(void *ctx, const struct xw_addr *src, const struct xw_hdr *h,
-		       const void *payload, size_t len)
+		       const struct iovec *iov, unsigned int n, size_t len)
 {
-	deliver(ctx, src, h, payload, len, false);
+	struct xw_endpoint *ep = ctx;
+
+	delivered(ep, xwi_engine_rx_iov(ep->eng, src, h, iov, n, len), false);
 }
 
 /* The endpoint's sink for the local path. */
 static int ep_deliver_local(void *ctx, const struct xw_addr *src, const struct xw_hdr *h,
 			    const void *payload, size_t len)
 {
-	return deliver(ctx, src, h, payload, len, true);
+	struct xw_endpoint *ep = ctx;
+
+	return delivered(ep, xwi_engine_rx_local(ep->eng, src, h, payload, len), true);
 }
 
 /* ---- open / close ------------------------------------------------------ */

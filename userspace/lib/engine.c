@@ -152,26 +152,48 @@ __u64 xwi_engine_peers_unacked(const struct xwi_engine *e)
  * header rules, session, ack, sequence, order), which hands a frame of the
  * message layer up once (xwi_msg_rx: streams, matching, requests).
  */
+static int engine_rx(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
+		     const struct iovec *iov, unsigned int n, size_t len, bool lossless)
+{
+	struct xwi_pl pl = { iov, n };
+	struct xw_hdr hc;
+	size_t sum = 0;
+
+	if (!e || !src || !h)
+		return -EINVAL;
+	for (unsigned int i = 0; i < n; i++) {
+		if (!iov[i].iov_base && iov[i].iov_len)
+			return -EINVAL;
+		sum += iov[i].iov_len;
+	}
+	if (sum < len)
+		return -EINVAL;
+	memcpy(&hc, h, sizeof(hc)); /* @h need not be aligned */
+	return xwi_conn_rx(e, src, &hc, &pl, len, lossless);
+}
+
 int xwi_engine_rx(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
 		  const void *payload, size_t len)
 {
-	struct xw_hdr hc;
+	struct iovec one = { (void *)(uintptr_t)payload, len };
 
-	if (!e || !src || !h || (!payload && len))
+	return engine_rx(e, src, h, &one, 1, len, false);
+}
+
+int xwi_engine_rx_iov(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
+		      const struct iovec *iov, unsigned int n, size_t len)
+{
+	if (!iov && n)
 		return -EINVAL;
-	memcpy(&hc, h, sizeof(hc)); /* @h need not be aligned */
-	return xwi_conn_rx(e, src, &hc, payload, len, false);
+	return engine_rx(e, src, h, iov, n, len, false);
 }
 
 int xwi_engine_rx_local(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
 			const void *payload, size_t len)
 {
-	struct xw_hdr hc;
+	struct iovec one = { (void *)(uintptr_t)payload, len };
 
-	if (!e || !src || !h || (!payload && len))
-		return -EINVAL;
-	memcpy(&hc, h, sizeof(hc));
-	return xwi_conn_rx(e, src, &hc, payload, len, true);
+	return engine_rx(e, src, h, &one, 1, len, true);
 }
 
 /* ---- sends and receives ----------------------------------------------- */

@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdbool.h>
 #include <linux/types.h>
+#include <sys/uio.h>
 #include "xdpwake.h"
 
 /* Mark kinds (bits of xwi_engine_cfg.marks): which packets get LAT. */
@@ -97,6 +98,12 @@ struct xwi_engine_ops {
 	 */
 	int (*send)(void *ctx, const struct xw_addr *dst, const struct xw_hdr *h,
 		    const void *payload, size_t len);
+	/* Optional: send as @send does, the frame's CRC32C (csum, which is 0
+	 * in @h) computed while the payload is copied out (one pass over its
+	 * bytes instead of two).  Used for the frames the engine would seal
+	 * itself (cfg.crc, not a lossless peer). */
+	int (*send_crc)(void *ctx, const struct xw_addr *dst, const struct xw_hdr *h,
+			const void *payload, size_t len);
 	/* Monotonic time in ns (timers: retransmission, delayed ACK, give-up). */
 	__u64 (*now_ns)(void *ctx);
 	/* Optional: the peer @peer's session became @session (0: no session
@@ -181,6 +188,10 @@ void *xwi_engine_ctx(struct xwi_engine *e);
  */
 int xwi_engine_rx(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
 		  const void *payload, size_t len);
+/* The same with the payload in @n pieces (a multi-buffer frame, read in
+ * its receive buffers: scatter receive), @len bytes of them in all. */
+int xwi_engine_rx_iov(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
+		      const struct iovec *iov, unsigned int n, size_t len);
 /* The same for a frame that came through a lossless path (ops.lossless:
  * the local ring): no CRC32C to check.  -ENOBUFS: not taken (over the
  * bounds for unexpected data): the caller keeps it and hands it in again

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
+#include <sys/uio.h>
 
 #include "crc32c.h"
 #include "engine.h"
@@ -221,7 +222,12 @@ enum { C_NONE = 0, C_SYN = 1, C_EST = 2 };
 #define RF_BYRTO 8u  /* RF_RESEND set by a timer expiry (not by acks)   */
 
 /* A copy of a sequenced frame: kept for retransmission or held out of
- * order (the connection layer), carried over a reconnect (stream.c). */
+ * order (the connection layer), carried over a reconnect (stream.c).
+ * A fragment of a large send (RNDV, PULL_REPLY) is kept lazily: its
+ * payload is not copied, @ext points into the send's buffer, which stays
+ * the sender's until every such frame is acknowledged (@owner counts its
+ * kept frames, xwi_req_priv.krefs: the send completes only when none is
+ * left).  xwi_frame_data() is the payload either way. */
 struct xwi_frame {
 	struct xl link;
 	__u32 seq;
@@ -230,9 +236,16 @@ struct xwi_frame {
 	__u8 sack;	 /* RF_* (selective acks)  */
 	__u64 t_sent;
 	size_t len;
+	const unsigned char *ext;     /* lazily kept: the payload (else pl) */
+	struct xwi_req_priv *owner;   /* lazily kept: the send it refers to */
 	struct xw_hdr h;
 	unsigned char pl[];
 };
+
+static inline const unsigned char *xwi_frame_data(const struct xwi_frame *f)
+{
+	return f->ext ? f->ext : f->pl;
+}
 
 struct ctrl {
 	struct txitem tx;
@@ -326,6 +339,11 @@ struct xwi_req_priv {
 	bool has_data;	     /* XW_F_DATA with data on every data frame */
 	__u32 mdata;
 	__u32 len, nfrags, burst, next, msg_id;
+	__u32 krefs;	     /* frames kept lazily that point into data
+			      * (struct xwi_frame.owner) */
+	bool fin_wait;	     /* complete but for krefs: completes with
+			      * fin_err when the last of them goes */
+	int fin_err;
 	__u64 match;
 	struct xl jobs;
 	/* receive */
@@ -463,6 +481,40 @@ static inline void *zalloc(size_t n, size_t size)
 	__asm__ volatile("" : : "r"(p) : "memory");
 	memset(p, 0, n * size);
 	return p;
+}
+
+/*
+ * A received frame's payload: in one piece, or in the UMEM frames of a
+ * multi-buffer frame (@n pieces), read where it lies - the CRC over the
+ * pieces, the data copied from them straight into its destination
+ * (xwi_pl_copy), never gathered first.
+ */
+struct xwi_pl {
+	const struct iovec *iov;
+	unsigned int n;
+};
+
+/* Bytes [@off, @off + @len) of @pl to @dst (they are there: the frame's
+ * payload_len was checked against its length). */
+static inline void xwi_pl_copy(void *dst, const struct xwi_pl *pl, size_t off, size_t len)
+{
+	unsigned char *d = (unsigned char *)dst;
+
+	for (unsigned int i = 0; i < pl->n && len; i++) {
+		size_t l = pl->iov[i].iov_len;
+
+		if (off >= l) {
+			off -= l;
+			continue;
+		}
+		l -= off;
+		if (l > len)
+			l = len;
+		memcpy(d, (const unsigned char *)pl->iov[i].iov_base + off, l);
+		d += l;
+		len -= l;
+		off = 0;
+	}
 }
 
 /* A frame kept for retransmission or out of order, with @len payload

@@ -82,20 +82,12 @@ void xwi_job_free(struct job *j)
 	free(j);
 }
 
-/* Complete send @s (error @err); drops whatever of it is still queued. */
-void xwi_send_complete(struct xwi_engine *e, struct xwi_req_priv *s, int err)
+/* The request of send @s completes (@err), its buffer no longer used. */
+static void send_finish(struct xwi_engine *e, struct xwi_req_priv *s, int err)
 {
 	struct xw_request *req = s->req;
-	struct peer *p = s->peer;
 
-	if (!xl_empty(&s->tx.link)) {
-		xl_del(&s->tx.link);
-		e->backlog--;
-	}
-	while (!xl_empty(&s->jobs))
-		xwi_job_free(xl_entry(s->jobs.next, struct job, slink));
-	xl_del(&s->slink);
-	xwi_tx_idle_check(p);
+	s->fin_wait = false;
 	if (s->copy)
 		xwi_copy_put(e, s->copy, s->len);
 	s->copy = NULL;
@@ -107,6 +99,40 @@ void xwi_send_complete(struct xwi_engine *e, struct xwi_req_priv *s, int err)
 	req->status.match = s->match;
 	req->status.error = err;
 	xwi_req_done(e, req);
+}
+
+/* Complete send @s (error @err); drops whatever of it is still queued.
+ * While frames kept lazily from its buffer are unacknowledged (krefs) it
+ * only waits for them (fin_wait: xwi_msg_unref completes it). */
+void xwi_send_complete(struct xwi_engine *e, struct xwi_req_priv *s, int err)
+{
+	struct peer *p = s->peer;
+
+	if (s->fin_wait) {
+		if (err)
+			s->fin_err = err;
+		return;
+	}
+	if (!xl_empty(&s->tx.link)) {
+		xl_del(&s->tx.link);
+		e->backlog--;
+	}
+	while (!xl_empty(&s->jobs))
+		xwi_job_free(xl_entry(s->jobs.next, struct job, slink));
+	xl_del(&s->slink);
+	xwi_tx_idle_check(p);
+	if (s->krefs) {
+		s->fin_wait = true;
+		s->fin_err = err;
+		return;
+	}
+	send_finish(e, s, err);
+}
+
+void xwi_msg_unref(struct xwi_engine *e, struct xwi_req_priv *s)
+{
+	if (!--s->krefs && s->fin_wait)
+		send_finish(e, s, s->fin_err);
 }
 
 /*
@@ -187,7 +213,8 @@ static int tx_send(struct xwi_engine *e, struct peer *p, struct xwi_req_priv *s,
 	h.msg_len = htonl(s->len);
 	h.frag_count = htonl(s->nfrags);
 	h.match = htobe64(s->match);
-	err = xwi_conn_emit(e, p, &h, fsz ? s->data + (size_t)i * P : NULL, fsz);
+	err = xwi_conn_emit(e, p, &h, fsz ? s->data + (size_t)i * P : NULL, fsz,
+			    s->cls == XW_PKT_RNDV ? s : NULL);
 	if (err)
 		return err;
 	if (!s->started) {
@@ -232,12 +259,12 @@ static int tx_ctrl(struct xwi_engine *e, struct peer *p, struct ctrl *c, bool ot
 		pr.block_id = htonl(c->block_id);
 		pr.nfrags = htonl(c->nfrags);
 		h.flags = flags;
-		err = xwi_conn_emit(e, p, &h, &pr, sizeof(pr));
+		err = xwi_conn_emit(e, p, &h, &pr, sizeof(pr), NULL);
 	} else {
 		if (e->cfg.marks & XWI_MARK_NOTIFY)
 			flags |= XW_F_LAT;
 		h.flags = flags;
-		err = xwi_conn_emit(e, p, &h, NULL, 0);
+		err = xwi_conn_emit(e, p, &h, NULL, 0, NULL);
 	}
 	if (err)
 		return err;
@@ -256,7 +283,7 @@ static int tx_carry(struct xwi_engine *e, struct peer *p, struct carry *c)
 	int err;
 
 	h.flags &= (__u8)~(XW_F_MORE | XW_F_LAT);
-	err = xwi_conn_emit(e, p, &h, f->len ? f->pl : NULL, f->len);
+	err = xwi_conn_emit(e, p, &h, f->len ? f->pl : NULL, f->len, NULL);
 	if (err)
 		return err;
 	e->st.rtx_frames[h.type]++;
@@ -647,7 +674,7 @@ static int tx_job(struct xwi_engine *e, struct peer *p, struct job *j, bool othe
 	h.frag_off = htonl(i * P);
 	h.frag_count = htonl(s->nfrags);
 	h.match = htobe64(s->match);
-	err = xwi_conn_emit(e, p, &h, fsz ? s->data + (size_t)i * P : NULL, fsz);
+	err = xwi_conn_emit(e, p, &h, fsz ? s->data + (size_t)i * P : NULL, fsz, s);
 	if (err)
 		return err;
 	j->next++;
@@ -660,7 +687,7 @@ static int tx_job(struct xwi_engine *e, struct peer *p, struct job *j, bool othe
 
 /* A PULL: the receiver asks for a block of a large send's fragments. */
 static int rx_pull(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h,
-		   const void *payload)
+		   const struct xwi_pl *pl)
 {
 	__u32 id = ntohl(h->msg_id), idx = ntohl(h->frag_idx), cnt = ntohl(h->frag_count);
 	struct xwi_req_priv *s;
@@ -668,7 +695,7 @@ static int rx_pull(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h,
 	struct job *j;
 	__u32 nf;
 
-	memcpy(&pr, payload, sizeof(pr));
+	xwi_pl_copy(&pr, pl, 0, sizeof(pr));
 	nf = ntohl(pr.nfrags);
 	if (nf == 0 || (__u64)idx + nf > cnt) {
 		e->st.rx_bad++;
@@ -964,7 +991,7 @@ static int rmsg_new(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h
 }
 
 /* A data fragment @i (bytes at i*P) of known message @m; @m may be freed. */
-static void rmsg_frag(struct xwi_engine *e, struct rmsg *m, __u32 i, const void *payload,
+static void rmsg_frag(struct xwi_engine *e, struct rmsg *m, __u32 i, const struct xwi_pl *pl,
 		      __u32 plen)
 {
 	size_t off = (size_t)i * e->cfg.frag_payload;
@@ -980,7 +1007,7 @@ static void rmsg_frag(struct xwi_engine *e, struct rmsg *m, __u32 i, const void 
 		if (off < r->buflen && plen) {
 			size_t n = r->buflen - off < plen ? r->buflen - off : plen;
 
-			memcpy(r->buf + off, payload, n);
+			xwi_pl_copy(r->buf + off, pl, 0, n);
 		}
 		bit_set(m->have, i);
 		m->nhave++;
@@ -1015,7 +1042,7 @@ static void rmsg_frag(struct xwi_engine *e, struct rmsg *m, __u32 i, const void 
 			return;
 		}
 		if (plen)
-			memcpy(m->data + off, payload, plen);
+			xwi_pl_copy(m->data + off, pl, 0, plen);
 		bit_set(m->have, i);
 		m->nhave++;
 		if (!m->rndv && m->nhave == m->nfrags && m->state == R_UNEXP)
@@ -1057,7 +1084,7 @@ static void notify_again(struct xwi_engine *e, struct peer *p, const struct xw_h
  * receive takes it: the caller goes the long way.
  */
 static bool rx_small_now(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h,
-			 const void *payload)
+			 const struct xwi_pl *pl)
 {
 	__u32 mlen = ntohl(h->msg_len);
 	__u64 match = be64toh(h->match);
@@ -1070,7 +1097,7 @@ static bool rx_small_now(struct xwi_engine *e, struct peer *p, const struct xw_h
 	p->ms.rx_next_id++;
 	e->st.rx_frames[h->type]++;
 	if (r->buflen && mlen)
-		memcpy(r->buf, payload, r->buflen < mlen ? r->buflen : mlen);
+		xwi_pl_copy(r->buf, pl, 0, r->buflen < mlen ? r->buflen : mlen);
 	recv_done(e, req, p, mlen, match, h->flags & XW_F_DATA,
 		  h->flags & XW_F_DATA ? ntohl(h->data) : 0);
 	xwi_next_turn(e, p);
@@ -1079,7 +1106,7 @@ static bool rx_small_now(struct xwi_engine *e, struct peer *p, const struct xw_h
 
 /* A data frame (SMALL, MEDIUM, RNDV, PULL_REPLY) of an incoming message. */
 static int rx_data(struct xwi_engine *e, struct peer *p, const struct xw_addr *src,
-		   const struct xw_hdr *h, const void *payload)
+		   const struct xw_hdr *h, const struct xwi_pl *pl)
 {
 	__u32 id = ntohl(h->msg_id), mlen = ntohl(h->msg_len), cnt = ntohl(h->frag_count);
 	__u32 idx = ntohl(h->frag_idx), plen = ntohs(h->payload_len);
@@ -1135,7 +1162,7 @@ static int rx_data(struct xwi_engine *e, struct peer *p, const struct xw_addr *s
 	    (!xwi_orphans_reclaim(e) || e->st.unexpected_bytes + mlen > e->cfg.unexpected_max))
 		return -ENOBUFS; /* not acknowledged: the sender resends it later */
 	if (!m && !redo && p && h->type == XW_PKT_SMALL && id == next && cnt == 1 && !idx &&
-	    plen == mlen && rx_small_now(e, p, h, payload))
+	    plen == mlen && rx_small_now(e, p, h, pl))
 		return 0;
 	if (!m) {
 		if (!p)
@@ -1152,7 +1179,7 @@ static int rx_data(struct xwi_engine *e, struct peer *p, const struct xw_addr *s
 	}
 	e->st.rx_frames[h->type]++;
 	if (m)
-		rmsg_frag(e, m, h->type == XW_PKT_RNDV ? 0 : idx, payload, plen);
+		rmsg_frag(e, m, h->type == XW_PKT_RNDV ? 0 : idx, pl, plen);
 	return 0;
 }
 
@@ -1174,7 +1201,7 @@ static int rx_notify(struct xwi_engine *e, struct peer *p, const struct xw_hdr *
 }
 
 int xwi_msg_rx(struct xwi_engine *e, struct peer *p, const struct xw_addr *src,
-	       const struct xw_hdr *h, const void *payload)
+	       const struct xw_hdr *h, const struct xwi_pl *pl)
 {
 	int rc;
 
@@ -1183,12 +1210,12 @@ int xwi_msg_rx(struct xwi_engine *e, struct peer *p, const struct xw_addr *src,
 	case XW_PKT_MEDIUM:
 	case XW_PKT_RNDV:
 	case XW_PKT_PULL_REPLY:
-		rc = rx_data(e, p, src, h, payload);
+		rc = rx_data(e, p, src, h, pl);
 		if (!p) /* made by rx_data if the frame was taken */
 			return rc;
 		break;
 	case XW_PKT_PULL:
-		rc = rx_pull(e, p, h, payload);
+		rc = rx_pull(e, p, h, pl);
 		break;
 	case XW_PKT_NOTIFY:
 		rc = rx_notify(e, p, h);
@@ -1256,7 +1283,15 @@ void xwi_msg_abort(struct xwi_engine *e, struct xw_request *req, int err)
 	struct xwi_req_priv *r = req->priv;
 
 	if (req->kind == XWI_REQ_SEND) {
-		xwi_send_complete(e, r, err);
+		/* its buffer is the caller's again: frames kept from it lazily
+		 * take copies (short of memory, it completes when they are
+		 * acked, still read until then) */
+		if (r->fin_wait)
+			r->fin_err = err;
+		if (r->krefs)
+			xwi_conn_unref(e, r->peer, r);
+		if (req->state == XWI_REQ_PENDING)
+			xwi_send_complete(e, r, err);
 		return;
 	}
 	if (r->m) {

@@ -109,6 +109,10 @@ static inline void xwi_msg_peer_fini(struct peer *p)
 	free(p->ms.redo);
 }
 
+/* A frame kept lazily from send @s's buffer went (acknowledged, or its
+ * connection reset): the send completes if it only waited for that. */
+void xwi_msg_unref(struct xwi_engine *e, struct xwi_req_priv *s);
+
 /* Nothing of the message layer with @p (xwi_peer_idle). */
 bool xwi_msg_idle(const struct xwi_engine *e, const struct peer *p);
 
@@ -138,7 +142,7 @@ static inline void xwi_msg_kick(struct xwi_engine *e, struct peer *p)
  * resends it later.
  */
 int xwi_msg_rx(struct xwi_engine *e, struct peer *p, const struct xw_addr *src,
-	       const struct xw_hdr *h, const void *payload);
+	       const struct xw_hdr *h, const struct xwi_pl *pl);
 
 /*
  * @p's connection ended (@mode; requests fail with @err as the mode

@@ -15,9 +15,10 @@
  * UMEM frame holds a frame of at most XWI_RX_ROOM bytes.  Larger ones (MTUs
  * above 3,826) are multi-buffer frames: the socket is bound with
  * XDP_USE_SG (Linux 6.6+); a frame is sent from consecutive descriptors
- * flagged XDP_PKT_CONTD but the last, and one received so is gathered into
- * the port's buffer before it is delivered (the sinks take a contiguous
- * payload: one copy more for such frames).  An MTU the socket cannot
+ * flagged XDP_PKT_CONTD but the last, and one received so is delivered as
+ * it lies, in pieces (the sink reads the payload from the UMEM frames:
+ * scatter receive, no gather), its UMEM frames posted to the fill ring
+ * again once it was delivered.  An MTU the socket cannot
  * carry (no XDP_USE_SG and MTU + Ethernet header > XWI_RX_ROOM, or more
  * than XWI_SG_FRAMES UMEM frames) fails at the port's creation.
  */
@@ -43,15 +44,13 @@
 #include <bpf/bpf.h>
 
 #include "frame.h"
+#include "crc32c.h"
 #include "internal.h"
 #include "local.h"
 #include "port.h"
 
 #define XWI_FRAME_SIZE 4096
 #define XWI_RX_ROOM (XWI_FRAME_SIZE - XDP_PACKET_HEADROOM)
-/* UMEM frames per multi-buffer frame: the kernel's copy-mode transmit
- * takes fewer than MAX_SKB_FRAGS (17). */
-#define XWI_SG_FRAMES 16
 #ifndef XDP_USE_SG
 #define XDP_USE_SG (1 << 4)
 #endif
@@ -135,7 +134,6 @@ static void port_free(struct xwi_port *p)
 	if (p->arp_fd >= 0)
 		close(p->arp_fd);
 	free(p->free_tx);
-	free(p->gather);
 	/* The claim after the socket: the next claimer binds a queue that
 	 * is (on its way to being) free. */
 	xwi_queue_unclaim(p->claim_fd, p->ifindex, p->queue);
@@ -266,12 +264,7 @@ static int port_create(const char *ifname, int ifindex, __u32 queue, __u32 nfram
 	if (p->sg) {
 		/* Frames longer than the MTU (and a VLAN tag or two) are
 		 * not ours. */
-		p->gather_cap = (__u32)p->mtu + ETH_HLEN + 8;
-		p->gather = malloc(p->gather_cap);
-		if (!p->gather) {
-			err = -ENOMEM;
-			goto fail;
-		}
+		p->sg_cap = (__u32)p->mtu + ETH_HLEN + 8;
 	}
 	if (queues_fd >= 0 && queue < XW_MAX_QUEUES) {
 		__u32 pid = (__u32)getpid();
@@ -570,9 +563,10 @@ static int neigh_resolve(struct xwi_port *p, __be32 ip, __u8 *mac)
 }
 
 /* Copy @n bytes from @src to the frame being built in the UMEM frames
- * @addrs at offset *@off (each UMEM frame holds frame_size bytes of it). */
+ * @addrs at offset *@off (each UMEM frame holds frame_size bytes of it);
+ * @crc non-NULL: the CRC32C continued over them while they are copied. */
 static void frame_put(struct xwi_port *p, const __u64 *addrs, size_t *off, const void *src,
-		      size_t n)
+		      size_t n, __u32 *crc)
 {
 	const __u8 *s = src;
 
@@ -582,7 +576,10 @@ static void frame_put(struct xwi_port *p, const __u64 *addrs, size_t *off, const
 
 		if (k > n)
 			k = n;
-		memcpy(d + in, s, k);
+		if (crc)
+			*crc = xwi_crc32c_copy(*crc, d + in, s, k);
+		else
+			memcpy(d + in, s, k);
 		s += k;
 		n -= k;
 		*off += k;
@@ -590,9 +587,10 @@ static void frame_put(struct xwi_port *p, const __u64 *addrs, size_t *off, const
 }
 
 int xwi_port_tx(struct xwi_port *p, const struct xwi_encap *enc, const struct xw_addr *dst,
-		const struct xw_hdr *h, const void *payload, size_t len)
+		const struct xw_hdr *h, const void *payload, size_t len, bool crc)
 {
 	size_t hdrs = ETH_HLEN + encap_overhead(enc), flen = hdrs + len, off = 0;
+	__u32 sum = crc ? xwi_crc32c(0, h, XW_HDR_LEN) : 0;
 	__u8 hb[ETH_HLEN + sizeof(struct iphdr) + sizeof(struct udphdr) + XW_HDR_LEN];
 	__u64 addrs[XWI_SG_FRAMES] = { 0 };
 	struct ethhdr eth;
@@ -654,9 +652,16 @@ int xwi_port_tx(struct xwi_port *p, const struct xwi_encap *enc, const struct xw
 	memcpy(hb + hdrs - XW_HDR_LEN, h, XW_HDR_LEN);
 	for (__u32 i = 0; i < nd; i++)
 		addrs[i] = p->free_tx[--p->nfree];
-	frame_put(p, addrs, &off, hb, hdrs);
+	frame_put(p, addrs, &off, hb, hdrs, NULL);
 	if (len)
-		frame_put(p, addrs, &off, payload, len);
+		frame_put(p, addrs, &off, payload, len, crc ? &sum : NULL);
+	if (crc) {
+		/* the header is in the first UMEM frame */
+		__be32 c = htonl(sum);
+
+		memcpy((__u8 *)xsk_umem__get_data(p->area, addrs[0]) + hdrs - XW_HDR_LEN +
+			       offsetof(struct xw_hdr, csum), &c, sizeof(c));
+	}
 	for (__u32 i = 0; i < nd; i++) {
 		struct xdp_desc *d = xsk_ring_prod__tx_desc(&p->tx, idx + i);
 
@@ -695,14 +700,21 @@ void xwi_port_detach(struct xwi_port *p, __u16 id, const void *ctx)
 		memset(&p->sinks[id], 0, sizeof(p->sinks[id]));
 }
 
-/* Parse a received frame (the XDP program passed only ours, but a frame is
- * checked again: user space trusts nothing). */
-static void rx_one(struct xwi_port *p, const __u8 *data, __u32 len)
+/* Parse a received frame of @len bytes in @n pieces @iov (the XDP program
+ * passed only ours, but a frame is checked again: user space trusts
+ * nothing).  Its headers are in the first piece; the payload goes to the
+ * sink where it lies. */
+static void rx_frame(struct xwi_port *p, const struct iovec *iov, unsigned int n, __u32 len)
 {
+	const __u8 *data = iov[0].iov_base, *end0 = data + iov[0].iov_len;
+	struct iovec pl[XWI_SG_FRAMES];
 	const struct xwi_sink *sink;
 	struct xwi_frame f;
 	int err = xwi_frame_parse(data, len, &f);
 	__u16 dst;
+
+	if (!err && f.payload > end0)
+		err = -EPROTO; /* headers past the first piece */
 
 	if (f.src.encap == XW_ENCAP_UDP)
 		neigh_learn(p, f.src.ip, f.src.mac);
@@ -716,7 +728,55 @@ static void rx_one(struct xwi_port *p, const __u8 *data, __u32 len)
 		return;
 	}
 	p->rx_frames++;
-	sink->deliver(sink->ctx, &f.src, &f.h, f.payload, f.len);
+	pl[0].iov_base = (void *)(uintptr_t)f.payload;
+	pl[0].iov_len = (size_t)(end0 - f.payload);
+	if (pl[0].iov_len > f.len)
+		pl[0].iov_len = f.len;
+	for (unsigned int i = 1; i < n; i++)
+		pl[i] = iov[i];
+	sink->deliver(sink->ctx, &f.src, &f.h, pl, n, f.len);
+}
+
+/* Post UMEM frame @addr to the fill ring again. */
+static void refill(struct xwi_port *p, __u64 addr)
+{
+	__u32 fidx;
+
+	/* The fill ring holds twice the receive frames: always room. */
+	if (xsk_ring_prod__reserve(&p->fq, 1, &fidx) == 1) {
+		*xsk_ring_prod__fill_addr(&p->fq, fidx) = addr - addr % p->frame_size;
+		xsk_ring_prod__submit(&p->fq, 1);
+	} else {
+		p->fill_posted--; /* cannot happen; keep the count honest */
+	}
+}
+
+/* A piece of a multi-buffer frame; its last delivers it (@d: its
+ * descriptor, @data where it lies). */
+static void rx_piece(struct xwi_port *p, const struct xdp_desc *d, __u64 addr, __u8 *data)
+{
+	if (d->len <= p->frame_size && p->nsg < XWI_SG_FRAMES && p->sg_len <= p->sg_cap &&
+	    d->len <= p->sg_cap - p->sg_len) {
+		p->sg_iov[p->nsg].iov_base = data;
+		p->sg_iov[p->nsg].iov_len = d->len;
+		p->sg_addr[p->nsg++] = addr;
+		p->sg_len += d->len;
+	} else {
+		p->sg_len = p->sg_cap + 1; /* too long: dropped */
+		refill(p, addr);
+	}
+	if (d->options & XDP_PKT_CONTD)
+		return;
+	if (p->sg_len <= p->sg_cap && p->nsg) {
+		p->rx_multibuf++;
+		rx_frame(p, p->sg_iov, p->nsg, p->sg_len);
+	} else {
+		p->rx_foreign++;
+	}
+	for (__u32 i = 0; i < p->nsg; i++)
+		refill(p, p->sg_addr[i]);
+	p->nsg = 0;
+	p->sg_len = 0;
 }
 
 __u32 xwi_port_rx_ready(struct xwi_port *p)
@@ -732,7 +792,7 @@ __u32 xwi_port_rx_ready(struct xwi_port *p)
 
 int xwi_port_rx(struct xwi_port *p, int budget)
 {
-	__u32 idx, fidx, n;
+	__u32 idx, n;
 
 	n = xsk_ring_cons__peek(&p->rx, (__u32)budget, &idx);
 	if (!n) {
@@ -743,36 +803,19 @@ int xwi_port_rx(struct xwi_port *p, int budget)
 	for (__u32 i = 0; i < n; i++) {
 		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&p->rx, idx + i);
 		__u64 addr = xsk_umem__extract_addr(d->addr);
-		const __u8 *data = xsk_umem__get_data(p->area, xsk_umem__add_offset_to_addr(d->addr));
-		bool ok = d->len <= p->frame_size;
+		__u8 *data = xsk_umem__get_data(p->area, xsk_umem__add_offset_to_addr(d->addr));
 
-		if (p->gather_len || (d->options & XDP_PKT_CONTD)) {
+		if (p->nsg || p->sg_len || (d->options & XDP_PKT_CONTD)) {
 			/* A multi-buffer frame (it may span two calls). */
-			if (ok && p->gather && p->gather_len <= p->gather_cap - d->len)
-				memcpy(p->gather + p->gather_len, data, d->len);
-			else
-				p->gather_len = p->gather_cap + 1; /* too long: dropped */
-			if (p->gather_len <= p->gather_cap)
-				p->gather_len += d->len;
-			if (!(d->options & XDP_PKT_CONTD)) {
-				if (p->gather_len <= p->gather_cap) {
-					p->rx_multibuf++;
-					rx_one(p, p->gather, p->gather_len);
-				} else {
-					p->rx_foreign++;
-				}
-				p->gather_len = 0;
-			}
-		} else if (ok) {
-			rx_one(p, data, d->len);
+			rx_piece(p, d, addr, data);
+			continue;
 		}
-		/* The fill ring holds twice the receive frames: always room. */
-		if (xsk_ring_prod__reserve(&p->fq, 1, &fidx) == 1) {
-			*xsk_ring_prod__fill_addr(&p->fq, fidx) = addr - addr % p->frame_size;
-			xsk_ring_prod__submit(&p->fq, 1);
-		} else {
-			p->fill_posted--; /* cannot happen; keep the count honest */
+		if (d->len <= p->frame_size) {
+			struct iovec one = { data, d->len };
+
+			rx_frame(p, &one, 1, d->len);
 		}
+		refill(p, addr);
 	}
 	xsk_ring_cons__release(&p->rx, n);
 	return (int)n;

@@ -10,6 +10,7 @@
 
 #include <net/if.h>
 #include <pthread.h>
+#include <sys/uio.h>
 #include <linux/types.h>
 #include <xdp/xsk.h>
 
@@ -19,14 +20,19 @@
  * Where received frames for one endpoint id go: registered by the endpoint
  * layer when the endpoint opens (xwi_port_attach, and with xwi_local_open
  * for the local path), called with each frame for it under the port lock.
- * @src: the sender's address, @h the header (network byte order),
- * @payload/@len what follows it.
+ * @src: the sender's address, @h the header (network byte order), @len
+ * bytes follow it in @n pieces @iov (more than one: a multi-buffer frame,
+ * read where it lies in the UMEM).
  */
 struct xwi_sink {
 	void (*deliver)(void *ctx, const struct xw_addr *src, const struct xw_hdr *h,
-			const void *payload, size_t len);
+			const struct iovec *iov, unsigned int n, size_t len);
 	void *ctx;
 };
+
+/* UMEM frames per multi-buffer frame: the kernel's copy-mode transmit
+ * takes fewer than MAX_SKB_FRAGS (17). */
+#define XWI_SG_FRAMES 16
 
 /* How an endpoint's frames are encapsulated. */
 struct xwi_encap {
@@ -56,9 +62,13 @@ struct xwi_port {
 	 * frame (Ethernet header on) the socket takes, >= MTU + ETH_HLEN. */
 	bool sg;
 	__u32 max_frame;
-	__u8 *gather;	  /* a multi-buffer frame being received, or NULL */
-	__u32 gather_len; /* its bytes so far; > gather_cap: too long, dropped */
-	__u32 gather_cap;
+	/* A multi-buffer frame being received (it may span two calls): its
+	 * pieces, not posted to the fill ring again until it is delivered */
+	struct iovec sg_iov[XWI_SG_FRAMES];
+	__u64 sg_addr[XWI_SG_FRAMES];
+	__u32 nsg;
+	__u32 sg_len;	  /* its bytes so far; > sg_cap: too long, dropped */
+	__u32 sg_cap;
 	struct xsk_umem *umem;
 	struct xsk_socket *xsk;
 	int fd;
@@ -142,9 +152,11 @@ __u32 xwi_port_frag_payload(const struct xwi_port *port, const struct xwi_encap 
 
 /* Encapsulate and queue one frame (header @h, payload) to @dst; -EAGAIN
  * when no transmit frame or descriptor is free (or, in UDP mode, the peer's
- * MAC is still being resolved).  Transmission starts at xwi_port_flush(). */
+ * MAC is still being resolved).  Transmission starts at xwi_port_flush().
+ * @crc: the frame's CRC32C (csum: @h's is 0) is computed while the payload
+ * is copied into the UMEM frames (xwi_crc32c_copy: one pass, not two). */
 int xwi_port_tx(struct xwi_port *port, const struct xwi_encap *enc, const struct xw_addr *dst,
-		const struct xw_hdr *h, const void *payload, size_t len);
+		const struct xw_hdr *h, const void *payload, size_t len, bool crc);
 /* Kick the kernel if it needs it and reap completions. */
 void xwi_port_flush(struct xwi_port *port);
 /* A sender's batch (XW_SEND_MORE): the frames submitted so far go out only
