@@ -376,6 +376,28 @@ static void open_side_piped(struct side *s, const char *ifname, enum fi_av_type 
 	REQUIRE(fi_av_insert(s->av, peer, 1, &s->peer, 0, NULL) == 1, "av insert");
 }
 
+/* B in a process of its own: pipes both ways; in the child (0 returned)
+ * B's side is open on @ifb with A's address in its AV; the parent (B's pid
+ * returned) keeps @p2c[1] and @c2p[0] for open_side_piped(). */
+static pid_t fork_b(struct side *b, const char *ifb, int p2c[2], int c2p[2])
+{
+	pid_t pid;
+
+	REQUIRE(!pipe(p2c) && !pipe(c2p), "pipe");
+	fflush(NULL);
+	pid = fork();
+	REQUIRE(pid >= 0, "fork");
+	if (pid == 0) {
+		close(p2c[1]);
+		close(c2p[0]);
+		open_side_piped(b, ifb, FI_AV_MAP, FI_WAIT_UNSPEC, p2c[0], c2p[1]);
+	} else {
+		close(p2c[0]);
+		close(c2p[1]);
+	}
+	return pid;
+}
+
 /*
  * A's peer B, in a child process, is killed (no CLOSE: it vanishes) after
  * one message went each way.  A's large send to it (waiting for B's PULLs)
@@ -396,16 +418,10 @@ static int peer_death(const char *ifa, const char *ifb)
 	pid_t pid;
 	int st, r;
 
-	REQUIRE(!pipe(p2c) && !pipe(c2p), "pipe");
-	fflush(NULL);
-	pid = fork();
-	REQUIRE(pid >= 0, "fork");
+	pid = fork_b(&b, ifb, p2c, c2p);
 	if (pid == 0) {
 		/* B: one message from A, one back, then progress until killed
 		 * (300 s at most: the parent kills it long before) */
-		close(p2c[1]);
-		close(c2p[0]);
-		open_side_piped(&b, ifb, FI_AV_MAP, FI_WAIT_UNSPEC, p2c[0], c2p[1]);
 		REQUIRE(!fi_trecv(b.ep, buf, sizeof(buf), NULL, b.peer, 1, 0, &ctx[0]), "trecv");
 		REQUIRE(!get_comp(&b, NULL, &e, NULL, &ee) && !strcmp(buf, "ping"), "ping");
 		REQUIRE(!fi_tsend(b.ep, "pong", 5, NULL, b.peer, 2, &ctx[1]), "tsend");
@@ -415,8 +431,6 @@ static int peer_death(const char *ifa, const char *ifb)
 			fi_cq_read(b.cq, NULL, 0);
 		_exit(0);
 	}
-	close(p2c[0]);
-	close(c2p[1]);
 	open_side_piped(&a, ifa, FI_AV_TABLE, FI_WAIT_FD, c2p[0], p2c[1]);
 	REQUIRE(!fi_trecv(a.ep, buf, sizeof(buf), NULL, a.peer, 2, 0, &ctx[0]), "trecv");
 	REQUIRE(!fi_tsend(a.ep, "ping", 5, NULL, a.peer, 1, &ctx[1]), "tsend");
@@ -981,14 +995,8 @@ static int one_cpu_test(const char *ifa, const char *ifb)
 
 	REQUIRE(cpu >= 0, "sched_getcpu");
 	pin_cpu(cpu); /* the child inherits it */
-	REQUIRE(!pipe(p2c) && !pipe(c2p), "pipe");
-	fflush(NULL);
-	pid = fork();
-	REQUIRE(pid >= 0, "fork");
+	pid = fork_b(&b, ifb, p2c, c2p);
 	if (pid == 0) {
-		close(p2c[1]);
-		close(c2p[0]);
-		open_side_piped(&b, ifb, FI_AV_MAP, FI_WAIT_UNSPEC, p2c[0], c2p[1]);
 		r = pp1_run(&b, false, PP1_WARMUP, idle_b);
 		idle_b[0] = 0;
 		bs[0] = wstats(&b.cq->fid);
@@ -999,8 +1007,6 @@ static int one_cpu_test(const char *ifa, const char *ifb)
 		fit_close_side(&b);
 		_exit(r ? 1 : 0);
 	}
-	close(p2c[0]);
-	close(c2p[1]);
 	open_side_piped(&a, ifa, FI_AV_TABLE, FI_WAIT_FD, c2p[0], p2c[1]);
 	r = pp1_run(&a, true, PP1_WARMUP, &idle_a);
 	idle_a = 0;
