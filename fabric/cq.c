@@ -176,11 +176,12 @@ static ssize_t cq_idle(struct xwfi_cq *cq, int frames, void *buf, size_t count, 
 	/* The clock only every XWFI_IDLE_CLOCK_READS reads while spinning: a
 	 * read that finds nothing takes a fraction of a microsecond (the
 	 * library's progress call costs a few loads then), the spin time is
-	 * microseconds. */
-	if (xwfi_spin_ns() && ++cq->idle_reads % XWFI_IDLE_CLOCK_READS)
+	 * microseconds.  A CPU found shared hands the CPU over at once
+	 * (below): every read of the yield phase goes on. */
+	if (!cq->yielding && xwfi_spin_ns() && ++cq->idle_reads % XWFI_IDLE_CLOCK_READS)
 		return -FI_EAGAIN;
 	now = xwfi_now_ns();
-	if (now - cq->idle_since < xwfi_spin_ns())
+	if (now - cq->idle_since < xwfi_spin_ns() && !cq->yielding)
 		return -FI_EAGAIN;
 	/*
 	 * On a core of its own a rank loses nothing by polling on: it sleeps
@@ -188,13 +189,22 @@ static ssize_t cq_idle(struct xwfi_cq *cq, int frames, void *buf, size_t count, 
 	 * wait never sleeps, so its latency stays the spinning one).  On a
 	 * core another task wants, each poll keeps that task - perhaps the
 	 * peer it waits for - off the CPU: probe with sched_yield() (after
-	 * the spin time, then at each doubling), and when it ran another
-	 * task, sleep at once (issue 27's probe in the library's waits).
+	 * the spin time, then at each doubling).  When the yield ran another
+	 * task, the read hands the CPU over instead of sleeping: it yields on
+	 * each read from then on (the yield phase, issue 25), from the first
+	 * read of the next idle periods too, as long as each yield runs
+	 * another task, for at most FI_XDPWAKE_IDLE_SPIN_USECS of the idle
+	 * period, then sleeps.  Two ranks that share a CPU (the scheduler
+	 * puts a woken rank on its waker's CPU) so pass it to each other with
+	 * a yield per message instead of a sleep and a wake each (96-108 us a
+	 * round trip, against 10-35 us on two CPUs); a yield that runs nobody
+	 * ends the phase (the CPU is ours: poll, probe, sleep as above), and
+	 * a task that keeps the CPU for itself gets it once the bound passed.
 	 */
 	if (xwfi_wait_mode() == XWFI_IDLE_SLEEP && now - cq->idle_since < idle_spin_ns()) {
 		__u64 t0, t1, idle = now - cq->idle_since;
 
-		if (idle < cq->probe_at)
+		if (idle < cq->probe_at && !cq->yielding)
 			return -FI_EAGAIN;
 		cq->probe_at = 2 * idle;
 		pthread_mutex_unlock(&cq->dom->lock);
@@ -203,9 +213,12 @@ static ssize_t cq_idle(struct xwfi_cq *cq, int frames, void *buf, size_t count, 
 		t1 = xwfi_now_ns();
 		pthread_mutex_lock(&cq->dom->lock);
 		cq->ws.st.idle_probes++;
-		if (t1 - t0 < XWFI_SHARED_NS)
+		cq->yielding = t1 - t0 >= XWFI_SHARED_NS;
+		if (!cq->yielding)
 			return cq_take(cq, buf, count, src); /* the CPU is ours: poll on */
 		cq->ws.st.idle_shared++;
+		if (t1 - cq->idle_since < idle_spin_ns())
+			return cq_take(cq, buf, count, src); /* it ran: look, yield again */
 	}
 	if (xwfi_wait_mode() == XWFI_IDLE_YIELD) {
 		pthread_mutex_unlock(&cq->dom->lock);

@@ -24,7 +24,8 @@ struct fi_xdpwake_wait_stats {
 	uint64_t idle_sleeps;
 	uint64_t sleeps;
 	/* idle reads' sched_yield() probes of the CPU, and those that found
-	 * it shared (another task ran: the read slept at once) */
+	 * it shared (another task ran: the reads yield on, for at most the
+	 * idle spin time, then sleep) */
 	uint64_t idle_probes;
 	uint64_t idle_shared;
 	/* how the sleeps ended */

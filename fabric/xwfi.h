@@ -216,6 +216,8 @@ struct xwfi_cq {
 	bool signaled;
 	__u64 idle_since;	/* first of the reads finding nothing (ns) */
 	__u64 probe_at;		/* idle this long: probe the CPU again (ns) */
+	bool yielding;		/* the last probe ran another task: the idle
+				 * reads yield the CPU (cq.c, cq_idle) */
 	unsigned long seen_activity; /* the process's, when idle_since was set */
 	unsigned int idle_reads;     /* reads finding nothing since idle_since */
 	struct xwfi_wset ws;

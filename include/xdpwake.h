@@ -646,6 +646,11 @@ struct xw_endpoint_stats {
 				 * they did not carry this endpoint's nonce (a
 				 * forged frame, or a peer without our address)
 				 * and would have reset or replaced a connection */
+	__u64 umem_rx_warmed;	/* receive frames (of umem_frames_fill) given their
+				 * first use when the socket was created, so a
+				 * job's first turn of the receive ring is not
+				 * slower (0 where the kernel cannot: no
+				 * live-frames test runs, or not on this queue)   */
 };
 /** Fill @st (st->sz set by the caller) with the endpoint's counters (and
  *  its socket's, shared with the process's other endpoints on the same

@@ -1118,6 +1118,14 @@ static void mp_run(const struct mp_role *r)
 	      (unsigned long long)es.rx_bad, (unsigned long long)es.rx_dropped);
 	CHECK(es.umem_frames_fill + es.umem_frames_free_tx + es.umem_frames_tx_inflight ==
 	      es.umem_frames_total, "%s: UMEM frames unaccounted", r->name);
+	/* The first turn of the receive ring was taken when the socket was
+	 * created (port.c, port_warm): every receive frame on queue 0; on
+	 * another queue all or none (Linux runs live test frames as queue
+	 * 0's), the fill ring full either way. */
+	CHECK(r->proc ? es.umem_rx_warmed == 0 || es.umem_rx_warmed == es.umem_frames_total / 2
+		      : es.umem_rx_warmed == es.umem_frames_total / 2,
+	      "%s (queue %d): %llu of %llu receive frames warmed at creation", r->name, r->proc,
+	      (unsigned long long)es.umem_rx_warmed, (unsigned long long)es.umem_frames_total / 2);
 	REQUIRE(xw_iface__stats(xw_endpoint__iface(ep), id, &xs) == 0, "xw_iface__stats");
 	CHECK(xs.drop_queue == 0 && xs.frames_redirected >= es.rx_frames && xs.frames_redirected,
 	      "%s: XDP stats of endpoint %u: drop_queue %llu, redirected %llu (library rx %llu)",

@@ -6,7 +6,7 @@
 # interface as domain name, and fi_info -e shows the FI_XDPWAKE_* settings.
 # fi_unit --wait counts sleeps and wakes of every waiting path (see there),
 # fi_unit --watchdog: the default watchdog answers a computing application's
-# peer.  Then fi_unit --peer-death: the peer is a child process, killed.
+# peer; fi_unit --one-cpu: a ping-pong on one CPU yields instead of sleeping.  Then fi_unit --peer-death: the peer is a child process, killed.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 XW_SRC=${XW_SRC:-$(cd "$here/.." && pwd)}
@@ -62,6 +62,15 @@ if FI_LOG_LEVEL=warn FI_XDPWAKE_IDLE_SLEEP_USECS=5000000 FI_XDPWAKE_WATCHDOG_USE
 	echo "ok:   fi_unit --wait"
 else
 	echo "FAIL: fi_unit --wait"; sed 's/^/    | /' "$OUTPUT/tests/fi_unit_wait.err" | tail -20; fail=1
+fi
+# Both ends of a ping-pong pinned to one CPU, in two processes (fi_unit
+# --one-cpu): the idle reads yield the CPU to each other instead of
+# sleeping (counted, not timed)
+if FI_LOG_LEVEL=warn ip netns exec "$NS_A" timeout 120 "$BIN" --one-cpu xwa xwb \
+	>"$OUTPUT/tests/fi_unit_1cpu.out" 2>&1; then
+	echo "ok:   fi_unit --one-cpu: $(grep '^ping-pong' "$OUTPUT/tests/fi_unit_1cpu.out")"
+else
+	echo "FAIL: fi_unit --one-cpu"; sed 's/^/    | /' "$OUTPUT/tests/fi_unit_1cpu.out" | tail -20; fail=1
 fi
 # The default watchdog (FI_XDPWAKE_WATCHDOG_USECS=1000) answers a computing
 # application's peer

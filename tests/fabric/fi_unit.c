@@ -14,10 +14,12 @@
  * killed (FI_ETIMEDOUT after the library's give-up time; waits bounded by
  * 60 s).
  */
+#define _GNU_SOURCE /* sched_setaffinity, sched_getcpu */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -374,6 +376,28 @@ static void open_side_piped(struct side *s, const char *ifname, enum fi_av_type 
 	REQUIRE(fi_av_insert(s->av, peer, 1, &s->peer, 0, NULL) == 1, "av insert");
 }
 
+/* B in a process of its own: pipes both ways; in the child (0 returned)
+ * B's side is open on @ifb with A's address in its AV; the parent (B's pid
+ * returned) keeps @p2c[1] and @c2p[0] for open_side_piped(). */
+static pid_t fork_b(struct side *b, const char *ifb, int p2c[2], int c2p[2])
+{
+	pid_t pid;
+
+	REQUIRE(!pipe(p2c) && !pipe(c2p), "pipe");
+	fflush(NULL);
+	pid = fork();
+	REQUIRE(pid >= 0, "fork");
+	if (pid == 0) {
+		close(p2c[1]);
+		close(c2p[0]);
+		open_side_piped(b, ifb, FI_AV_MAP, FI_WAIT_UNSPEC, p2c[0], c2p[1]);
+	} else {
+		close(p2c[0]);
+		close(c2p[1]);
+	}
+	return pid;
+}
+
 /*
  * A's peer B, in a child process, is killed (no CLOSE: it vanishes) after
  * one message went each way.  A's large send to it (waiting for B's PULLs)
@@ -394,16 +418,10 @@ static int peer_death(const char *ifa, const char *ifb)
 	pid_t pid;
 	int st, r;
 
-	REQUIRE(!pipe(p2c) && !pipe(c2p), "pipe");
-	fflush(NULL);
-	pid = fork();
-	REQUIRE(pid >= 0, "fork");
+	pid = fork_b(&b, ifb, p2c, c2p);
 	if (pid == 0) {
 		/* B: one message from A, one back, then progress until killed
 		 * (300 s at most: the parent kills it long before) */
-		close(p2c[1]);
-		close(c2p[0]);
-		open_side_piped(&b, ifb, FI_AV_MAP, FI_WAIT_UNSPEC, p2c[0], c2p[1]);
 		REQUIRE(!fi_trecv(b.ep, buf, sizeof(buf), NULL, b.peer, 1, 0, &ctx[0]), "trecv");
 		REQUIRE(!get_comp(&b, NULL, &e, NULL, &ee) && !strcmp(buf, "ping"), "ping");
 		REQUIRE(!fi_tsend(b.ep, "pong", 5, NULL, b.peer, 2, &ctx[1]), "tsend");
@@ -413,8 +431,6 @@ static int peer_death(const char *ifa, const char *ifb)
 			fi_cq_read(b.cq, NULL, 0);
 		_exit(0);
 	}
-	close(p2c[0]);
-	close(c2p[1]);
 	open_side_piped(&a, ifa, FI_AV_TABLE, FI_WAIT_FD, c2p[0], p2c[1]);
 	REQUIRE(!fi_trecv(a.ep, buf, sizeof(buf), NULL, a.peer, 2, 0, &ctx[0]), "trecv");
 	REQUIRE(!fi_tsend(a.ep, "ping", 5, NULL, a.peer, 1, &ctx[1]), "tsend");
@@ -590,6 +606,61 @@ static struct fid_ep *extra_ep(struct side *s, struct fid_cq *cq, struct fid_cnt
  * if a wake were lost, and would count no sleep if nothing slept.  B is
  * served by threads; the main thread is A's application.
  */
+/* ---- both ends of a ping-pong on one CPU (fi_unit --one-cpu) ---------------------- */
+
+/* Round trips measured, after some that are not (the first waits for a
+ * peer still opening its endpoint). */
+enum { PP1_ROUNDS = 200, PP1_WARMUP = 20 };
+
+/* Read @s's CQ until the completion of context @want (others, the sends',
+ * are skipped), 10 s at most; *@idle counts the reads that found nothing. */
+static int pp1_await(struct side *s, void *want, long *idle)
+{
+	struct fi_cq_tagged_entry e;
+	double end = fit_now() + 10;
+
+	while (fit_now() < end) {
+		ssize_t r = fi_cq_read(s->cq, &e, 1);
+
+		if (r == 1 && e.op_context == want)
+			return 0;
+		if (r == -FI_EAGAIN)
+			(*idle)++;
+		else if (r != 1)
+			return (int)r;
+	}
+	return -ETIMEDOUT;
+}
+
+/* One end: @rounds times receive a message and answer it (B), or send
+ * one and receive the answer (A, @first); *@idle as above. */
+static int pp1_run(struct side *s, bool first, int rounds, long *idle)
+{
+	char rb[8], sb[8] = "pp1";
+	int rctx, sctx, r = 0;
+
+	for (int i = 0; i < rounds && !r; i++) {
+		r = (int)fi_trecv(s->ep, rb, sizeof(rb), NULL, FI_ADDR_UNSPEC, 0xA01, 0, &rctx);
+		if (!r && first)
+			r = (int)fi_tsend(s->ep, sb, 4, NULL, s->peer, 0xA01, &sctx);
+		if (!r)
+			r = pp1_await(s, &rctx, idle);
+		if (!r && !first)
+			r = (int)fi_tsend(s->ep, sb, 4, NULL, s->peer, 0xA01, &sctx);
+	}
+	return r;
+}
+
+static void pin_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	REQUIRE(!sched_setaffinity(0, sizeof(set), &set), "sched_setaffinity %d: %s", cpu,
+		strerror(errno));
+}
+
 static int wait_tests(const char *ifa, const char *ifb)
 {
 	static char big[200000], bigr[200000];
@@ -903,6 +974,72 @@ static int wait_tests(const char *ifa, const char *ifb)
 	return fails ? 1 : 0;
 }
 
+/*
+ * fi_unit --one-cpu IFACE_A IFACE_B: A and B (a child process) both pinned
+ * to one CPU, PP1_ROUNDS 8-byte round trips in fi_cq_read loops, as two
+ * MPI ranks the scheduler put on one CPU (issue 25).  An idle read whose
+ * sched_yield() probe ran another task hands the CPU over with a yield on
+ * each read instead of sleeping, so the two pass the CPU to each other;
+ * before, one of them slept and was woken in every round trip.  Counts,
+ * not times: the sleeps of both sides' idle reads, and the probes that
+ * found the CPU shared.
+ */
+static int one_cpu_test(const char *ifa, const char *ifb)
+{
+	struct fi_xdpwake_wait_stats s0, s1, bs[2];
+	struct side a = { 0 }, b = { 0 };
+	int p2c[2], c2p[2], cpu = sched_getcpu(), st, r;
+	unsigned long long sleeps, shared;
+	long idle_a = 0, idle_b[1] = { 0 };
+	pid_t pid;
+
+	REQUIRE(cpu >= 0, "sched_getcpu");
+	pin_cpu(cpu); /* the child inherits it */
+	pid = fork_b(&b, ifb, p2c, c2p);
+	if (pid == 0) {
+		r = pp1_run(&b, false, PP1_WARMUP, idle_b);
+		idle_b[0] = 0;
+		bs[0] = wstats(&b.cq->fid);
+		r = r ? r : pp1_run(&b, false, PP1_ROUNDS, idle_b);
+		bs[1] = wstats(&b.cq->fid);
+		xwrite(c2p[1], bs, sizeof(bs));
+		xwrite(c2p[1], idle_b, sizeof(idle_b));
+		fit_close_side(&b);
+		_exit(r ? 1 : 0);
+	}
+	open_side_piped(&a, ifa, FI_AV_TABLE, FI_WAIT_FD, c2p[0], p2c[1]);
+	r = pp1_run(&a, true, PP1_WARMUP, &idle_a);
+	idle_a = 0;
+	s0 = wstats(&a.cq->fid);
+	r = r ? r : pp1_run(&a, true, PP1_ROUNDS, &idle_a);
+	s1 = wstats(&a.cq->fid);
+	REQUIRE(read_progress(c2p[0], bs, sizeof(bs), &a) &&
+		read_progress(c2p[0], idle_b, sizeof(idle_b), &a), "B's counters");
+	REQUIRE(waitpid(pid, &st, 0) == pid, "waitpid");
+	CHECK(!r && WIFEXITED(st) && !WEXITSTATUS(st), "ping-pong on CPU %d: A %d, B status %d",
+	      cpu, r, st);
+	sleeps = DELTA(s0, s1, idle_sleeps) + DELTA(bs[0], bs[1], idle_sleeps);
+	shared = DELTA(s0, s1, idle_shared) + DELTA(bs[0], bs[1], idle_shared);
+	/* (measured: 530-1,100 such reads a side; before the yield phase
+	 * 14,000-17,500, each wait polling for the spin time before its
+	 * probe while the peer it waited for waited for the CPU, and 10-14
+	 * sleeps) */
+	CHECK(shared >= 1 && sleeps <= PP1_ROUNDS / 4 && idle_a + idle_b[0] <= 2 * 10 * PP1_ROUNDS,
+	      "%d round trips on one CPU: the idle reads' probes found the CPU shared %llu times "
+	      "(want >= 1), they slept %llu times (want <= %d) and made %ld reads that found "
+	      "nothing (want <= %d: they yield to each other at once)", PP1_ROUNDS, shared,
+	      sleeps, PP1_ROUNDS / 4, idle_a + idle_b[0], 2 * 10 * PP1_ROUNDS);
+	printf("ping-pong on one CPU: %d round trips; A: %ld empty reads, %llu probes, %llu found "
+	       "the CPU shared, %llu sleeps; B: %ld, %llu, %llu, %llu\n", PP1_ROUNDS, idle_a,
+	       DELTA(s0, s1, idle_probes),
+	       DELTA(s0, s1, idle_shared), DELTA(s0, s1, idle_sleeps), idle_b[0],
+	       DELTA(bs[0], bs[1], idle_probes), DELTA(bs[0], bs[1], idle_shared),
+	       DELTA(bs[0], bs[1], idle_sleeps));
+	fit_close_side(&a);
+	printf("%s: one CPU: %d checks, %d failed\n", fails ? "FAIL" : "ok", checks, fails);
+	return fails ? 1 : 0;
+}
+
 /* fi_unit --idle SECS IFACE_A IFACE_B: a measurement, not a test: A's
  * application waits SECS s in a fi_cq_read loop for a receive nothing
  * satisfies (an MPI_Recv whose sender is late); prints the CPU time the
@@ -1003,6 +1140,8 @@ int main(int argc, char **argv)
 		return watchdog_test(argv[2], argv[3]);
 	if (argc == 4 && !strcmp(argv[1], "--wait"))
 		return wait_tests(argv[2], argv[3]);
+	if (argc == 4 && !strcmp(argv[1], "--one-cpu"))
+		return one_cpu_test(argv[2], argv[3]);
 	if (argc != 3) {
 		fprintf(stderr, "usage: fi_unit [--peer-death] IFACE_A IFACE_B\n");
 		return 2;

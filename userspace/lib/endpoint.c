@@ -595,6 +595,7 @@ XW_API int xw_endpoint__stats(const struct xw_endpoint *ep, struct xw_endpoint_s
 	st->umem_frames_fill = p->fill_posted;
 	st->umem_frames_tx_inflight = p->tx_inflight;
 	st->umem_invariant_violations = p->invariant_violations;
+	st->umem_rx_warmed = p->rx_warmed;
 	st->retransmits = 0;
 	for (int i = 0; i < XW_PKT_TYPE_MAX; i++)
 		st->retransmits += es.rtx_frames[i];

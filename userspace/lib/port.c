@@ -42,12 +42,14 @@
 #include <netinet/in.h>
 #include <dirent.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "frame.h"
 #include "crc32c.h"
 #include "internal.h"
 #include "local.h"
 #include "port.h"
+#include "warm.skel.h"
 
 #define XWI_FRAME_SIZE 4096
 #define XWI_RX_ROOM (XWI_FRAME_SIZE - XDP_PACKET_HEADROOM)
@@ -159,6 +161,110 @@ static __u64 mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+/*
+ * The first turn of the receive ring, taken at creation.  The kernel takes
+ * fill-ring frames in ring order, and on some machines the first use of
+ * each frame is slow: on a PVM guest (shadow page tables) ~10-25 us for
+ * the kernel's first copy into it and as much again for our first read of
+ * it, while populating or writing the area beforehand does not help.  So
+ * a new socket's first nrx_frames frames - a job's first thousands of
+ * round trips - were five times slower than the rest.  Posting fewer
+ * frames is no way out: a burst then finds the fill ring dry while the
+ * receiver sleeps, and frames are lost.  Instead warm.bpf.c, run in
+ * live-frames mode (BPF_F_TEST_XDP_LIVE_FRAMES) on our interface and
+ * queue, redirects one test frame per receive frame to this socket through
+ * the kernel's receive path (the copy into the UMEM frame); we read each
+ * and post it again, in the same order.  Only here, before any endpoint
+ * registered the socket in the program's XSKMAP: the kernel's receive path
+ * and the test run must not fill the RX ring at the same time.
+ *
+ * It costs what the first turn would have cost (~20-100 ms on that guest,
+ * ~1 ms where first uses are not slow).  A probe of one frame comes first;
+ * a kernel without live frames, or one that does not deliver them to this
+ * queue (Linux gives test frames receive queue 0), or XDPWAKE_RX_WARM=0,
+ * leaves the ring cold, which is only slower: never an error.  Counted
+ * (rx_warmed, the endpoints' umem_rx_warmed) and logged.
+ */
+static __u32 warm_drain(struct xwi_port *p)
+{
+	__u32 idx, fidx, n = xsk_ring_cons__peek(&p->rx, p->nrx_frames, &idx);
+
+	if (!n)
+		return 0;
+	if (xsk_ring_prod__reserve(&p->fq, n, &fidx) != n) {
+		/* Cannot happen (the fill ring holds twice the frames); the
+		 * frames stay in the RX ring for the first pass. */
+		xsk_ring_cons__cancel(&p->rx, n);
+		return 0;
+	}
+	for (__u32 i = 0; i < n; i++) {
+		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&p->rx, idx + i);
+		__u64 addr = xsk_umem__extract_addr(d->addr);
+		const volatile __u8 *data =
+			xsk_umem__get_data(p->area, xsk_umem__add_offset_to_addr(d->addr));
+
+		(void)data[0]; /* our first read of the frame */
+		*xsk_ring_prod__fill_addr(&p->fq, fidx + i) = addr - addr % p->frame_size;
+	}
+	xsk_ring_prod__submit(&p->fq, n);
+	xsk_ring_cons__release(&p->rx, n);
+	return n;
+}
+
+static void port_warm(struct xwi_port *p)
+{
+	__u8 frame[ETH_ZLEN] = { 0 };
+	struct xdp_md ctx = {
+		.data_end = sizeof(frame),
+		.ingress_ifindex = (__u32)p->ifindex,
+		.rx_queue_index = p->queue,
+	};
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = sizeof(frame),
+		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = 1,
+		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES);
+	const char *env = getenv("XDPWAKE_RX_WARM");
+	struct warm_bpf *skel = NULL;
+	const char *why = NULL;
+	__u64 t0 = mono_ns();
+	__u32 key = 0;
+	int fd = p->fd, prog;
+
+	if (env && !strcmp(env, "0")) {
+		why = "XDPWAKE_RX_WARM=0";
+		goto out;
+	}
+	memset(frame, 0xff, ETH_ALEN); /* broadcast, EtherType 0: no protocol's */
+	skel = warm_bpf__open_and_load();
+	if (!skel) {
+		why = strerror(errno);
+		goto out;
+	}
+	prog = bpf_program__fd(skel->progs.xw_warm);
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.warm_xsk), &key, &fd, BPF_ANY) ||
+	    bpf_prog_test_run_opts(prog, &o)) {
+		why = strerror(errno);
+		goto out;
+	}
+	p->rx_warmed = warm_drain(p);
+	if (p->rx_warmed != 1) {
+		why = "the kernel delivers no test frame to this queue";
+		goto out;
+	}
+	o.repeat = p->nrx_frames - 1;
+	if (o.repeat && bpf_prog_test_run_opts(prog, &o))
+		why = strerror(errno);
+	p->rx_warmed += warm_drain(p);
+out:
+	warm_bpf__destroy(skel);
+	if (p->rx_warmed == p->nrx_frames)
+		xwi_dbg("%s queue %u: %u receive frames warmed in %llu us", p->ifname, p->queue,
+			p->rx_warmed, (unsigned long long)(mono_ns() - t0) / 1000);
+	else
+		xwi_info("%s queue %u: %u of %u receive frames warmed (%s): the first turn of "
+			 "the receive ring may be slower", p->ifname, p->queue, p->rx_warmed,
+			 p->nrx_frames, why ? why : "not all test frames arrived");
 }
 
 static int port_create(const char *ifname, int ifindex, __u32 queue, __u32 nframes,
@@ -290,6 +396,7 @@ static int port_create(const char *ifname, int ifindex, __u32 queue, __u32 nfram
 		*xsk_ring_prod__fill_addr(&p->fq, idx + i) = (__u64)i * p->frame_size;
 	xsk_ring_prod__submit(&p->fq, p->nrx_frames);
 	p->fill_posted = p->nrx_frames;
+	port_warm(p);
 
 	/* Transmit frames: the second half, in the free list. */
 	p->free_tx = calloc(p->ntx_frames, sizeof(*p->free_tx));

@@ -93,6 +93,7 @@ struct xwi_port {
 
 	__u64 tx_frames, rx_frames, tx_kicks, tx_full, rx_foreign, rx_noep;
 	__u64 rx_multibuf; /* frames received in more than one UMEM frame */
+	__u32 rx_warmed;   /* receive frames given their first use at creation */
 	int queues_fd;		/* the program's `udp_queues` map (ours: a dup), or -1 */
 	int claim_fd;		/* the queue's claim (xwi_queue_claim), or -1 */
 	bool debug;		/* XDPWAKE_DEBUG=1: check the frame invariant */
