@@ -235,10 +235,11 @@ XW_API int xw_iface__get_knob(struct xw_iface *iface, const char *name, __u16 ep
 /* xw_iface__stats(): the sum over every endpoint and XW_STATS_IFACE. */
 #define XW_STATS_ALL 0xFFFFu
 
-/** Statistics summed over CPUs, of endpoint @ep (0..XW_MAX_ENDPOINTS-1),
- *  of frames not attributed to an endpoint (XW_STATS_IFACE), or of
- *  everything (XW_STATS_ALL), into @out (out->sz set by the caller;
- *  -EINVAL when it is too small). */
+/** Statistics summed over CPUs, of endpoint @ep (0 .. the interface's
+ *  max_endpoints-1, xw_iface__max_endpoints(); -ERANGE beyond), of frames
+ *  not attributed to an endpoint (XW_STATS_IFACE), or of everything
+ *  (XW_STATS_ALL), into @out (out->sz set by the caller; -EINVAL when it
+ *  is too small). */
 XW_API int xw_iface__stats(struct xw_iface *iface, __u16 ep, struct xw_stats *out);
 
 /** Registered endpoint information (flags has XW_EPF_ACTIVE when in use). */
