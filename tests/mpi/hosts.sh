@@ -35,8 +35,23 @@ cleanup() {
 }
 
 # The management bridge xbm$T (10.212.0.1/24 in the root namespace) for
-# Open MPI's out-of-band TCP.
+# Open MPI's out-of-band TCP.  The subnet is one per machine: a bridge left
+# by a run that was killed before its clean-up (xbm<tag>, the tag the PID of
+# that run's script) would take the route to 10.212.0.0/24 and Open MPI's
+# daemons would never reach mpirun (a hang until the timeout).  A bridge
+# whose run is gone is removed; one whose run still lives is an error.
 mgmt_bridge() {
+	local l tag
+	for l in $(ip -o link show type bridge 2>/dev/null | awk -F': ' '{print $2}'); do
+		tag=${l#xbm}
+		[ "$tag" != "$l" ] && [ -n "$tag" ] && [ -z "${tag//[0-9]/}" ] || continue
+		if kill -0 "$tag" 2>/dev/null; then
+			echo "FAIL: management subnet 10.212.0.0/24 in use by $l (process $tag)" >&2
+			return 1
+		fi
+		echo "note: removing $l, left by a run that is gone (process $tag)" >&2
+		ip link del "$l" 2>/dev/null
+	done
 	ip link add "xbm$T" type bridge || skip "cannot create a bridge"
 	LINKS+=("xbm$T")
 	ip addr add 10.212.0.1/24 dev "xbm$T"
@@ -75,7 +90,7 @@ xdp_pass_on() {
 hosts() {
 	local n=$1 data=$2 i h q=${QUEUES:-1} mq=() ports=()
 	net_cleanup
-	mgmt_bridge
+	mgmt_bridge || return 1
 	if [ "$q" -gt 1 ]; then
 		[ "$data" = bridge ] || { echo "FAIL: QUEUES > 1 needs the bridge set-up"; return 1; }
 		[ -x "$OUTPUT/tests/mpi/steer" ] || skip "steer not built (make tests)"
@@ -188,7 +203,7 @@ fault_hosts() {
 	local line i
 	net_cleanup
 	[ -x "$OUTPUT/tests/mpi/fault_hosts" ] || skip "fault_hosts not built (make tests)"
-	mgmt_bridge
+	mgmt_bridge || return 1
 	coproc FAULT { exec "$OUTPUT/tests/mpi/fault_hosts" "xwf1-$T" "xwf2-$T" "$@" 2>&1; }
 	FAULT_IN=${FAULT[1]} FAULT_OUT=${FAULT[0]}
 	HOSTS=("xwf1-$T" "xwf2-$T")
