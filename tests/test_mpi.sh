@@ -31,7 +31,7 @@ parts=${XW_MPI_PARTS:-a2 a4 m b j}
 # (a) N ranks on N namespace hosts
 run_a() {
 	local n=$1 data=$2 log=$TMP/a$1.log rc
-	hosts "$n" "$data"
+	hosts "$n" "$data" || { fail=1; return; }
 	mpirun_hosts "$log"
 	rc=$?
 	expect "(a) $n ranks on $n namespace hosts, data over a $data" "$log" "$rc" "$n"
@@ -58,7 +58,7 @@ run_j() {
 # (m) 4 ranks on each of 2 namespace hosts, one queue each
 run_m() {
 	local log=$TMP/m.log rc
-	QUEUES=4 hosts 2 bridge
+	QUEUES=4 hosts 2 bridge || { fail=1; return; }
 	RANKS_PER_HOST=4 mpirun_hosts "$log" --mca mpi_yield_when_idle 1 -x FI_XDPWAKE_ENCAP=udp
 	rc=$?
 	expect "(m) 8 ranks, 4 per namespace host, one queue each, local and remote peers" \

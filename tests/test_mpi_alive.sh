@@ -40,7 +40,7 @@ live_sum() { # LOG FIELD
 run_alive() { # NAME N DATA [mpirun options]
 	local name=$1 n=$2 data=$3 log=$TMP/alive-$1.log rc
 	shift 3
-	hosts "$n" "$data"
+	hosts "$n" "$data" || { fail=1; return; }
 	MPI_ARGS=(late "$C" post "$C")
 	mpirun_hosts "$log" "$@"
 	rc=$?
@@ -62,7 +62,7 @@ run_alive() { # NAME N DATA [mpirun options]
 # (stop) a rank stopped for 5 s (5 give-up times) in a ping-pong loop
 run_stop() { # DATA
 	local log=$TMP/alive-stop-$1.log pidf=$TMP/stop.pid rc pid gap
-	hosts 2 "$1"
+	hosts 2 "$1" || { fail=1; return; }
 	rm -f "$pidf"
 	MPI_ARGS=(loop 12)
 	mpirun_hosts "$log" -x XW_ALIVE_PIDFILE="$pidf" &
@@ -94,7 +94,7 @@ run_stop() { # DATA
 # error in bounded time, no rank hangs
 run_kill() {
 	local log=$TMP/alive-kill.log pidf=$TMP/kill.pid rc pid t0 t1
-	hosts 2 veth
+	hosts 2 veth || { fail=1; return; }
 	rm -f "$pidf"
 	MPI_ARGS=(loop 60)
 	XW_MPI_TIMEOUT=120 mpirun_hosts "$log" -x XW_ALIVE_PIDFILE="$pidf" &

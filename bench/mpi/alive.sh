@@ -26,7 +26,7 @@ CFG[xdpwake]="--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include xdpwake 
 CFG[tcp-btl]="--mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include xwd0"
 md=$out/alive.md
 
-hosts 2 veth
+hosts 2 veth || exit 1
 {
 	echo "Two namespace hosts (veth), one rank each, default give-up time (5 s),"
 	echo "computing $COMPUTE s, stopped $STOP s; $(date -u +%F) on $(uname -r)."

@@ -53,7 +53,7 @@ one() {
 	fi
 }
 
-QUEUES=4 hosts 2 bridge
+QUEUES=4 hosts 2 bridge || exit 1
 h1=${HOSTS[0]} h2=${HOSTS[1]}
 for run in $(seq 1 "$runs"); do
 	for t in xdpwake xdpwake-spin vader tcp-btl; do
