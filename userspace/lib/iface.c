@@ -71,15 +71,37 @@ static int ensure_bpffs(const char *root)
 	}
 	if (r == 1)
 		return 0;
-	if (!strncmp(root, "/sys/fs/bpf", 11) && is_bpffs("/sys/fs/bpf") == 0) {
-		if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700")) {
+	if (!strncmp(root, "/sys/fs/bpf", 11) && (!root[11] || root[11] == '/')) {
+		/* Processes of one mount namespace (ranks started under one
+		 * `ip netns exec`) that get here together must not mount one
+		 * bpffs each: stacked, the later mount hides the pins and
+		 * directories made in the earlier one (-ENOENT, or a program
+		 * attached without pins).  Whoever holds the lock on the
+		 * directory looks again (another may have mounted since the
+		 * walk above) before mounting. */
+		int fd = open("/sys/fs/bpf", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		if (fd < 0 && errno == ENOENT)
+			goto not_bpffs;
+		if (fd < 0 || flock(fd, LOCK_EX)) {
 			r = -errno;
-			xwi_err("cannot mount bpffs on /sys/fs/bpf: %s", strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			xwi_err("cannot lock /sys/fs/bpf: %s", strerror(-r));
 			return r;
 		}
-		xwi_info("mounted bpffs on /sys/fs/bpf");
-		return 0;
+		r = is_bpffs("/sys/fs/bpf");
+		if (r == 0 && mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700")) {
+			r = -errno;
+			xwi_err("cannot mount bpffs on /sys/fs/bpf: %s", strerror(errno));
+		} else if (r == 0) {
+			xwi_info("mounted bpffs on /sys/fs/bpf");
+		}
+		flock(fd, LOCK_UN);
+		close(fd);
+		return r < 0 ? r : 0;
 	}
+not_bpffs:
 	xwi_err("%s is not on a BPF filesystem (mount -t bpf bpf <dir>)", root);
 	return -EXDEV;
 }
