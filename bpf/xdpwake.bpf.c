@@ -138,7 +138,8 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, XW_MAX_CONNS);
+	__uint(max_entries, XW_MAX_CONNS);	/* resized at load (iface.c) */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct xw_conn_key);
 	__type(value, __u32);
 } conns SEC(".maps");

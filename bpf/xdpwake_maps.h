@@ -153,6 +153,13 @@ struct xw_conn_key {
 	__u16 rsvd;
 };
 XW_STATIC_ASSERT(sizeof(struct xw_conn_key) == 16, "xw_conn_key size");
+/* The `conns` hash (allocated per entry, BPF_F_NO_PREALLOC): XW_CONNS_PER_EP
+ * entries per endpoint id of the interface (max_endpoints, set at attach),
+ * at least XW_MAX_CONNS (the size compiled into the object, and each
+ * engine's default peer limit); a full map costs only the XDP program's
+ * early session check (the library checks every frame itself). */
 #define XW_MAX_CONNS 4096
+#define XW_CONNS_PER_EP 64
+#define XW_CONNS_LIMIT 65536
 
 #endif /* XDPWAKE_MAPS_H */

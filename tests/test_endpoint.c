@@ -949,6 +949,19 @@ static void test_errors(void)
 			      !(n & (n - 1)) && n >= 2 * (__u32)libbpf_num_possible_cpus(),
 		      "attached with %u endpoint ids, the default is %u", xw_iface__max_endpoints(ifc),
 		      n);
+		{
+			/* the `conns` hash: 64 entries per id (at least
+			 * 4,096), allocated per entry */
+			struct bpf_map_info mi = {};
+			__u32 len = sizeof(mi), want = n * 64 < 4096 ? 4096 : n * 64;
+			int fd = xw_iface__map_fd(ifc, "conns");
+
+			REQUIRE(fd >= 0 && !bpf_obj_get_info_by_fd(fd, &mi, &len), "conns map info");
+			CHECK(mi.max_entries == (want > 65536 ? 65536 : want) &&
+				      (mi.map_flags & BPF_F_NO_PREALLOC),
+			      "conns: %u entries, flags %#x, for %u endpoint ids", mi.max_entries,
+			      mi.map_flags, n);
+		}
 		xw_iface__close(ifc);
 		XW_OPTS(xw_endpoint_opts, o, .pin_root = pin_root, .max_endpoints = 1024);
 		snprintf(what, sizeof(what), "max_endpoints %u", n);

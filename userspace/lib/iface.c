@@ -382,6 +382,12 @@ static int size_maps(struct xw_xdp_bpf *skel, __u32 n)
 	int err;
 
 	skel->rodata->xw_max_endpoints = n;
+	max = n * XW_CONNS_PER_EP;
+	err = bpf_map__set_max_entries(skel->maps.conns,
+				       max < XW_MAX_CONNS ? XW_MAX_CONNS
+				       : max > XW_CONNS_LIMIT ? XW_CONNS_LIMIT : max);
+	if (err)
+		return err;
 	bpf_object__for_each_map(m, skel->obj) {
 		max = bpf_map__max_entries(m);
 		if (m == skel->maps.udp_queues ||
