@@ -1082,8 +1082,11 @@ static void test_rel_jumbo(void)
 		struct xwi_engine_stats a, b;
 
 		REQUIRE(m, "calloc");
-		for (int i = 0; i < 2; i++)
+		for (int i = 0; i < 2; i++) {
 			xwi_engine_cfg_default(&c[i], (__u16)(i + 1), 8936);
+			if (seed == 702) /* over XWI_EAGER_CACHE_LEN: eager copies malloc'd */
+				c[i].eager_max = 300000;
+		}
 		rnet_init(2, c, seed);
 		rx_rc_bad = 0;
 		imp.reorder_ppm = 100000;
@@ -1109,7 +1112,7 @@ static void test_rel_jumbo(void)
 		rnet_free();
 	}
 	printf("reliability: jumbo fragments (8,936 B) with 2%% loss, 10%% reordering, 1%% "
-	       "duplicates: eager and large messages both ways arrive intact\n");
+	       "duplicates: eager and large messages both ways arrive intact (also with eager_max 300,000)\n");
 }
 
 static bool one_done(void *arg)

@@ -104,7 +104,7 @@ struct xwi_engine *xwi_engine_new(const struct xwi_engine_cfg *cfg,
 	e->c_big.max = (unsigned int)(XWI_BIG_CACHE_BYTES / e->c_big.size);
 	if (e->c_big.max > cfg->window)
 		e->c_big.max = cfg->window;
-	e->c_eager.size = cfg->eager_max;
+	e->c_eager.size = cfg->eager_max <= XWI_EAGER_CACHE_LEN ? cfg->eager_max : 0;
 	e->c_eager.max = XWI_EAGER_CACHE;
 	e->cfg.marks &= XWI_MARK_ALL;
 	e->ops = *ops;

@@ -380,10 +380,12 @@ struct reqbox {
 #define XWI_SMALL_MAX 2048
 /* Frames of larger payloads (jumbo MTUs) are kept up to this many bytes
  * per engine (at most the per-peer window of frames), eager copies larger
- * than XWI_SMALL_MAX up to XWI_EAGER_CACHE of them (README.md, "Bounded
- * memory"). */
+ * than XWI_SMALL_MAX up to XWI_EAGER_CACHE of them, each of eager_max bytes
+ * if that is at most XWI_EAGER_CACHE_LEN (else they are malloc'd each;
+ * README.md, "Bounded memory"). */
 #define XWI_BIG_CACHE_BYTES (2u << 20)
 #define XWI_EAGER_CACHE 8
+#define XWI_EAGER_CACHE_LEN (256u << 10)
 
 struct xwi_cache {
 	void *head;
@@ -442,7 +444,8 @@ struct xwi_engine {
 	/* freed objects for reuse: requests (struct reqbox), received
 	 * messages (struct rmsg), frames of up to `small` payload bytes and
 	 * of up to frag_payload (c_big, jumbo MTUs only), eager copies of up
-	 * to `small` bytes and of up to eager_max (c_eager) */
+	 * to `small` bytes and of up to eager_max (c_eager; size 0 if
+	 * eager_max is over XWI_EAGER_CACHE_LEN) */
 	struct xwi_cache c_req, c_rmsg, c_frame, c_copy, c_big, c_eager;
 	size_t small;
 	struct xwi_engine_stats st;
@@ -553,7 +556,7 @@ static inline void *xwi_copy_alloc(struct xwi_engine *e, size_t len)
 {
 	if (len <= e->small)
 		return xwi_cache_get(&e->c_copy);
-	if (len <= e->cfg.eager_max)
+	if (len <= e->c_eager.size)
 		return xwi_cache_get(&e->c_eager);
 	return malloc(len);
 }
@@ -562,7 +565,7 @@ static inline void xwi_copy_put(struct xwi_engine *e, void *copy, size_t len)
 {
 	if (len <= e->small)
 		xwi_cache_put(&e->c_copy, copy);
-	else if (len <= e->cfg.eager_max)
+	else if (len <= e->c_eager.size)
 		xwi_cache_put(&e->c_eager, copy);
 	else
 		free(copy);
