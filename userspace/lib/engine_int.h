@@ -369,7 +369,7 @@ struct reqbox {
  * instructions, a list pop/push a handful.  And larger blocks must not go
  * back to malloc at all: a jumbo frame's copy (8,936 B at MTU 9000) freed
  * on its ack leaves the top of the heap free, glibc returns it to the
- * kernel, and the next copies fault the pages in again (~110 page faults
+ * kernel, and the next copies fault the pages in again (~200 page faults
  * per MiB of eager data at MTU 9000: bench/RESULTS.md, "Bulk data, after
  * (issue 25 part 5)").  Every object is a malloc block of the cache's size,
  * so one that leaves through plain free() is fine; only objects allocated
