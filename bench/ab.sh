@@ -5,6 +5,7 @@
 #
 #   bench/ab.sh [--stream | --unidir] [--mtu N] [--reps N] [--sizes LIST]
 #               [--duration S] [--policy P] [--wait W] [--raw PATH] [--csv FILE]
+#               [--faults]
 #               DIR_A [DIR_B ...]
 #
 #   DIR_A ...      build directories (each with its `xdpwake`, e.g. a
@@ -24,6 +25,10 @@
 #                  none: skipped)
 #   --csv FILE     every run's numbers (build, rep, size, p50, p99, CPU; CPU
 #                  of both processes per MiB of messages, getrusage)
+#   --faults       also the page faults of both processes per MiB of
+#                  messages (client: perf stat; server: its minflt and
+#                  majflt before it is stopped; start-up included; with
+#                  several sizes the run's faults over all its messages)
 #
 # Placement as bench/peers.sh: server in namespace A pinned to CPU 0, client
 # in namespace B on CPU 1, one veth pair; the program is attached afresh for
@@ -38,7 +43,7 @@ TOP=$(dirname "$HERE")
 # shellcheck source=scripts/lib.sh
 . "$TOP/scripts/lib.sh"
 die() { echo "ab: $*" >&2; exit 1; }
-test=pingpong reps=5 sizes='' dur=1 policy=marker wait=spin-block raw='' csv='' dirs=() mtu=''
+test=pingpong reps=5 sizes='' dur=1 policy=marker wait=spin-block raw='' csv='' dirs=() mtu='' faults=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--stream) test=stream ;;
@@ -51,6 +56,7 @@ while [ $# -gt 0 ]; do
 	--wait) wait=${2:-}; shift ;;
 	--raw) raw=${2:-}; shift ;;
 	--csv) csv=${2:-}; shift ;;
+	--faults) faults=1 ;;
 	-h | --help) xw_usage 0 ;;
 	-*) echo "ab: unknown argument '$1'" >&2; xw_usage ;;
 	*) dirs+=("$1") ;;
@@ -68,6 +74,7 @@ case "$reps$dur$mtu" in *[!0-9]* | '') echo "ab: --reps and --duration take numb
 for d in "${dirs[@]}"; do [ -x "$d/xdpwake" ] || die "$d/xdpwake not built"; done
 raw=${raw:-${dirs[0]}/bench/afxdp_raw}
 [ "$raw" = none ] || [ -x "$raw" ] || die "$raw not built (make benches), or --raw none"
+[ -z "$faults" ] || command -v perf >/dev/null || die "--faults needs perf"
 xw_net_lock ab
 
 NS_A=xwab-$$-a NS_B=xwab-$$-b IF_A=xwab$$a IF_B=xwab$$b
@@ -98,18 +105,21 @@ lim=$(($(tr ',' ' ' <<<"$sizes" | wc -w) * dur * 3 + 30))
 
 # NAME: the run's JSON in $TMP/out -> lines "NAME REP SIZE VALUE P99 CPU"
 # (VALUE: the p50 one-way latency, a stream's messages/s, or --unidir's
-# MB/s; MIB: both processes' CPU in us per MiB of messages)
+# MB/s; MIB: both processes' CPU in us per MiB of messages; FAULTS: $2,
+# both processes' page faults, per MiB of the run's messages)
 rows() {
-	python3 - "$TMP/out" "$1" "$rep" "$test" <<'EOF'
+	python3 - "$TMP/out" "$1" "$rep" "$test" "${2:-}" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
+tot = sum(r.get("msgs", 0) * r["size"] for r in d["results"]) / 1048576
+pf = "%.1f" % (float(sys.argv[5]) / tot) if sys.argv[5] and tot else "-"
 for r in d["results"]:
     lat = r.get("latency_us") or {}
     v = {"stream": r["msg_rate"], "unidir": r.get("bandwidth_MBps")}.get(sys.argv[4], lat.get("p50"))
     pc = (r.get("proc_cpu_us_per_msg") or 0) + (r.get("server_proc_cpu_us_per_msg") or 0)
     mib = "%.1f" % (pc * 1048576 / r["size"]) if pc and r["size"] else "-"
     print(sys.argv[2], sys.argv[3], r["size"], v, lat.get("p99") or "-",
-          r.get("machine_cpu_us_per_msg") or "-", mib)
+          r.get("machine_cpu_us_per_msg") or "-", mib, pf)
 EOF
 }
 
@@ -126,14 +136,22 @@ for ((rep = 0; rep < reps; rep++)); do
 		for _ in $(seq 100); do [ -s "$TMP/addr" ] && break; sleep 0.05; done
 		sub=$test unidir=()
 		[ "$test" = unidir ] && sub=pingpong unidir=(--unidir)
-		timeout "$lim" "${B[@]}" "$X" -j "$sub" "$IF_B" --client --peer-file "$TMP/addr" "${unidir[@]}" \
+		pf=()
+		[ -z "$faults" ] || pf=(perf stat -x, -e page-faults -o "$TMP/pf" --)
+		timeout "$lim" "${B[@]}" "${pf[@]}" "$X" -j "$sub" "$IF_B" --client --peer-file "$TMP/addr" "${unidir[@]}" \
 			--policy "$policy" --wait "$wait" --sizes "$sizes" --duration "$dur" \
 			>"$TMP/out" 2>"$TMP/err" || die "$X pingpong failed: $(tail -1 "$TMP/err")"
+		nf=''
+		if [ -n "$faults" ]; then
+			# minflt and majflt: fields 10 and 12 after the command's ")"
+			nf=$(($(sed 's/.*) //' "/proc/$srv/stat" | awk '{print $8 + $10}') +
+				$(awk -F, '/page-faults/ {print $1}' "$TMP/pf")))
+		fi
 		xw_kill_pid "$srv"
 		srv=''
 		"${A[@]}" "$X" detach "$IF_A" >/dev/null 2>&1
 		"${B[@]}" "$X" detach "$IF_B" >/dev/null 2>&1
-		rows "$name" | tee -a "$TMP/all"
+		rows "$name" "$nf" | tee -a "$TMP/all"
 	done
 	if [ "$raw" != none ]; then
 		"${A[@]}" "$raw" --server "$IF_A" >/dev/null 2>&1 &
@@ -150,17 +168,19 @@ done
 col=p50_us
 [ "$test" = stream ] && col=msg_per_s
 [ "$test" = unidir ] && col=MBps
-[ -z "$csv" ] || { echo "build,rep,size,$col,p99_us,cpu_us_per_msg,proc_cpu_us_per_MiB"; tr ' ' ',' <"$TMP/all"; } >"$csv"
+[ -z "$csv" ] || { echo "build,rep,size,$col,p99_us,cpu_us_per_msg,proc_cpu_us_per_MiB,faults_per_MiB"; tr ' ' ',' <"$TMP/all"; } >"$csv"
 
 python3 - "$TMP/all" "$col" <<'EOF'
 import statistics, sys
-runs, cpu = {}, {}
+runs, cpu, pf = {}, {}, {}
 for line in open(sys.argv[1]):
     name, rep, size, p50 = line.split()[:4]
     runs.setdefault((name, int(size)), []).append(float(p50))
     f = line.split()
     if len(f) > 6 and f[6] != "-":
         cpu.setdefault((name, int(size)), []).append(float(f[6]))
+    if len(f) > 7 and f[7] != "-":
+        pf.setdefault((name, int(size)), []).append(float(f[7]))
 names = list(dict.fromkeys(k[0] for k in runs))
 ref = names[0]
 what = {"msg_per_s": "messages/s", "MBps": "MB/s"}.get(sys.argv[2], "p50 one-way latency (us)")
@@ -172,8 +192,9 @@ for name in names:
         m = statistics.median(v)
         r = statistics.median(runs[(ref, size)]) if (ref, size) in runs else None
         w = statistics.median(runs[("raw", size)]) if ("raw", size) in runs else None
-        c = cpu.get((name, size))
-        print("%-40s %6d B  %10.2f  x%.3f ref  %s%s" % (name, size, m, m / r if r else 0,
+        c, g = cpu.get((name, size)), pf.get((name, size))
+        print("%-40s %6d B  %10.2f  x%.3f ref  %s%s%s" % (name, size, m, m / r if r else 0,
               "x%.3f raw" % (m / w) if w and name != "raw" else "",
-              "  CPU %.0f us/MiB" % statistics.median(c) if c else ""))
+              "  CPU %.0f us/MiB" % statistics.median(c) if c else "",
+              "  %.1f faults/MiB" % statistics.median(g) if g else ""))
 EOF

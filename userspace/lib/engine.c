@@ -99,6 +99,13 @@ struct xwi_engine *xwi_engine_new(const struct xwi_engine_cfg *cfg,
 	e->small = cfg->frag_payload < XWI_SMALL_MAX ? cfg->frag_payload : XWI_SMALL_MAX;
 	e->c_frame.size = sizeof(struct xwi_frame) + e->small;
 	e->c_copy.size = e->small;
+	e->c_req.max = e->c_rmsg.max = e->c_frame.max = e->c_copy.max = XWI_CACHE_MAX;
+	e->c_big.size = sizeof(struct xwi_frame) + cfg->frag_payload;
+	e->c_big.max = (unsigned int)(XWI_BIG_CACHE_BYTES / e->c_big.size);
+	if (e->c_big.max > cfg->window)
+		e->c_big.max = cfg->window;
+	e->c_eager.size = cfg->eager_max <= XWI_EAGER_CACHE_LEN ? cfg->eager_max : 0;
+	e->c_eager.max = XWI_EAGER_CACHE;
 	e->cfg.marks &= XWI_MARK_ALL;
 	e->ops = *ops;
 	e->ctx = ctx;
@@ -339,5 +346,7 @@ void xwi_engine_free(struct xwi_engine *e)
 	xwi_cache_drain(&e->c_rmsg);
 	xwi_cache_drain(&e->c_frame);
 	xwi_cache_drain(&e->c_copy);
+	xwi_cache_drain(&e->c_big);
+	xwi_cache_drain(&e->c_eager);
 	free(e);
 }

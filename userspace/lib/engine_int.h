@@ -362,23 +362,34 @@ struct reqbox {
 };
 
 /*
- * Freed small objects kept for reuse, per engine (one thread at a time:
- * the port lock): every message allocates and frees its requests, its
- * received-message bookkeeping, the retransmission copy of its frame and
+ * Freed objects kept for reuse, per engine (one thread at a time: the port
+ * lock): every message allocates and frees its requests, its
+ * received-message bookkeeping, the retransmission copy of its frames and
  * the reserved copy of an eager send; a malloc/free pair costs some 180
- * instructions, a list pop/push a handful.  Every object is a malloc block
- * of the cache's size, so one that leaves through plain free() is fine; only
- * objects allocated from a cache go back to it.
+ * instructions, a list pop/push a handful.  And larger blocks must not go
+ * back to malloc at all: a jumbo frame's copy (8,936 B at MTU 9000) freed
+ * on its ack leaves the top of the heap free, glibc returns it to the
+ * kernel, and the next copies fault the pages in again (~200 page faults
+ * per MiB of eager data at MTU 9000: bench/RESULTS.md, "Bulk data, after
+ * (issue 25 part 5)").  Every object is a malloc block of the cache's size,
+ * so one that leaves through plain free() is fine; only objects allocated
+ * from a cache go back to it, and at most `max` are kept.
  */
 #define XWI_CACHE_MAX 32
-/* The payload bytes of the cached frames and copies: one frame's payload
- * (frag_payload), at most this (jumbo frames: larger ones are malloc'd).
- * At most 2 x 32 x (2 KiB + a header) held per engine. */
+/* The payload bytes of the small frames and copies: at most this. */
 #define XWI_SMALL_MAX 2048
+/* Frames of larger payloads (jumbo MTUs) are kept up to this many bytes
+ * per engine (at most the per-peer window of frames), eager copies larger
+ * than XWI_SMALL_MAX up to XWI_EAGER_CACHE of them, each of eager_max bytes
+ * if that is at most XWI_EAGER_CACHE_LEN (else they are malloc'd each;
+ * README.md, "Bounded memory"). */
+#define XWI_BIG_CACHE_BYTES (2u << 20)
+#define XWI_EAGER_CACHE 8
+#define XWI_EAGER_CACHE_LEN (256u << 10)
 
 struct xwi_cache {
 	void *head;
-	unsigned int n;
+	unsigned int n, max;
 	size_t size;
 };
 
@@ -406,7 +417,7 @@ static inline void xwi_cache_put(struct xwi_cache *c, void *o)
 {
 	if (!o)
 		return;
-	if (c->n >= XWI_CACHE_MAX) {
+	if (c->n >= c->max) {
 		free(o);
 		return;
 	}
@@ -431,9 +442,11 @@ struct xwi_engine {
 	struct xwi_engine_ops ops;
 	void *ctx;
 	/* freed objects for reuse: requests (struct reqbox), received
-	 * messages (struct rmsg), frames of up to `small` payload bytes,
-	 * eager copies of up to `small` bytes */
-	struct xwi_cache c_req, c_rmsg, c_frame, c_copy;
+	 * messages (struct rmsg), frames of up to `small` payload bytes and
+	 * of up to frag_payload (c_big, jumbo MTUs only), eager copies of up
+	 * to `small` bytes and of up to eager_max (c_eager; size 0 if
+	 * eager_max is over XWI_EAGER_CACHE_LEN) */
+	struct xwi_cache c_req, c_rmsg, c_frame, c_copy, c_big, c_eager;
 	size_t small;
 	struct xwi_engine_stats st;
 	/* the peer table (peer.c) */
@@ -521,14 +534,19 @@ static inline void xwi_pl_copy(void *dst, const struct xwi_pl *pl, size_t off, s
  * bytes; xwi_frame_put() with the same @len. */
 static inline struct xwi_frame *xwi_frame_alloc(struct xwi_engine *e, size_t len)
 {
-	return len <= e->small ? (struct xwi_frame *)xwi_cache_get(&e->c_frame)
-				: (struct xwi_frame *)malloc(sizeof(struct xwi_frame) + len);
+	if (len <= e->small)
+		return (struct xwi_frame *)xwi_cache_get(&e->c_frame);
+	if (len <= e->cfg.frag_payload)
+		return (struct xwi_frame *)xwi_cache_get(&e->c_big);
+	return (struct xwi_frame *)malloc(sizeof(struct xwi_frame) + len);
 }
 
 static inline void xwi_frame_put(struct xwi_engine *e, struct xwi_frame *f, size_t len)
 {
 	if (len <= e->small)
 		xwi_cache_put(&e->c_frame, f);
+	else if (len <= e->cfg.frag_payload)
+		xwi_cache_put(&e->c_big, f);
 	else
 		free(f);
 }
@@ -536,13 +554,19 @@ static inline void xwi_frame_put(struct xwi_engine *e, struct xwi_frame *f, size
 /* The copy an eager send of @len bytes reserves; xwi_copy_put() with @len. */
 static inline void *xwi_copy_alloc(struct xwi_engine *e, size_t len)
 {
-	return len <= e->small ? xwi_cache_get(&e->c_copy) : malloc(len);
+	if (len <= e->small)
+		return xwi_cache_get(&e->c_copy);
+	if (len <= e->c_eager.size)
+		return xwi_cache_get(&e->c_eager);
+	return malloc(len);
 }
 
 static inline void xwi_copy_put(struct xwi_engine *e, void *copy, size_t len)
 {
 	if (len <= e->small)
 		xwi_cache_put(&e->c_copy, copy);
+	else if (len <= e->c_eager.size)
+		xwi_cache_put(&e->c_eager, copy);
 	else
 		free(copy);
 }
