@@ -82,10 +82,10 @@ struct xwi_engine_cfg {
  * straight from the sender's buffer (process_vm_readv) instead of going
  * through the ring (two copies; Open MPI's vader copies once from its
  * eager limit, 4 KiB): at 16 KiB the RNDV/NOTIFY exchange and one read
- * beat eleven ring frames copied in and out, at 8 KiB six frames were
- * faster (bench/RESULTS.md "Local bandwidth (issue 28)").  Never below
- * the provider's inject size (4 KiB: an inject send's buffer is reusable
- * at once, so it must be copied). */
+ * beat eleven ring frames copied in and out, at 8 KiB six frames did at
+ * least as well (bench/RESULTS.md "Local bandwidth, 4 KiB to 4 MiB").
+ * Never below the provider's inject size (4 KiB: an inject send's buffer
+ * is reusable at once, so it must be copied). */
 #define XWI_LOCAL_EAGER_MAX 8192u
 
 /* The pull window's default size in bytes per message (pull_block *
