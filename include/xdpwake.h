@@ -425,8 +425,9 @@ XW_API int xw_endpoint__fd(const struct xw_endpoint *ep);
 XW_API int xw_endpoint__frag_payload(const struct xw_endpoint *ep);
 
 /** Non-blocking send of @len bytes with @match to @dst.  Messages up to
- *  eager_max are copied at once; larger ones are read from @buf until the
- *  request completes.  -EAGAIN when the send backlog is full. */
+ *  eager_max (to an endpoint on this host: up to 8 KiB) are copied at
+ *  once; larger ones are read from @buf until the request completes.
+ *  -EAGAIN when the send backlog is full. */
 XW_API int xw_endpoint__isend(struct xw_endpoint *ep, const struct xw_addr *dst,
 			      const void *buf, size_t len, __u64 match, struct xw_request **reqp);
 /** Options of xw_endpoint__isend_opts(). */

@@ -18,10 +18,11 @@
  * fields: those bytes untouched).
  * Local peers are lossless (docs/PROTOCOL.md "Local peers"): no frame is
  * ever resent or received twice (asserted on every endpoint that only
- * talks locally); large messages are read once from the sender's buffer
- * (process_vm_readv: counted), and pulled where that is refused (an
+ * talks locally); messages above XWI_LOCAL_EAGER_MAX are read once from
+ * the sender's buffer (process_vm_readv: counted, sizes on both sides of
+ * that threshold and of eager_max), and pulled where that is refused (an
  * endpoint with the test hook cma_off: the fallback counted once per peer,
- * every byte checked); process E, killed after its large send reached A
+ * every byte checked, both thresholds again); process E, killed after its large send reached A
  * unmatched, makes A's receive fail with a clear error; a ring filled by a
  * receiver that does not poll makes the sender wait, nothing lost.
  */
@@ -38,6 +39,7 @@
 #include "counters.h"
 #include "harness.h"
 #include "xdpwake.h"
+#include "engine.h"   /* XWI_LOCAL_EAGER_MAX: where single-copy reads start */
 #include "internal.h" /* xwi_iface_shared() */
 #include "local.h"    /* the inbox layout: a planted record */
 #include "testhook.h" /* cma_off: the pull fallback of large local messages */
@@ -143,9 +145,11 @@ static size_t size_list(struct xw_endpoint *ep, size_t *l)
 	l[n++] = 1;
 	l[n++] = P;	    /* SMALL, the largest */
 	l[n++] = P + 1;	    /* MEDIUM */
+	l[n++] = XWI_LOCAL_EAGER_MAX;	  /* the largest eager to a local peer */
+	l[n++] = XWI_LOCAL_EAGER_MAX + 1; /* RNDV, read from the sender's buffer */
 	l[n++] = 20000;
-	l[n++] = 32768;	    /* eager_max */
-	l[n++] = 32769;	    /* RNDV + pull */
+	l[n++] = 32768;	    /* eager_max (to a peer that cannot read ours) */
+	l[n++] = 32769;	    /* RNDV (+ pull in the fallback) */
 	l[n++] = 300000;
 	l[n++] = BIG;
 	return n;
@@ -175,7 +179,6 @@ static void xfer_here(struct xw_endpoint *tx, struct xw_endpoint *rx, size_t len
 		}
 		REQUIRE(xw_endpoint__irecv(rx, in, len, 0x100 + seed, ~0ULL, &r[1]) == 0, "irecv");
 	}
-	fprintf(stderr, "DBG %s %zu late %d\n", what, len, late);
 	wait_all(r, st, 2, what);
 	CHECK(st[0].error == 0, "%s %zu: send error %d", what, len, st[0].error);
 	CHECK(st[1].error == 0 && st[1].len == len && st[1].msg_len == len &&
@@ -684,8 +687,11 @@ static void kill_part(int fb, struct xw_endpoint *e3, struct xw_addr *a2)
  * buffers (cma_off): pulled, the refusal counted once for the peer. */
 static void cma_part(struct xw_endpoint *e1)
 {
+	static const size_t around[] = { XWI_LOCAL_EAGER_MAX, XWI_LOCAL_EAGER_MAX + 1, 32768,
+					 32769 };
 	struct xw_endpoint *e6 = open_ep_cma(6, 0, 0, true);
 	struct xw_endpoint_stats s1 = xwt_ep_stats(e1), s6;
+	unsigned int seed = 310;
 
 	xfer_here(e1, e6, BIG, 0, 300, "1->6 (pulled)");
 	xfer_here(e1, e6, 300000, 1, 301, "1->6 (pulled, late)");
@@ -696,8 +702,50 @@ static void cma_part(struct xw_endpoint *e1)
 	      (unsigned long long)s6.local_cma_fallbacks, (unsigned long long)s6.local_cma_reads);
 	CHECK(xwt_ep_stats(e1).local_cma_reads == s1.local_cma_reads + 1,
 	      "1: the message of 6 not read from its buffer");
+	/* Either side of the local threshold and of eager_max: 1 -> 6 as for
+	 * a remote peer (eager up to eager_max, then pulled); 6 -> 1 read by
+	 * 1 from above the local threshold. */
+	for (size_t i = 0; i < sizeof(around) / sizeof(around[0]); i++) {
+		__u64 r1 = xwt_ep_stats(e1).local_cma_reads;
+
+		for (int late = 0; late < 2; late++) {
+			xfer_here(e1, e6, around[i], late, seed++, "1->6 (fallback)");
+			xfer_here(e6, e1, around[i], late, seed++, "6->1");
+		}
+		CHECK(xwt_ep_stats(e1).local_cma_reads ==
+			      r1 + (around[i] > XWI_LOCAL_EAGER_MAX ? 2 : 0),
+		      "1: %zu B from 6: %llu read from its buffer", around[i],
+		      (unsigned long long)(xwt_ep_stats(e1).local_cma_reads - r1));
+	}
+	CHECK(xwt_ep_stats(e6).local_cma_reads == 0 && xwt_ep_stats(e6).local_cma_fallbacks == 1,
+	      "6: read a buffer, or its refusal counted twice");
 	all_local(e6, "pulled");
 	xw_endpoint__close(e6);
+}
+
+/* Both sides of the local threshold between e1 and e3: up to
+ * XWI_LOCAL_EAGER_MAX through the ring (eager), above it read once from
+ * the sender's buffer - as many reads as messages above it. */
+static void threshold_part(struct xw_endpoint *e1, struct xw_endpoint *e3)
+{
+	static const size_t lens[] = { XWI_LOCAL_EAGER_MAX - 1, XWI_LOCAL_EAGER_MAX,
+				       XWI_LOCAL_EAGER_MAX + 1, 2 * XWI_LOCAL_EAGER_MAX, 32768,
+				       32769 };
+	unsigned int seed = 400;
+
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		__u64 r3 = xwt_ep_stats(e3).local_cma_reads, r1 = xwt_ep_stats(e1).local_cma_reads;
+		__u64 want = lens[i] > XWI_LOCAL_EAGER_MAX;
+
+		xfer_here(e1, e3, lens[i], 0, seed++, "1->3 (threshold)");
+		xfer_here(e3, e1, lens[i], 1, seed++, "3->1 (threshold, late)");
+		CHECK(xwt_ep_stats(e3).local_cma_reads == r3 + want &&
+			      xwt_ep_stats(e1).local_cma_reads == r1 + want,
+		      "%zu B: %llu and %llu single-copy reads, %llu expected", lens[i],
+		      (unsigned long long)(xwt_ep_stats(e3).local_cma_reads - r3),
+		      (unsigned long long)(xwt_ep_stats(e1).local_cma_reads - r1),
+		      (unsigned long long)want);
+	}
 }
 
 /* Progress @a and @b until the @n requests of @r are done (their status in
@@ -722,7 +770,8 @@ static void progress_all(struct xw_endpoint *a, struct xw_endpoint *b, struct xw
  * for unexpected data leaves the records in the ring until receives come. */
 static void backpressure_part(struct xw_endpoint *e1, struct xw_endpoint *e3)
 {
-	enum { N = 30, LEN = 20000 };
+	/* eager: the largest message that goes through the ring */
+	enum { N = 100, LEN = XWI_LOCAL_EAGER_MAX };
 	XW_OPTS(xw_endpoint_opts, o, .pin_root = pin_root, .unexpected_max = 3 * LEN);
 	struct xw_endpoint_stats s0 = xwt_ep_stats(e1), s;
 	struct xw_request *rq[N], *sq[N];
@@ -734,7 +783,8 @@ static void backpressure_part(struct xw_endpoint *e1, struct xw_endpoint *e3)
 	REQUIRE(in && out, "malloc");
 	for (int i = 0; i < N; i++)
 		xwt_fill(out + (size_t)i * LEN, LEN, 400 + (unsigned int)i);
-	/* 600 kB of eager messages to e3, which does not poll meanwhile */
+	/* 400 kB of eager messages to e3 (its ring: 256 KiB), which does
+	 * not poll meanwhile */
 	for (int i = 0; i < N; i++)
 		REQUIRE(xw_endpoint__isend(e1, &a3, out + (size_t)i * LEN, LEN, 0x800 + (__u64)i,
 					   &sq[i]) == 0, "isend %d", i);
@@ -892,6 +942,7 @@ int main(void)
 	      (unsigned long long)xwt_ep_stats(e1).local_cma_reads);
 	printf("sizes: done\n");
 	/* (f) */
+	threshold_part(e1, e3);
 	cma_part(e1);
 	printf("single copy and its fallback: done\n");
 	backpressure_part(e1, e3);

@@ -18,7 +18,7 @@
  * experiment with MPI), and rank 0 also prints, per size,
  *   think,SIZE,US,TOTAL_S
  * (TOTAL_S the wall time of the 5 batches, barrier to barrier).
- * --stream: after each ping-pong size of 32 KiB or more, rank 0 sends 8
+ * --stream: after each ping-pong size of 4 KiB or more, rank 0 sends 8
  * messages of that size at once to rank 1 (nonblocking), which answers
  * with 0 bytes once all 8 arrived; rank 0 prints, per size,
  *   stream,SIZE,US_PER_WINDOW,MB_PER_S,CPU_US_PER_WINDOW
@@ -218,7 +218,7 @@ int main(int argc, char **argv)
 			fflush(stdout);
 			free(all);
 		}
-		if (streams && sz >= 32768) {
+		if (streams && sz >= 4096) {
 			int wi = sz <= 262144 ? 100 : 10;
 			double us = batches(window, buf, sz, wi, rank, rank < 2 ? 1 - rank : -1,
 					    MPI_COMM_WORLD, &c1);

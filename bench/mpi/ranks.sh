@@ -58,7 +58,7 @@ h1=${HOSTS[0]} h2=${HOSTS[1]}
 for run in $(seq 1 "$runs"); do
 	for t in xdpwake xdpwake-spin vader tcp-btl; do
 		one "$t" local "$run" --host "$h1:2" -np 2 "$BIN" --stream \
-			--sizes 0,8,64,512,4096,32768,65536,262144,1048576,4194304
+			--sizes 0,8,64,512,4096,8192,16384,32768,65536,262144,1048576,4194304
 	done
 	for k in 1 2 4; do
 		yield=()

@@ -81,7 +81,7 @@ def main():
         sizes = sorted({int(r["size"]) for r in rows if r["ranks_per_host"] == "local" and
                         r["kind"] == "pingpong"})
         out.append("Two ranks on one host, MPI ping-pong: round trip in us (bandwidth in MB/s "
-                   "from 32 KiB), median of %d runs; xdpwake with the provider's default wait "
+                   "from 4 KiB), median of %d runs; xdpwake with the provider's default wait "
                    "(spin, then sleep) and busy-polling (xdpwake-spin: FI_XDPWAKE_WAIT=spin, "
                    "as vader polls); the last columns: their time / vader's.\n" % runs)
         out.append("| size | " + " | ".join(local) + " | xdpwake/vader | spin/vader |")
@@ -92,7 +92,7 @@ def main():
                 v = med(rows, t, "local", s, "rtt_us", "pingpong")
                 b = med(rows, t, "local", s, "mb_per_s", "pingpong")
                 cells.append(fmt(v) + (" (%.0f MB/s)" % b if v is not None and b is not None
-                                       and s >= 32768 else ""))
+                                       and s >= 4096 else ""))
             y = med(rows, "vader", "local", s, "rtt_us", "pingpong")
             out.append("| %s | " % human(s) + " | ".join(cells) + " | %s | %s |" % (
                 rel(med(rows, "xdpwake", "local", s, "rtt_us", "pingpong"), y),

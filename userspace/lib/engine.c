@@ -47,6 +47,7 @@ void xwi_engine_cfg_default(struct xwi_engine_cfg *cfg, __u16 ep, __u32 frag_pay
 	 * 32-fragment block is.
 	 */
 	cfg->eager_max = 8 * frag_payload > 32 * 1024 ? 8 * frag_payload : 32 * 1024;
+	cfg->local_eager_max = XWI_LOCAL_EAGER_MAX;
 	cfg->btp1 = frag_payload;
 	cfg->btp2 = 4 * frag_payload;
 	cfg->pull_inflight = 8;

@@ -45,6 +45,9 @@ struct xwi_engine_cfg {
 	__u16 ep;		/* our endpoint id (xw_hdr.src_ep)                 */
 	__u32 frag_payload;	/* max payload bytes per frame (MTU - headers)     */
 	__u32 eager_max;	/* messages up to this size are pushed whole       */
+	__u32 local_eager_max;	/* the same to a peer that reads our buffer
+				 * (lossless, ops.cma_read: a local peer), if
+				 * smaller (default XWI_LOCAL_EAGER_MAX)            */
 	__u32 btp1;		/* bytes carried with RNDV (first frame, then more  */
 				/* pushed frames until btp1 bytes are out)          */
 	__u32 btp2;		/* bytes pushed right after, without waiting        */
@@ -75,12 +78,22 @@ struct xwi_engine_cfg {
 	__u32 isn;
 };
 
+/* Messages to a local peer above this size are read by the receiver
+ * straight from the sender's buffer (process_vm_readv) instead of going
+ * through the ring (two copies; Open MPI's vader copies once from its
+ * eager limit, 4 KiB): at 16 KiB the RNDV/NOTIFY exchange and one read
+ * beat eleven ring frames copied in and out, at 8 KiB six frames did at
+ * least as well (bench/RESULTS.md "Local bandwidth, 4 KiB to 4 MiB").
+ * Never below the provider's inject size (4 KiB: an inject send's buffer
+ * is reusable at once, so it must be copied). */
+#define XWI_LOCAL_EAGER_MAX 8192u
+
 /* The pull window's default size in bytes per message (pull_block *
  * pull_inflight * frag_payload, pull_block clamped to 1..32). */
 #define XWI_PULL_WINDOW (512u * 1024)
 
 /* Fill @cfg with the defaults: eager_max the larger of 32 KiB and 8 frames'
- * payload, btp1 = one frame's payload, btp2 = 4 * frag_payload,
+ * payload, local_eager_max XWI_LOCAL_EAGER_MAX, btp1 = one frame's payload, btp2 = 4 * frag_payload,
  * pull_inflight 8, pull_block XWI_PULL_WINDOW / (8 * frag_payload) within
  * 1..32 (32 at MTU 1500, 7 at MTU 9000),
  * unexpected_max 8 MiB, pushed_max 4 MiB, tx_backlog_max 1024,

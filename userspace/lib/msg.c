@@ -347,18 +347,29 @@ int xwi_msg_send(struct xwi_engine *e, const struct xw_addr *dst, const void *bu
 	unsigned char *copy = NULL;
 	struct reqbox *done = NULL;
 	struct peer *p;
+	bool cma, eager;
 
 	if (e->backlog >= e->cfg.tx_backlog_max)
 		return -EAGAIN;
 	P = e->cfg.frag_payload;
 	n = (__u32)nfrags_of(len, P);
-	if (len <= e->cfg.eager_max && len > 0) {
+	p = xwi_peer_get(e, dst);
+	if (!p)
+		return -ENOMEM;
+	xwi_conn_named(e, p, dst->nonce);
+	/* A peer on this host that reads our buffer (cross-memory attach)
+	 * takes a message above local_eager_max straight from it: one copy
+	 * instead of the ring's two, nothing pushed (it would be copied twice). */
+	cma = xwi_conn_lossless(p) && e->ops.cma_read && !p->ms.cma_tx_off;
+	eager = len <= (cma && e->cfg.local_eager_max < e->cfg.eager_max ? e->cfg.local_eager_max
+									    : e->cfg.eager_max);
+	if (eager && len > 0) {
 		/* reserved now, filled only if frames must wait */
 		copy = xwi_copy_alloc(e, len);
 		if (!copy)
 			return -ENOMEM;
 	}
-	if (e->cfg.reliable && len <= e->cfg.eager_max) {
+	if (e->cfg.reliable && eager) {
 		/* the completed request handed out if the frames must wait
 		 * (zeroed only then: most go out at once) */
 		done = xwi_cache_get(&e->c_req);
@@ -368,10 +379,7 @@ int xwi_msg_send(struct xwi_engine *e, const struct xw_addr *dst, const void *bu
 			return -ENOMEM;
 		}
 	}
-	p = xwi_peer_get(e, dst);
-	if (p)
-		xwi_conn_named(e, p, dst->nonce);
-	req = p ? xwi_req_new(e, XWI_REQ_SEND) : NULL;
+	req = xwi_req_new(e, XWI_REQ_SEND);
 	if (!req) {
 		if (copy)
 			xwi_copy_put(e, copy, len);
@@ -387,16 +395,14 @@ int xwi_msg_send(struct xwi_engine *e, const struct xw_addr *dst, const void *bu
 	s->more = !!(flags & XWI_SEND_MORE);
 	s->has_data = !!(flags & XWI_SEND_DATA);
 	s->mdata = data;
-	if (len > e->cfg.eager_max) {
+	if (!eager) {
 		__u64 btp = (__u64)e->cfg.btp1 + e->cfg.btp2;
 		__u64 k = btp ? (btp + P - 1) / P : 1;
 
 		s->cls = XW_PKT_RNDV;
 		s->burst = (__u32)(k < 1 ? 1 : k > n ? n : k);
-		/* A peer on this host reads it from our buffer: nothing pushed
-		 * (it would be copied twice). */
-		s->cma = xwi_conn_lossless(p) && e->ops.cma_read && !p->ms.cma_tx_off;
-		if (s->cma)
+		s->cma = cma;
+		if (cma)
 			s->burst = 1;
 	} else {
 		s->cls = len <= P ? XW_PKT_SMALL : XW_PKT_MEDIUM;
