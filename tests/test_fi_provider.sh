@@ -6,7 +6,9 @@
 # interface as domain name, and fi_info -e shows the FI_XDPWAKE_* settings.
 # fi_unit --wait counts sleeps and wakes of every waiting path (see there),
 # fi_unit --watchdog: the default watchdog answers a computing application's
-# peer; fi_unit --one-cpu: a ping-pong on one CPU yields instead of sleeping.  Then fi_unit --peer-death: the peer is a child process, killed.
+# peer; fi_unit --one-cpu: a ping-pong on one CPU yields instead of sleeping;
+# fi_unit --race: completions other threads make while a reader spins are
+# seen.  Then fi_unit --peer-death: the peer is a child process, killed.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 XW_SRC=${XW_SRC:-$(cd "$here/.." && pwd)}
@@ -71,6 +73,16 @@ if FI_LOG_LEVEL=warn ip netns exec "$NS_A" timeout 120 "$BIN" --one-cpu xwa xwb 
 	echo "ok:   fi_unit --one-cpu: $(grep '^ping-pong' "$OUTPUT/tests/fi_unit_1cpu.out")"
 else
 	echo "FAIL: fi_unit --one-cpu"; sed 's/^/    | /' "$OUTPUT/tests/fi_unit_1cpu.out" | tail -20; fail=1
+fi
+# Completions other threads make while a reader spins (fi_unit --race):
+# busy-polling, the reads as tight as they get: a missed completion is a
+# timeout
+if FI_LOG_LEVEL=warn FI_XDPWAKE_WAIT=spin ip netns exec "$NS_A" timeout 180 "$BIN" --race xwa xwb \
+	>"$OUTPUT/tests/fi_unit_race.out" 2>&1; then
+	echo "ok:   fi_unit --race: $(grep -c '^    ' "$OUTPUT/tests/fi_unit_race.out") cases"
+	sed 's/^/    | /' "$OUTPUT/tests/fi_unit_race.out" | grep ' round trips\| receives'
+else
+	echo "FAIL: fi_unit --race"; sed 's/^/    | /' "$OUTPUT/tests/fi_unit_race.out" | tail -20; fail=1
 fi
 # The default watchdog (FI_XDPWAKE_WATCHDOG_USECS=1000) answers a computing
 # application's peer

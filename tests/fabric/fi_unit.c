@@ -13,6 +13,9 @@
  * fi_unit --peer-death IFACE_A IFACE_B: the peer in a child process,
  * killed (FI_ETIMEDOUT after the library's give-up time; waits bounded by
  * 60 s).
+ *
+ * fi_unit --race IFACE_A IFACE_B: completions other threads make while a
+ * reader spins in fi_cq_read: each is seen (every wait bounded by 10 s).
  */
 #define _GNU_SOURCE /* sched_setaffinity, sched_getcpu */
 #include <errno.h>
@@ -483,7 +486,7 @@ static struct fi_xdpwake_wait_stats wstats(struct fid *f)
 
 #define DELTA(a, b, f) ((unsigned long long)((b).f - (a).f))
 
-enum act_kind { ACT_SEND, ACT_CANCEL, ACT_SIGNAL, ACT_PEEK, ACT_SREAD };
+enum act_kind { ACT_SEND, ACT_CANCEL, ACT_SIGNAL, ACT_PEEK, ACT_SREAD, ACT_RECV };
 
 /* Something another thread does after @delay_ms, while the main thread waits. */
 struct act {
@@ -492,7 +495,7 @@ struct act {
 	struct fid_cq *cq;	/* ACT_SREAD */
 	fi_addr_t to;
 	uint64_t tag;
-	const void *buf;
+	const void *buf;	/* ACT_RECV: written */
 	size_t len;
 	void *ctx;
 	int delay_ms;
@@ -532,6 +535,10 @@ static void *act_main(void *arg)
 		a->ret = (int)fi_trecvmsg(a->s->ep, &m, FI_PEEK);
 		break;
 	}
+	case ACT_RECV:
+		a->ret = (int)fi_trecv(a->s->ep, (void *)a->buf, a->len, NULL, FI_ADDR_UNSPEC,
+				       a->tag, 0, a->ctx);
+		break;
 	case ACT_SREAD: {
 		double t0 = fit_now();
 
@@ -1040,6 +1047,152 @@ static int one_cpu_test(const char *ifa, const char *ifb)
 	return fails ? 1 : 0;
 }
 
+/* ---- completions made by other threads (fi_unit --race) ----------------------------- */
+
+enum { RACE_ROUNDS = 2000 };
+
+struct racer {
+	struct side *s;
+	bool echo;		/* B's echo (pp1_run), else A's counter reads */
+	int stop;		/* atomic: the counter reads end */
+	int ret;
+	long reads;		/* atomic for the counter reads */
+	pthread_t th;
+};
+
+static void *racer_main(void *arg)
+{
+	struct racer *r = arg;
+
+	if (r->echo)
+		return (void *)(long)(r->ret = pp1_run(r->s, false, RACE_ROUNDS, &r->reads));
+	/* A's endpoint progressed from a second thread: its completions are
+	 * queued on A's CQ by this thread, under the main thread's reads */
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
+		fi_cntr_read(r->s->rx_cntr);
+		fi_cntr_read(r->s->tx_cntr);
+		__atomic_store_n(&r->reads, r->reads + 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static void racer_start(struct racer *r)
+{
+	REQUIRE(!pthread_create(&r->th, NULL, racer_main, r), "pthread_create");
+}
+
+static void racer_join(struct racer *r)
+{
+	__atomic_store_n(&r->stop, 1, __ATOMIC_RELAXED);
+	pthread_join(r->th, NULL);
+}
+
+/* RACE_ROUNDS round trips of A (@a, its CQ read by this thread) with B's
+ * echo thread; with @prog a thread reading A's counters meanwhile. */
+static void race_pingpong(struct side *a, struct side *b, bool prog, const char *what)
+{
+	struct racer echo = { .s = b, .echo = true }, pr = { .s = a };
+	double t0 = fit_now();
+	long idle = 0;
+	int r;
+
+	racer_start(&echo);
+	if (prog) {
+		racer_start(&pr);
+		while (!__atomic_load_n(&pr.reads, __ATOMIC_RELAXED) && fit_now() < t0 + 10)
+			sched_yield(); /* reading already */
+	}
+	r = pp1_run(a, true, RACE_ROUNDS, &idle);
+	racer_join(&echo);
+	if (prog)
+		racer_join(&pr);
+	CHECK(!r && !echo.ret, "%s: %d round trips: A %d, B %d", what, RACE_ROUNDS, r, echo.ret);
+	printf("    %s: %d round trips in %.3f s, %ld + %ld empty reads, %ld counter passes\n",
+	       what, RACE_ROUNDS, fit_now() - t0, idle, echo.reads, pr.reads);
+}
+
+/*
+ * Run with FI_XDPWAKE_WAIT=spin (tests/test_fi_provider.sh): the reads as
+ * tight as they get (no yield or sleep between them), so a completion an
+ * idle read's shortcut missed would stay missed, and its wait time out.
+ * 1. A ping-pong, each side's CQ read by its own thread.  2. The same
+ * while a second thread reads A's counters, progressing A's endpoint: its
+ * completions are queued by that thread.  3. A message that waits at A
+ * unexpected, its receive posted by another thread while A's reader
+ * spins: the completion is there at the post, without a frame.  4. A
+ * domain with FI_PROGRESS_AUTO: its thread progresses the endpoint too.
+ */
+static int race_test(const char *ifa, const char *ifb)
+{
+	struct side a = { 0 }, b = { 0 };
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry ee;
+	char rbuf[64];
+	int ctx[4], r;
+
+	open_side(&a, ifa, FI_AV_TABLE, FI_WAIT_FD);
+	open_side(&b, ifb, FI_AV_MAP, FI_WAIT_UNSPEC);
+	exchange(&a, &b);
+	race_pingpong(&a, &b, false, "ping-pong");
+	race_pingpong(&a, &b, true, "ping-pong, A progressed by its counters' reader too");
+	for (int k = 0; k < RACE_ROUNDS; k++) {
+		struct act post = { .kind = ACT_RECV, .s = &a, .tag = 0xD00 + (k & 0xff),
+				    .buf = rbuf, .len = sizeof(rbuf), .ctx = &ctx[1],
+				    .delay_ms = k & 1 };
+		char msg[16];
+
+		snprintf(msg, sizeof(msg), "race %d", k);
+		REQUIRE(!fi_tsend(b.ep, msg, strlen(msg) + 1, NULL, b.peer, post.tag, &ctx[0]),
+			"tsend");
+		do /* (the echo's last send completes here) */
+			r = get_comp(&b, &a, &e, NULL, &ee);
+		while (!r && e.op_context != &ctx[0]);
+		CHECK(!r, "B's send %d: %d", k, r);
+		cq_quiet(&a, &b); /* A takes the frame in: unexpected */
+		act_start(&post);
+		r = get_comp(&a, NULL, &e, NULL, &ee);
+		act_join(&post);
+		if (r || post.ret || e.op_context != &ctx[1] || strcmp(rbuf, msg)) {
+			CHECK(false, "receive posted by another thread, round %d: %d (post %d) %s", k,
+			      r, post.ret, r ? "" : rbuf);
+			break;
+		}
+	}
+	printf("    %d receives of waiting messages posted by another thread\n", RACE_ROUNDS);
+	fit_close_side(&a);
+	{
+		struct fi_info *hints = fit_hints(ifa, FI_TAGGED | FI_MSG);
+		struct side x = { 0 };
+
+		REQUIRE(hints, "hints");
+		hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
+		REQUIRE(!fi_getinfo(FI_VERSION(1, 5), NULL, NULL, 0, hints, &x.info), "getinfo AUTO");
+		fi_freeinfo(hints);
+		REQUIRE(x.info->domain_attr->data_progress == FI_PROGRESS_AUTO, "AUTO offered");
+		REQUIRE(!fi_fabric(x.info->fabric_attr, &x.fab, NULL), "fabric");
+		REQUIRE(!fi_domain(x.fab, x.info, &x.dom, NULL), "domain");
+		REQUIRE(!fi_av_open(x.dom, &(struct fi_av_attr){ .type = FI_AV_TABLE }, &x.av, NULL),
+			"av");
+		REQUIRE(!fi_cq_open(x.dom,
+				    &(struct fi_cq_attr){ .format = FI_CQ_FORMAT_TAGGED,
+							  .wait_obj = FI_WAIT_FD },
+				    &x.cq, NULL), "cq");
+		x.ep = extra_ep(&x, x.cq, NULL, &b, &b.peer);
+		{
+			char name[64];
+			size_t len = sizeof(name);
+
+			REQUIRE(!fi_getname(&b.ep->fid, name, &len), "getname");
+			REQUIRE(fi_av_insert(x.av, name, 1, &x.peer, 0, NULL) == 1, "av insert");
+		}
+		race_pingpong(&x, &b, false, "ping-pong, A with FI_PROGRESS_AUTO");
+		CHECK(!fit_close_side(&x), "close the AUTO side");
+	}
+	fit_close_side(&b);
+	printf("%s: race: %d checks, %d failed\n", fails ? "FAIL" : "ok", checks, fails);
+	return fails ? 1 : 0;
+}
+
 /* fi_unit --idle SECS IFACE_A IFACE_B: a measurement, not a test: A's
  * application waits SECS s in a fi_cq_read loop for a receive nothing
  * satisfies (an MPI_Recv whose sender is late); prints the CPU time the
@@ -1142,6 +1295,8 @@ int main(int argc, char **argv)
 		return wait_tests(argv[2], argv[3]);
 	if (argc == 4 && !strcmp(argv[1], "--one-cpu"))
 		return one_cpu_test(argv[2], argv[3]);
+	if (argc == 4 && !strcmp(argv[1], "--race"))
+		return race_test(argv[2], argv[3]);
 	if (argc != 3) {
 		fprintf(stderr, "usage: fi_unit [--peer-death] IFACE_A IFACE_B\n");
 		return 2;
