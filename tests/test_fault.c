@@ -939,7 +939,9 @@ int main(void)
 		ifx[h] = xwf_ifindex(&T, h);
 		REQUIRE(ifx[h] > 0, "ifindex");
 		txs[h] = xwf_socket(&T, h, AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
-		rxs[h] = xwf_socket(&T, h, AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
+		/* protocol 0 until bound to the host's interface (ETH_P_ALL
+		 * at creation takes every interface's frames until the bind) */
+		rxs[h] = xwf_socket(&T, h, AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
 		REQUIRE(txs[h] >= 0 && rxs[h] >= 0, "AF_PACKET: %s", strerror(errno));
 		setsockopt(rxs[h], SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
 		setsockopt(rxs[h], SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));

@@ -358,7 +358,11 @@ __attribute__((noreturn)) static void xwf_relay_main(struct xwf_topo *t)
 		_exit(2);
 	for (int dir = 0; dir < 2; dir++) {
 		struct xwf_rq *q = &rq[dir];
-		int fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(ETH_P_ALL));
+		/* Protocol 0 until bound: a socket made with ETH_P_ALL takes
+		 * the frames of every interface of M until its bind, and the
+		 * relay forwarded those it had caught there - to the host
+		 * they had reached already (duplicates in a clean phase). */
+		int fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
 		if (fd < 0)
 			_exit(2);
@@ -384,6 +388,7 @@ __attribute__((noreturn)) static void xwf_relay_main(struct xwf_topo *t)
 		q->out_ifindex = t->m_ifindex[dir ^ 1];
 		q->seq_seen = ~0u;
 	}
+	__atomic_store_n(&t->shm->ready, 1, __ATOMIC_RELEASE);
 	for (;;) {
 		__u64 now = xwu_now_ns(), next = now + 20000000ULL;
 		struct timespec ts;
@@ -582,6 +587,12 @@ void xwf_setup(struct xwf_topo *t, const struct xwf_opts *o)
 	REQUIRE(t->relay_pid >= 0, "fork: %s", strerror(errno));
 	if (t->relay_pid == 0)
 		xwf_relay_main(t);
+	/* Its sockets bound before any phase can turn it on (10 s bound) */
+	for (int i = 0; i < 10000 && !__atomic_load_n(&t->shm->ready, __ATOMIC_ACQUIRE); i++) {
+		REQUIRE(waitpid(t->relay_pid, NULL, WNOHANG) == 0, "the relay exited at start");
+		usleep(1000);
+	}
+	REQUIRE(__atomic_load_n(&t->shm->ready, __ATOMIC_ACQUIRE), "the relay not ready after 10 s");
 
 	/* Carrier on both host ends. */
 	for (int h = 0; h < 2; h++) {

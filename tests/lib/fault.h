@@ -142,7 +142,8 @@ struct xwf_relay_stats {
 
 struct xwf_shm {
 	__u32 seq[2]; /* seqlock over cfg[dir]; odd while written */
-	__u32 pad[2];
+	__u32 ready;  /* the relay's sockets are bound (set once)  */
+	__u32 pad;
 	struct xwf_relay_cfg cfg[2];
 	struct xwf_relay_stats stats[2];
 };
