@@ -1530,6 +1530,12 @@ static void conn_send(struct xwi_engine *e, struct peer *p, __u64 t)
 	}
 	if (p->cn.conn_tries)
 		e->st.rtx_frames[XW_PKT_CONNECT]++;
+	/* A lossless peer has it in its inbox: resent at rto_max only (as
+	 * the frames behind it), not because the peer's process was
+	 * descheduled for an RTO (a busy rank in MPI_Init, a loaded host);
+	 * a dead peer is found by the liveness check meanwhile. */
+	if (p->cn.lossless)
+		r = e->cfg.rto_max_ns;
 	for (__u32 i = 0; i < p->cn.conn_tries && r < e->cfg.rto_max_ns; i++)
 		r *= 2;
 	p->cn.conn_tries++;
