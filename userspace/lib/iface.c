@@ -38,6 +38,9 @@
 #define BPF_FS_MAGIC 0xcafe4a11
 #endif
 
+static int lock_dir_op(const char *dir, int op);
+static void unlock_dir(int fd);
+
 static int is_bpffs(const char *path)
 {
 	struct statfs st;
@@ -71,7 +74,8 @@ static int ensure_bpffs(const char *root)
 	}
 	if (r == 1)
 		return 0;
-	if (!strncmp(root, "/sys/fs/bpf", 11) && (!root[11] || root[11] == '/')) {
+	/* The walk stopped at /sys/fs/bpf, not on a bpffs: mount one. */
+	if (!strcmp(probe, "/sys/fs/bpf")) {
 		/* Processes of one mount namespace (ranks started under one
 		 * `ip netns exec`) that get here together must not mount one
 		 * bpffs each: stacked, the later mount hides the pins and
@@ -79,29 +83,24 @@ static int ensure_bpffs(const char *root)
 		 * attached without pins).  Whoever holds the lock on the
 		 * directory looks again (another may have mounted since the
 		 * walk above) before mounting. */
-		int fd = open("/sys/fs/bpf", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		int lock = lock_dir_op(probe, LOCK_EX);
 
-		if (fd < 0 && errno == ENOENT)
-			goto not_bpffs;
-		if (fd < 0 || flock(fd, LOCK_EX)) {
-			r = -errno;
-			if (fd >= 0)
-				close(fd);
-			xwi_err("cannot lock /sys/fs/bpf: %s", strerror(-r));
-			return r;
+		if (lock < 0) {
+			xwi_err("cannot lock /sys/fs/bpf to mount bpffs: %s", strerror(-lock));
+			return lock;
 		}
-		r = is_bpffs("/sys/fs/bpf");
-		if (r == 0 && mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700")) {
+		r = is_bpffs(probe);
+		if (r == 0 && mount("bpf", probe, "bpf", 0, "mode=0700")) {
 			r = -errno;
 			xwi_err("cannot mount bpffs on /sys/fs/bpf: %s", strerror(errno));
 		} else if (r == 0) {
 			xwi_info("mounted bpffs on /sys/fs/bpf");
+		} else if (r < 0) {
+			xwi_err("/sys/fs/bpf: %s", strerror(-r));
 		}
-		flock(fd, LOCK_UN);
-		close(fd);
+		unlock_dir(lock);
 		return r < 0 ? r : 0;
 	}
-not_bpffs:
 	xwi_err("%s is not on a BPF filesystem (mount -t bpf bpf <dir>)", root);
 	return -EXDEV;
 }
