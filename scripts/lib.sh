@@ -58,14 +58,34 @@ xw_bpffs() {
 	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf || die "cannot mount bpffs"
 }
 
+# Does a process this one descends from hold the lock on file $1 (as
+# `flock FILE command` does for its command)?  /proc/locks names the
+# holder of each granted lock by PID and the file by device:inode.
+xw_lock_held_above() {
+	local ino holders p=$BASHPID
+	ino=$(stat -c %i "$1" 2>/dev/null) || return 1
+	holders=" $(awk -v ino=":$ino" '$2 != "->" && substr($6, length($6) - length(ino) + 1) == ino { print $5 }' /proc/locks 2>/dev/null | tr '\n' ' ')"
+	while [ "${p:-0}" -gt 1 ]; do
+		case $holders in *" $p "*) return 0 ;; esac
+		p=$(sed "s/.*) //" "/proc/$p/stat" 2>/dev/null | cut -d" " -f2)
+	done
+	return 1
+}
+
 # NAME: take the machine-wide lock /tmp/xdpwake-net.lock (nothing else on
-# the network while we measure) unless a parent holds it already; NAME
-# prefixes the message when it has to wait.  Held until the script exits;
-# its children see XDPWAKE_NET_LOCK_HELD.
+# the network while we measure) unless a parent holds it already (it set
+# XDPWAKE_NET_LOCK_HELD, or ran us under `flock /tmp/xdpwake-net.lock`);
+# NAME prefixes the message when it has to wait.  Held until the script
+# exits; its children see XDPWAKE_NET_LOCK_HELD.
 xw_net_lock() {
 	[ -z "${XDPWAKE_NET_LOCK_HELD:-}" ] && command -v flock >/dev/null || return 0
 	exec {XW_LOCKFD}>>/tmp/xdpwake-net.lock
 	if ! flock -n "$XW_LOCKFD"; then
+		if xw_lock_held_above /tmp/xdpwake-net.lock; then
+			exec {XW_LOCKFD}>&-
+			export XDPWAKE_NET_LOCK_HELD=1
+			return 0
+		fi
 		echo "$1: waiting for /tmp/xdpwake-net.lock (another network test is running)"
 		flock "$XW_LOCKFD"
 	fi
