@@ -312,7 +312,7 @@ static void log_stats(struct xwfi_ep *ep)
 	FI_INFO(&xwfi_prov, FI_LOG_EP_CTRL,
 		"endpoint %s closed: tx_frames %llu rx_frames %llu retransmits %llu "
 		"rx_out_of_order %llu rx_dup_frames %llu crc_failures %llu sessions %llu "
-		"conn_timeouts %llu peer_resets %llu live_probes %llu live_replies %llu "
+		"conn_timeouts %llu peer_resets %llu peer_closes %llu live_probes %llu live_replies %llu "
 		"live_local %llu rto_timeouts %llu sack_rtx %llu tail_probes %llu lost_rtx %llu "
 		"spurious_rtx %llu rto_us %llu srtt_us %llu local_tx_frames %llu "
 		"local_rx_frames %llu local_lost %llu local_rx_bad %llu local_wake_runs %llu "
@@ -322,7 +322,8 @@ static void log_stats(struct xwfi_ep *ep)
 		(unsigned long long)s.retransmits, (unsigned long long)s.rx_out_of_order,
 		(unsigned long long)s.rx_dup_frames, (unsigned long long)s.crc_failures,
 		(unsigned long long)s.sessions, (unsigned long long)s.conn_timeouts,
-		(unsigned long long)s.peer_resets, (unsigned long long)s.live_probes,
+		(unsigned long long)s.peer_resets, (unsigned long long)s.peer_closes,
+		(unsigned long long)s.live_probes,
 		(unsigned long long)s.live_replies, (unsigned long long)s.live_local,
 		(unsigned long long)s.rto_timeouts, (unsigned long long)s.sack_rtx,
 		(unsigned long long)s.tail_probes, (unsigned long long)s.lost_rtx,

@@ -566,7 +566,9 @@ struct xw_endpoint_stats {
 	__u64 rx_out_of_order;	/* frames held ahead of the expected sequence    */
 	__u64 rx_dup_frames;	/* frames received again (already delivered)     */
 	__u64 conn_timeouts;	/* connections given up: requests -ETIMEDOUT     */
-	__u64 peer_resets;	/* peer restarted or closed: requests -ECONNRESET */
+	__u64 peer_resets;	/* peer restarted, or closed while requests or
+				 * frames with it were under way: those requests
+				 * -ECONNRESET                                    */
 	__u64 sessions;		/* sessions established with peers               */
 	__u64 rx_ctrl_frames;	/* ACK, CONNECT, CONNECT_REPLY, CLOSE, PROBE,
 				 * PROBE_REPLY received                          */
@@ -653,6 +655,9 @@ struct xw_endpoint_stats {
 				 * job's first turn of the receive ring is not
 				 * slower (0 where the kernel cannot: no
 				 * live-frames test runs, or not on this queue)   */
+	__u64 peer_closes;	/* peers that closed their endpoint (its CLOSE,
+				 * carrying its last ack, came); those that cut
+				 * something short are in peer_resets too         */
 };
 /** Fill @st (st->sz set by the caller) with the endpoint's counters (and
  *  its socket's, shared with the process's other endpoints on the same

@@ -18,7 +18,9 @@
  *   addr.ID     written once open: "ADDRESS QUEUE PID"
  *   started.ID  written after the first round (the test kills a victim then)
  *   done.ID     all rounds done; quiet.ID: this process calls no more
- *               library functions that could send (no-kill runs only)
+ *               library functions that could send (no-kill runs only);
+ *               counted.ID: it read its counters (it closes, sending
+ *               CLOSEs, once every process has)
  * Each round, to and from every peer, one message of every size class
  * (SMALL, MEDIUM = eager over several frames, RNDV > eager_max), every byte
  * of a pattern of (sender, receiver, round, size) checked.  Exchanges with
@@ -451,6 +453,14 @@ int main(int argc, char **argv)
 	       (unsigned long long)es.live_probes,
 	       (unsigned long long)es.live_replies, (unsigned long long)(t_open / 1000000));
 	fflush(stdout);
+	/* Closing sends a CLOSE to every peer: not before all have counted. */
+	if (!nvictims) {
+		put_file("counted", me, "1\n");
+		if (!wait_all(NULL, "counted", all, nall, 30000)) {
+			fprintf(stderr, "peer %d: the others did not count their frames\n", me);
+			bad++;
+		}
+	}
 	xw_endpoint__close(ep);
 	return bad ? 1 : 0;
 }

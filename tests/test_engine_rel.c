@@ -2201,6 +2201,78 @@ static void test_rel_close(void)
 	       "session\n");
 }
 
+static bool recv_done(void *arg)
+{
+	struct rmsgt *m = arg;
+
+	return m->rr && m->rr->state == XWI_REQ_DONE;
+}
+
+/*
+ * Node 0 takes node 1's last message and closes; the ACK of it is lost.
+ * With the CLOSE (xwi_engine_shutdown(e, true), what an endpoint's close
+ * does) node 1 learns of the ack it carries and is done at once: nothing
+ * given up, no reset counted.  Without it node 1 resends to the closed
+ * node until it gives it up (the case the CLOSE is for: an MPI job whose
+ * final ACK a switch dropped).  Then a CLOSE that cuts something short:
+ * node 0 never got the message (node 1's frames lost) - counted.
+ */
+static void test_rel_close_last_ack(void)
+{
+	for (int k = 0; k < 3; k++) {
+		bool with_close = k != 1, data_lost = k == 2;
+		struct rmsgt m = { .a = 1, .b = 0, .len = 100, .seed = 31 + (__u32)k };
+		struct xwi_engine_stats s;
+
+		rnet_init2(rel_cfg(1), rel_cfg(2), 1400 + (__u32)k);
+		rx_rc_bad = 0;
+		rmix(4, 0, false, 1400, "before the last message", 10ULL * 1000000000ULL);
+		rsettle();
+		imp.mute[data_lost ? 1 : 0] = true;
+		rbatch_post(&m, 1, false);
+		if (!data_lost)
+			CHECK(rpump(recv_done, &m, 1000000000ULL), "the last message not received");
+		rpump(NULL, NULL, 2000000ULL); /* node 0's ACK (or node 1's data) lost */
+		CHECK(imp.dropped > 0 && xwi_engine_peers_unacked(xwt_nodes[1].e) == 1,
+		      "case %d: dropped %lu, node 1 unacked %llu", k, imp.dropped,
+		      (unsigned long long)xwi_engine_peers_unacked(xwt_nodes[1].e));
+		imp.mute[0] = imp.mute[1] = false;
+		xwi_engine_shutdown(xwt_nodes[0].e, with_close);
+		if (!data_lost)
+			xwi_request_free(m.rr);
+		m.rr = NULL;
+		xwi_engine_free(xwt_nodes[0].e);
+		xwt_nodes[0].e = NULL;
+		rpass(); /* node 1 takes the CLOSE, if any */
+		s = rst(1);
+		if (with_close) {
+			CHECK(s.peer_closes == 1 && s.peer_closes_cut == (data_lost ? 1u : 0u),
+			      "case %d: closes %llu, cut short %llu", k,
+			      (unsigned long long)s.peer_closes, (unsigned long long)s.peer_closes_cut);
+			if (!data_lost)
+				CHECK(xwi_engine_peers_unacked(xwt_nodes[1].e) == 0 &&
+					      m.sr->state == XWI_REQ_DONE && m.sr->status.error == 0,
+				      "CLOSE: node 1 still waits (unacked %llu, send %d err %d)",
+				      (unsigned long long)xwi_engine_peers_unacked(xwt_nodes[1].e),
+				      m.sr->state, m.sr->status.error);
+		}
+		rpump(NULL, NULL, 7ULL * 1000000000ULL); /* beyond the give-up time */
+		s = rst(1);
+		CHECK(s.timeouts == (with_close && !data_lost ? 0u : 1u),
+		      "case %d: node 1 gave the closed node up %llu times", k,
+		      (unsigned long long)s.timeouts);
+		CHECK(rx_rc_bad == 0, "rx returned errors");
+		if (m.sr->state == XWI_REQ_DONE)
+			xwi_request_free(m.sr);
+		free(m.sb);
+		free(m.rb);
+		rnet_free();
+	}
+	printf("reliability: a node that closes after a lost final ACK: its CLOSE carries the ack "
+	       "(the peer is done at once, nothing given up); without it the peer gives it up; a "
+	       "CLOSE that cuts a message short is counted\n");
+}
+
 static void test_rel_killed(void)
 {
 	struct xwi_engine_cfg c[3] = { rel_cfg(1), rel_cfg(2), rel_cfg(3) };
@@ -2722,6 +2794,7 @@ int main(void)
 	test_rel_bound();
 	test_rel_partial_dead();
 	test_rel_close();
+	test_rel_close_last_ack();
 	test_rel_killed();
 	test_rel_busy_peer();
 	xwt_log_free();

@@ -425,6 +425,8 @@ static void marks_ablation(const char *ifname)
 		xchg_addr(&me, &peer);
 		bar_ep = ep;
 		marks_on_wire(ep, &peer, 6, masks[i]);
+		/* both counted before either closes (a CLOSE to the peer) */
+		bar("ablation counted");
 		bar_ep = NULL;
 		xw_endpoint__close(ep);
 		bar("ablation closed");

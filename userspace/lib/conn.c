@@ -440,9 +440,10 @@ static bool sid_retired(const struct peer *p, __u32 sid)
  *   taken twice), and messages of it we hold without a receive stay.
  * Complete eager messages in the unexpected queue always stay.
  */
-void xwi_conn_reset(struct xwi_engine *e, struct peer *p, int err, enum xwi_reset_mode mode)
+unsigned int xwi_conn_reset(struct xwi_engine *e, struct peer *p, int err, enum xwi_reset_mode mode)
 {
 	struct xl unacked;
+	unsigned int cut;
 
 	/* the frames not acknowledged go to the message layer, which may
 	 * carry them over (a reconnect) or learn from them what to replay */
@@ -458,7 +459,7 @@ void xwi_conn_reset(struct xwi_engine *e, struct peer *p, int err, enum xwi_rese
 			xwi_msg_unref(e, s);
 	}
 	xl_splice_front(&p->cn.rtxq, &unacked);
-	xwi_msg_reset(e, p, err, mode, &unacked);
+	cut = xwi_msg_reset(e, p, err, mode, &unacked);
 	xwi_frames_free(&unacked);
 	xwi_frames_free(&p->cn.ooo);
 	p->cn.inflight = p->cn.nooo = 0;
@@ -480,6 +481,7 @@ void xwi_conn_reset(struct xwi_engine *e, struct peer *p, int err, enum xwi_rese
 	p->cn.probe_nonce = 0;
 	p->cn.alive_seen = false;
 	p->cn.probing_since = 0;
+	return cut;
 }
 
 /* The peer's incarnation (@sid, @isn) is the one we talk to now. */
@@ -1459,7 +1461,10 @@ static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 		e->st.peer_closes++;
 		if (kick)
 			xwi_msg_kick(e, p);
-		xwi_conn_reset(e, p, -ECONNRESET, RM_NEWPEER);
+		/* A close after everything (the ack it carries included) is a
+		 * clean end; one that cuts requests short is a reset. */
+		if (xwi_conn_reset(e, p, -ECONNRESET, RM_NEWPEER) || xwi_msg_has_work(p))
+			e->st.peer_closes_cut++;
 		xwi_msg_kick(e, p);
 		return 0;
 	}

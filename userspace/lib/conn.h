@@ -143,8 +143,10 @@ int xwi_conn_unref(struct xwi_engine *e, struct peer *p, struct xwi_req_priv *s)
 /* Forget @p's connection (conn_event(peer, 0) if it had a session). */
 void xwi_conn_forget(struct xwi_engine *e, struct peer *p);
 /* End @p's connection: the message layer is told (xwi_msg_reset) with
- * the frames not acknowledged, then the connection state is cleared. */
-void xwi_conn_reset(struct xwi_engine *e, struct peer *p, int err, enum xwi_reset_mode mode);
+ * the frames not acknowledged, then the connection state is cleared.
+ * Returns what that cut short (xwi_msg_reset; 0: nothing was under way). */
+unsigned int xwi_conn_reset(struct xwi_engine *e, struct peer *p, int err,
+			    enum xwi_reset_mode mode);
 
 /*
  * A frame received from @src (xwi_engine_rx: arguments checked, @h

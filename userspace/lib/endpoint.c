@@ -273,10 +273,12 @@ static void ep_free(struct xw_endpoint *ep)
 	if (ep->ifc)
 		xwi_watchdog_stop(ep);
 	if (ep->eng && ep->port) {
-		/* Our sessions out of the `conns` map.  No CLOSE: peers learn
-		 * of a reopened endpoint from its CONNECT. */
+		/* Our sessions out of the `conns` map, and a CLOSE to every
+		 * connected peer: it carries our last ack, so a peer whose
+		 * frames we took but whose final ACK was lost is not left
+		 * resending to a closed endpoint until it gives us up. */
 		xwi_port_lock(ep->port);
-		xwi_engine_shutdown(ep->eng, false);
+		xwi_engine_shutdown(ep->eng, true);
 		xwi_port_flush(ep->port);
 		xwi_ep_unlock(ep);
 	}
@@ -607,7 +609,8 @@ XW_API int xw_endpoint__stats(const struct xw_endpoint *ep, struct xw_endpoint_s
 	st->live_probes = es.live_probes;
 	st->live_replies = es.live_replies;
 	st->live_local = es.live_local;
-	st->peer_resets = es.peer_restarts + es.peer_closes;
+	st->peer_resets = es.peer_restarts + es.peer_closes_cut;
+	st->peer_closes = es.peer_closes;
 	st->sessions = es.sessions;
 	st->rx_ctrl_frames = es.rx_frames[XW_PKT_ACK] + es.rx_frames[XW_PKT_CONNECT] +
 			     es.rx_frames[XW_PKT_CONNECT_REPLY] + es.rx_frames[XW_PKT_CLOSE] +

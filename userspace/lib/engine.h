@@ -347,6 +347,7 @@ struct xwi_engine_stats {
 				    * by another one (crossing handshakes)  */
 	__u64 peer_restarts;	   /* a peer came back with a new session    */
 	__u64 peer_closes;	   /* CLOSE received                         */
+	__u64 peer_closes_cut;	   /* ... cutting requests or unacked frames */
 	__u64 timeouts;		   /* connections given up (-ETIMEDOUT)      */
 	__u64 peers_dropped;	   /* CONNECTs over peers_max                */
 	__u64 peers_evicted;	   /* idle peers forgotten (table full)      */

@@ -148,9 +148,11 @@ int xwi_msg_rx(struct xwi_engine *e, struct peer *p, const struct xw_addr *src,
  * @p's connection ended (@mode; requests fail with @err as the mode
  * says).  @unacked: our frames the connection never had acknowledged
  * (struct xwi_frame, in order); the message layer may take frames off it
- * (carried over a reconnect), the connection frees the rest.
+ * (carried over a reconnect), the connection frees the rest.  Returns what
+ * the end cut short: requests completed with @err, plus 1 if @unacked held
+ * frames (0: nothing was under way with @p).
  */
-void xwi_msg_reset(struct xwi_engine *e, struct peer *p, int err, enum xwi_reset_mode mode,
+unsigned int xwi_msg_reset(struct xwi_engine *e, struct peer *p, int err, enum xwi_reset_mode mode,
 		   struct xl *unacked);
 /* What a CONNECT / CONNECT_REPLY to @p carries of our message stream:
  * match (our endpoint incarnation << 32 | resume id) and, in *@finals,

@@ -519,16 +519,19 @@ void xwi_msg_stream_sync(struct xwi_engine *e, struct peer *p, __u32 eid, __u32 
  *   taken twice), and messages of it we hold without a receive stay.
  * Complete eager messages in the unexpected queue always stay.
  */
-void xwi_msg_reset(struct xwi_engine *e, struct peer *p, int err, enum xwi_reset_mode mode,
-		   struct xl *unacked)
+unsigned int xwi_msg_reset(struct xwi_engine *e, struct peer *p, int err,
+			   enum xwi_reset_mode mode, struct xl *unacked)
 {
 	struct xl *l, *n;
+	unsigned int cut;
 
+	if (mode != RM_RECONNECT)
+		carry_unsend(p, unacked);
+	cut = !xl_empty(unacked);
 	if (mode == RM_NEWPEER) {
 		/* another endpoint: a new message stream, from id 0; what
 		 * the old one never acknowledged goes to the new one
 		 * (renumbered); carried frames of a reconnect are lost */
-		carry_unsend(p, unacked);
 		replay_unacked(e, p, unacked);
 		for (l = e->pending.next; l != &e->pending; l = l->next) {
 			struct xwi_req_priv *r = xl_entry(l, struct xwi_req_priv, elink);
@@ -539,7 +542,6 @@ void xwi_msg_reset(struct xwi_engine *e, struct peer *p, int err, enum xwi_reset
 	} else if (mode == RM_RECONNECT) {
 		carry_over(e, p, unacked);
 	} else {
-		carry_unsend(p, unacked);
 		frames_lost(e, p, unacked);
 		p->ms.orphan_since = now(e);
 	}
@@ -551,6 +553,7 @@ void xwi_msg_reset(struct xwi_engine *e, struct peer *p, int err, enum xwi_reset
 		if (r->req->kind == XWI_REQ_SEND && r->peer == p &&
 		    (mode == RM_GIVEUP || (mode == RM_NEWPEER && r->started))) {
 			xwi_send_complete(e, r, err);
+			cut++;
 			n = e->pending.next; /* the list changed: start over */
 		}
 	}
@@ -563,6 +566,7 @@ void xwi_msg_reset(struct xwi_engine *e, struct peer *p, int err, enum xwi_reset
 			continue;
 		if (mode != RM_NEWPEER && !m->rndv && (!m->req || mode == RM_RECONNECT))
 			continue; /* eager: the sender's frames complete it */
+		cut += m->req != NULL;
 		xwi_rmsg_fail_req(e, m, err);
 		if (mode != RM_NEWPEER && m->rndv)
 			xwi_redo_add(e, p, m->msg_id);
@@ -575,6 +579,7 @@ void xwi_msg_reset(struct xwi_engine *e, struct peer *p, int err, enum xwi_reset
 		p->ms.tx_next_id = p->ms.rx_next_id = 0;
 	p->ms.last = NULL;
 	xwi_tx_idle_check(p);
+	return cut;
 }
 
 /* Where our stream to @p resumes, for our CONNECT / CONNECT_REPLY. */
