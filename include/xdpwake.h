@@ -653,6 +653,11 @@ struct xw_endpoint_stats {
 				 * job's first turn of the receive ring is not
 				 * slower (0 where the kernel cannot: no
 				 * live-frames test runs, or not on this queue)   */
+	__u64 local_cma_marks;	/* of local_cma_reads: answered with a mark in the
+				 * sender's inbox instead of a NOTIFY frame (the
+				 * sender did not sleep)                          */
+	__u64 local_cma_done;	/* our large sends to local peers completed by
+				 * such a mark                                    */
 };
 /** Fill @st (st->sz set by the caller) with the endpoint's counters (and
  *  its socket's, shared with the process's other endpoints on the same
