@@ -838,6 +838,17 @@ static void backpressure_part(struct xw_endpoint *e1, struct xw_endpoint *e3)
 	free(out);
 }
 
+/* A child's end: tell A (@what), then progress @ep slowly until killed. */
+static void until_killed(int fd, struct xw_endpoint *ep, const char *what)
+{
+	bar(fd, ep, what);
+	for (int i = 0; i < 60000; i++) {
+		xw_endpoint__progress(ep);
+		usleep(1000);
+	}
+	CHECK(0, "%s: not killed", who);
+}
+
 /* A large send of @tx to @rx (both here), the receive posted late: not
  * complete before @rx read it; @rx reads it in its own pass and answers
  * with a mark (@armed false: no frame) or, @tx armed (asleep), with the
@@ -954,12 +965,7 @@ static void host_f(int fd)
 	ep = open_ep(9, 3, 0);
 	while (xwt_ep_stats(ep).unexpected_msgs == 0)
 		xw_endpoint__progress(ep);
-	bar(fd, ep, "arrived");
-	for (int i = 0; i < 60000; i++) {
-		xw_endpoint__progress(ep);
-		usleep(1000);
-	}
-	CHECK(0, "F: not killed");
+	until_killed(fd, ep, "arrived");
 }
 
 /* A large send to a receiver that could read it and dies first: the send
@@ -1010,12 +1016,7 @@ static void host_e(int fd)
 	ep = open_ep(8, 3, 0);
 	get(fd, &a7, sizeof(a7));
 	REQUIRE(xw_endpoint__isend(ep, &a7, big, 4u << 20, 0x700, &req) == 0, "E: isend");
-	bar(fd, ep, "sent");
-	for (int i = 0; i < 60000; i++) {
-		xw_endpoint__progress(ep);
-		usleep(1000);
-	}
-	CHECK(0, "E: not killed");
+	until_killed(fd, ep, "sent");
 }
 
 /* A large message whose sender dies before it is matched: the receive
