@@ -22,9 +22,16 @@
  * the sender's buffer (process_vm_readv: counted, sizes on both sides of
  * that threshold and of eager_max), and pulled where that is refused (an
  * endpoint with the test hook cma_off: the fallback counted once per peer,
- * every byte checked, both thresholds again); process E, killed after its large send reached A
- * unmatched, makes A's receive fail with a clear error; a ring filled by a
- * receiver that does not poll makes the sender wait, nothing lost.
+ * every byte checked, both thresholds again, no mark for a pulled message);
+ * a read message is answered with a mark in the sender's inbox, no frame
+ * (the send completes only after the receiver read it, at the sender's
+ * next pass), with the NOTIFY frame that wakes it to an armed sender, and
+ * 40 in flight each way need more marks than a slot holds; process E,
+ * killed after its large send reached A unmatched, makes A's receive fail
+ * with a clear error; process F, killed with A's large message unmatched
+ * (it could read it), makes A's send fail, not wait for a mark; a ring
+ * filled by a receiver that does not poll makes the sender wait, nothing
+ * lost.
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
