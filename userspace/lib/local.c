@@ -371,13 +371,17 @@ static bool owner_sleeps(struct xw_shared *sh)
 		!__atomic_load_n(&sh->wd_due, __ATOMIC_SEQ_CST));
 }
 
-/* Does the owner of @sh wait in a sleep, its thread's or its watchdog's
- * (a mark is not counted in `produced`: the watchdog timer would not see
- * it)? */
+/*
+ * Does the owner of @sh sleep, armed for a wake (a thread in a blocking
+ * wait, or its progress thread)?  Its watchdog thread does not count: a
+ * mark needs no answer, and the send it completes is seen at the owner's
+ * next call into the library (a CQ or request read runs the pass), where
+ * the watchdog would only take it earlier - and the watchdog (1 ms, the
+ * provider's default) sleeps armed most of the time.
+ */
 static bool owner_waits(struct xw_shared *sh)
 {
-	return __atomic_load_n(&sh->armed, __ATOMIC_SEQ_CST) ||
-	       __atomic_load_n(&sh->wd_armed, __ATOMIC_SEQ_CST);
+	return __atomic_load_n(&sh->armed, __ATOMIC_SEQ_CST);
 }
 
 /* The wake decision for the frame, if the receiver sleeps (see top). */
