@@ -355,14 +355,14 @@ int xwi_local_read(struct xwi_local *l, __u16 id, __u64 addr, void *buf, size_t 
 }
 
 /*
- * Does the owner of @sh wait for a wake: its thread armed, or only its
- * watchdog thread armed with the watchdog timer stopped?  Only its
- * watchdog thread sleeps, and the watchdog timer runs: the timer looks at
- * a frame when it fires (it stops only with every frame counted consumed;
- * it clears wd_due, fences, then reads `produced`), and wakes the thread
- * for it at its next round if it is still there - within two periods
- * instead of one - so the program run, a system call per frame (2 us of a
- * 7.5 us round trip here), is saved.
+ * Does a frame for the owner of @sh need the wake program: a thread of it
+ * armed, or only its watchdog thread armed with the watchdog timer
+ * stopped?  With the timer running the timer looks at the frame when it
+ * fires (it stops only with every frame counted consumed; it clears
+ * wd_due, fences, then reads `produced`), and wakes the thread for it at
+ * its next round if it is still there - within two periods instead of one
+ * - so the program run, a system call per frame (2 us of a 7.5 us round
+ * trip here), is saved.
  */
 static bool owner_sleeps(struct xw_shared *sh)
 {
