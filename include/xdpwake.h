@@ -658,6 +658,11 @@ struct xw_endpoint_stats {
 	__u64 peer_closes;	/* peers that closed their endpoint (its CLOSE,
 				 * carrying its last ack, came); those that cut
 				 * something short are in peer_resets too         */
+	__u64 local_cma_marks;	/* of local_cma_reads: answered with a mark in the
+				 * sender's inbox instead of a NOTIFY frame (the
+				 * sender did not sleep)                          */
+	__u64 local_cma_done;	/* our large sends to local peers completed by
+				 * such a mark                                    */
 };
 /** Fill @st (st->sz set by the caller) with the endpoint's counters (and
  *  its socket's, shared with the process's other endpoints on the same

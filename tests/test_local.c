@@ -22,9 +22,16 @@
  * the sender's buffer (process_vm_readv: counted, sizes on both sides of
  * that threshold and of eager_max), and pulled where that is refused (an
  * endpoint with the test hook cma_off: the fallback counted once per peer,
- * every byte checked, both thresholds again); process E, killed after its large send reached A
- * unmatched, makes A's receive fail with a clear error; a ring filled by a
- * receiver that does not poll makes the sender wait, nothing lost.
+ * every byte checked, both thresholds again, no mark for a pulled message);
+ * a read message is answered with a mark in the sender's inbox, no frame
+ * (the send completes only after the receiver read it, at the sender's
+ * next pass), with the NOTIFY frame that wakes it to an armed sender, and
+ * 40 in flight each way need more marks than a slot holds; process E,
+ * killed after its large send reached A unmatched, makes A's receive fail
+ * with a clear error; process F, killed with A's large message unmatched
+ * (it could read it), makes A's send fail, not wait for a mark; a ring
+ * filled by a receiver that does not poll makes the sender wait, nothing
+ * lost.
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -719,6 +726,10 @@ static void cma_part(struct xw_endpoint *e1)
 	}
 	CHECK(xwt_ep_stats(e6).local_cma_reads == 0 && xwt_ep_stats(e6).local_cma_fallbacks == 1,
 	      "6: read a buffer, or its refusal counted twice");
+	/* 6 pulled 1's messages: NOTIFY frames, no marks; 1 read 6's: marks */
+	CHECK(xwt_ep_stats(e6).local_cma_marks == 0 && xwt_ep_stats(e1).local_cma_done == s1.local_cma_done,
+	      "6: %llu marks for pulled messages",
+	      (unsigned long long)xwt_ep_stats(e6).local_cma_marks);
 	all_local(e6, "pulled");
 	xw_endpoint__close(e6);
 }
@@ -834,6 +845,179 @@ static void backpressure_part(struct xw_endpoint *e1, struct xw_endpoint *e3)
 	free(out);
 }
 
+/* A child's end: tell A (@what), then progress @ep slowly until killed. */
+static void until_killed(int fd, struct xw_endpoint *ep, const char *what)
+{
+	bar(fd, ep, what);
+	for (int i = 0; i < 60000; i++) {
+		xw_endpoint__progress(ep);
+		usleep(1000);
+	}
+	CHECK(0, "%s: not killed", who);
+}
+
+/* A large send of @tx to @rx (both here), the receive posted late: not
+ * complete before @rx read it; @rx reads it in its own pass and answers
+ * with a mark (@armed false: no frame) or, @tx armed (asleep), with the
+ * NOTIFY frame that wakes it; the send completes at @tx's next pass. */
+static void done_once(struct xw_endpoint *tx, struct xw_endpoint *rx, bool armed,
+		      unsigned int seed)
+{
+	size_t len = 300000;
+	unsigned char *out = malloc(len), *in = malloc(len);
+	struct xw_addr dst = addr_of(rx);
+	struct xw_request *sr, *rr;
+	struct xw_endpoint_stats t0, r0, t1, r1;
+	XW_OPTS(xw_status, st);
+	long d;
+
+	REQUIRE(out && in, "malloc");
+	xwt_fill(out, len, seed);
+	REQUIRE(xw_endpoint__isend(tx, &dst, out, len, 0x800 + seed, &sr) == 0, "isend");
+	for (int i = 0; i < 50; i++) {
+		xw_endpoint__progress(tx);
+		xw_endpoint__progress(rx);
+	}
+	CHECK(!xw_request__done(sr), "mark: the send completed before a receive took it");
+	t0 = xwt_ep_stats(tx);
+	r0 = xwt_ep_stats(rx);
+	if (armed)
+		REQUIRE(xw_endpoint__arm(tx) == 0, "mark: arm the sender");
+	REQUIRE(xw_endpoint__irecv(rx, in, len, 0x800 + seed, ~0ULL, &rr) == 0, "irecv");
+	REQUIRE(xw_request__test(rr, &st) == 1 && st.error == 0 && st.len == len,
+		"mark: the receive did not complete at once (read): error %d", st.error);
+	d = xwt_first_diff(in, len, seed);
+	CHECK(d < 0, "mark: byte %ld differs", d);
+	r1 = xwt_ep_stats(rx);
+	CHECK(r1.local_cma_reads == r0.local_cma_reads + 1, "mark: not read from the buffer");
+	CHECK(!xw_request__done(sr), "mark: the send completed without its pass");
+	if (armed) {
+		CHECK(r1.local_cma_marks == r0.local_cma_marks &&
+			      r1.local_tx_frames == r0.local_tx_frames + 1,
+		      "mark: to a sleeping sender %llu marks, %llu frames (0, the NOTIFY expected)",
+		      (unsigned long long)(r1.local_cma_marks - r0.local_cma_marks),
+		      (unsigned long long)(r1.local_tx_frames - r0.local_tx_frames));
+		CHECK(xw_endpoint__disarm(tx) == 1, "mark: the sleeping sender was not woken");
+	} else {
+		CHECK(r1.local_cma_marks == r0.local_cma_marks + 1 &&
+			      r1.local_tx_frames == r0.local_tx_frames,
+		      "mark: %llu marks, %llu frames (1, 0 expected)",
+		      (unsigned long long)(r1.local_cma_marks - r0.local_cma_marks),
+		      (unsigned long long)(r1.local_tx_frames - r0.local_tx_frames));
+	}
+	xw_endpoint__progress(tx);
+	REQUIRE(xw_request__test(sr, &st) == 1, "mark: the send not complete after its pass");
+	CHECK(st.error == 0 && st.len == len, "mark: send error %d len %zu", st.error, st.len);
+	t1 = xwt_ep_stats(tx);
+	CHECK(t1.local_cma_done == t0.local_cma_done + !armed &&
+		      t1.local_rx_frames == t0.local_rx_frames + armed,
+	      "mark: the sender completed %llu sends by a mark, took %llu frames",
+	      (unsigned long long)(t1.local_cma_done - t0.local_cma_done),
+	      (unsigned long long)(t1.local_rx_frames - t0.local_rx_frames));
+	free(out);
+	free(in);
+}
+
+/* Read large messages end with a mark in the sender's inbox, not a NOTIFY
+ * frame - but where the sender sleeps; more marks than a slot holds
+ * (8 MiB in 40 messages of 200 KiB in flight) and both ways at once. */
+static void mark_part(struct xw_endpoint *e1, struct xw_endpoint *e3)
+{
+	enum { N = 40, LEN = 200000 };
+	unsigned char *buf = malloc((size_t)4 * N * LEN);
+	struct xw_request *r[4 * N];
+	struct xw_status st[4 * N];
+	struct xw_addr a1 = addr_of(e1), a3 = addr_of(e3);
+	__u64 t0;
+
+	REQUIRE(buf, "malloc");
+	done_once(e1, e3, false, 400);
+	done_once(e3, e1, false, 401);
+	done_once(e1, e3, true, 402);
+	for (int i = 0; i < N; i++) {
+		unsigned char *o = buf + (size_t)i * LEN, *o2 = o + (size_t)N * LEN;
+		unsigned char *in = o2 + (size_t)N * LEN, *in2 = in + (size_t)N * LEN;
+
+		xwt_fill(o, LEN, 410 + (unsigned int)i);
+		xwt_fill(o2, LEN, 460 + (unsigned int)i);
+		REQUIRE(xw_endpoint__irecv(e3, in, LEN, 0x900 + (__u64)i, ~0ULL, &r[2 * N + i]) == 0 &&
+				xw_endpoint__irecv(e1, in2, LEN, 0x980 + (__u64)i, ~0ULL,
+						   &r[3 * N + i]) == 0,
+			"irecv");
+		REQUIRE(xw_endpoint__isend(e1, &a3, o, LEN, 0x900 + (__u64)i, &r[i]) == 0 &&
+				xw_endpoint__isend(e3, &a1, o2, LEN, 0x980 + (__u64)i, &r[N + i]) == 0,
+			"isend");
+	}
+	for (int i = 0; i < 4 * N; i++)
+		st[i] = (struct xw_status){ .sz = sizeof(st[i]) };
+	t0 = xwu_now_ns();
+	for (int i = 0, left = 4 * N; left; i = (i + 1) % (4 * N)) {
+		if (r[i] && xw_request__test(r[i], &st[i]) == 1) {
+			r[i] = NULL;
+			left--;
+		}
+		xw_endpoint__progress(e1);
+		xw_endpoint__progress(e3);
+		REQUIRE(xwu_now_ns() - t0 < (__u64)TMO * 1000000ULL, "marks: not done");
+	}
+	for (int i = 0; i < 4 * N; i++)
+		CHECK(st[i].error == 0 && st[i].len == LEN, "marks %d: error %d len %zu", i,
+		      st[i].error, st[i].len);
+	for (int i = 0; i < N; i++) {
+		long d = xwt_first_diff(buf + (size_t)(2 * N + i) * LEN, LEN, 410 + (unsigned int)i),
+		     d2 = xwt_first_diff(buf + (size_t)(3 * N + i) * LEN, LEN, 460 + (unsigned int)i);
+
+		CHECK(d < 0 && d2 < 0, "marks %d: byte %ld / %ld differs", i, d, d2);
+	}
+	free(buf);
+}
+
+/* F: endpoint 9 on queue 3 (reads its peers' buffers) takes A's large
+ * message unmatched, and waits to be killed. */
+static void host_f(int fd)
+{
+	struct xw_endpoint *ep;
+
+	xwt_chan_who = who = "F";
+	ep = open_ep(9, 3, 0);
+	while (xwt_ep_stats(ep).unexpected_msgs == 0)
+		xw_endpoint__progress(ep);
+	until_killed(fd, ep, "arrived");
+}
+
+/* A large send to a receiver that could read it and dies first: the send
+ * fails after give_up_ms, it does not wait forever for a mark. */
+static void killed_reader_part(void)
+{
+	struct xw_endpoint *e10 = open_ep(10, 0, 400);
+	unsigned char *big = malloc(BIG);
+	struct xw_addr a9 = addr_of(e10);
+	struct xw_request *req;
+	XW_OPTS(xw_status, st);
+	int ff, status, err;
+	__u64 t0;
+	pid_t f;
+
+	REQUIRE(big, "malloc");
+	xwt_fill(big, BIG, 11);
+	a9.ep = 9;
+	a9.nonce = 0;
+	f = spawn(&ff, host_f);
+	REQUIRE(xw_endpoint__isend(e10, &a9, big, BIG, 0xa00, &req) == 0, "isend to F");
+	bar(ff, e10, "arrived");
+	kill(f, SIGKILL);
+	REQUIRE(waitpid(f, &status, 0) == f, "reap F");
+	close(ff);
+	t0 = xwu_now_ns();
+	err = xw_request__wait(req, &st, 10000);
+	CHECK(err == 0 && (st.error == -ETIMEDOUT || st.error == -ECONNRESET),
+	      "the send to the killed reader: %s / status %d", xw_strerror(err), st.error);
+	CHECK(xwu_now_ns() - t0 < 8000000000ULL, "the send failed only after %llu ms",
+	      (unsigned long long)((xwu_now_ns() - t0) / 1000000));
+	xw_endpoint__close(e10);
+	free(big);
+}
+
 /* E: endpoint 8 on queue 3 sends 4 MiB to A's endpoint 7, unmatched, and
  * waits to be killed. */
 static void host_e(int fd)
@@ -849,12 +1033,7 @@ static void host_e(int fd)
 	ep = open_ep(8, 3, 0);
 	get(fd, &a7, sizeof(a7));
 	REQUIRE(xw_endpoint__isend(ep, &a7, big, 4u << 20, 0x700, &req) == 0, "E: isend");
-	bar(fd, ep, "sent");
-	for (int i = 0; i < 60000; i++) {
-		xw_endpoint__progress(ep);
-		usleep(1000);
-	}
-	CHECK(0, "E: not killed");
+	until_killed(fd, ep, "sent");
 }
 
 /* A large message whose sender dies before it is matched: the receive
@@ -943,8 +1122,11 @@ int main(void)
 	printf("sizes: done\n");
 	/* (f) */
 	threshold_part(e1, e3);
+	mark_part(e1, e3);
+	all_local(e1, "marks");
+	all_local(e3, "marks");
 	cma_part(e1);
-	printf("single copy and its fallback: done\n");
+	printf("single copy, its marks and its fallback: done\n");
 	backpressure_part(e1, e3);
 	printf("back-pressure: done\n");
 	/* (b), (c) */
@@ -957,6 +1139,8 @@ int main(void)
 	printf("kill: done\n");
 	killed_sender_part();
 	printf("killed sender: done\n");
+	killed_reader_part();
+	printf("killed reader: done\n");
 	REQUIRE(waitpid(b, &status, 0) == b, "reap B");
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "B failed (status %#x)", status);
 	/* (e) */

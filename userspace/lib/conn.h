@@ -97,6 +97,12 @@ static inline bool xwi_conn_lossless(const struct peer *p)
 	return p->cn.lossless;
 }
 
+/* Our session of @p's connection (the `session` of the frames we send). */
+static inline __u32 xwi_conn_my_sid(const struct peer *p)
+{
+	return p->cn.my_sid;
+}
+
 /* Do we know the peer's session (a connection is up or half-open)? */
 static inline bool xwi_conn_up(const struct peer *p)
 {

@@ -83,6 +83,14 @@ static int ep_cma_read(void *ctx, const struct xw_addr *peer, __u64 addr, void *
 	return xwi_local_read(ep->local, peer->ep, addr, buf, len);
 }
 
+/* A large message of a peer on this host, read: a mark in its inbox. */
+static int ep_cma_done(void *ctx, const struct xw_addr *peer, __u32 msg_id, __u32 session)
+{
+	struct xw_endpoint *ep = ctx;
+
+	return xwi_local_done(ep->local, peer, &ep->enc, msg_id, session);
+}
+
 /* The engine's early kick of an application's one-frame message (under
  * the port lock, as every engine call). */
 static void ep_kick(void *ctx)
@@ -138,6 +146,7 @@ static const struct xwi_engine_ops engine_ops = {
 	.kick = ep_kick,
 	.lossless = ep_lossless,
 	.cma_read = ep_cma_read,
+	.cma_done = ep_cma_done,
 };
 
 /* One received frame for the endpoint went to its engine (@rc), from the
@@ -173,6 +182,16 @@ static int ep_deliver_local(void *ctx, const struct xw_addr *src, const struct x
 	struct xw_endpoint *ep = ctx;
 
 	return delivered(ep, xwi_engine_rx_local(ep->eng, src, h, payload, len), true);
+}
+
+/* A local peer's mark in our inbox: it read our large message (not a
+ * frame: not counted in `consumed`, as its mark is not in `produced`). */
+static void ep_done_local(void *ctx, const struct xw_addr *src, __u32 msg_id, __u32 session)
+{
+	struct xw_endpoint *ep = ctx;
+
+	__atomic_store_n(&ep->quiet, false, __ATOMIC_RELAXED);
+	xwi_engine_cma_done(ep->eng, src, msg_id, session);
 }
 
 /* ---- open / close ------------------------------------------------------ */
@@ -337,6 +356,7 @@ int xwi_endpoint_open_test(const char *ifname, __u16 id, const struct xw_endpoin
 	sink.deliver = ep_deliver;
 	sink.ctx = ep;
 	lsink.deliver = ep_deliver_local;
+	lsink.done = ep_done_local;
 	lsink.ctx = ep;
 	ep->id = id;
 	ep->ring_fd = -1;
@@ -649,6 +669,8 @@ XW_API int xw_endpoint__stats(const struct xw_endpoint *ep, struct xw_endpoint_s
 	st->local_cma_reads = es.cma_reads;
 	st->local_cma_bytes = es.cma_bytes;
 	st->local_cma_fallbacks = es.cma_fallbacks;
+	st->local_cma_marks = es.cma_marks;
+	st->local_cma_done = es.cma_done;
 	xwi_port_lock(p);
 	st->peers_unacked = xwi_engine_peers_unacked(ep->eng);
 	xwi_port_unlock(p);

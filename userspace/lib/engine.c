@@ -204,6 +204,13 @@ int xwi_engine_rx_local(struct xwi_engine *e, const struct xw_addr *src, const s
 	return engine_rx(e, src, h, &one, 1, len, true);
 }
 
+void xwi_engine_cma_done(struct xwi_engine *e, const struct xw_addr *src, __u32 msg_id,
+			 __u32 session)
+{
+	if (e && src)
+		xwi_msg_cma_done(e, src, msg_id, session);
+}
+
 /* ---- sends and receives ----------------------------------------------- */
 
 int xwi_engine_isend(struct xwi_engine *e, const struct xw_addr *dst, const void *buf, size_t len,

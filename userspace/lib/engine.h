@@ -153,6 +153,14 @@ struct xwi_engine_ops {
 	 * peer).  Without it large messages to lossless peers are pulled.
 	 */
 	int (*cma_read)(void *ctx, const struct xw_addr *peer, __u64 addr, void *buf, size_t len);
+	/*
+	 * Optional, with cma_read: tell lossless @peer that its large message
+	 * @msg_id (its RNDV's session @session) was read, without a NOTIFY
+	 * frame; the peer's endpoint hands it to xwi_engine_cma_done().  0:
+	 * told; else the engine sends the NOTIFY frame (the peer may get both:
+	 * the second finds no send).
+	 */
+	int (*cma_done)(void *ctx, const struct xw_addr *peer, __u32 msg_id, __u32 session);
 };
 
 /* Request states. */
@@ -190,6 +198,14 @@ struct xwi_engine *xwi_engine_new(const struct xwi_engine_cfg *cfg,
 void xwi_engine_free(struct xwi_engine *e);
 /* The endpoint layer's pointer, stored at creation (@ctx). */
 void *xwi_engine_ctx(struct xwi_engine *e);
+
+/*
+ * Lossless peer @src read our large message @msg_id, sent in our session
+ * @session (its ops.cma_done): the send completes as on its NOTIFY; a mark
+ * of another session or of no send we wait for is ignored.
+ */
+void xwi_engine_cma_done(struct xwi_engine *e, const struct xw_addr *src, __u32 msg_id,
+			 __u32 session);
 
 /*
  * A frame received from @src (its encapsulation already removed): @h in
@@ -395,6 +411,9 @@ struct xwi_engine_stats {
 	__u64 cma_bytes;	   /* ... their bytes                         */
 	__u64 cma_fallbacks;	   /* peers whose buffers could not be read
 				    * (-EPERM...): their messages are pulled  */
+	__u64 cma_marks;	   /* reads answered with ops.cma_done, no
+				    * NOTIFY frame                            */
+	__u64 cma_done;		   /* our sends completed by such a mark     */
 	__u64 nonce_rejects;	   /* CONNECT*, CLOSE without our nonce that
 				    * would reset or replace a connection    */
 	__u64 nonce_challenges;	   /* CONNECTs of our session answering them */

@@ -296,6 +296,7 @@ struct rmsg {
 	bool cma;	     /* large, lossless peer: read at cma_addr in the
 			      * sender's process when matched (XW_F_CMA)     */
 	__u64 cma_addr;
+	__u32 cma_sid;	     /* the session of its RNDV (ops.cma_done)        */
 	__u32 msg_id, msg_len, nfrags;
 	__u32 npush;	     /* fragments sent unasked (eager: all)           */
 	__u32 nhave;

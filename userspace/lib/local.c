@@ -25,6 +25,16 @@
  * so either the sender sees armed or the receiver sees the frame: the
  * hand-over of DESIGN.md, with the record visible before the count.
  *
+ * Marks: a large message read from its sender's buffer (xwi_local_read)
+ * is answered with a mark in the sender's inbox, beside the reader's ring
+ * (xwi_local_done: the message's id and session, a small ring of its own
+ * per slot), not with a NOTIFY frame: the sender's xwi_local_rx hands it to
+ * the engine (sink.done), whose send completes.  The reader sets its
+ * pending bit after the mark, then looks at the sender's armed flags: a
+ * sender that sleeps (or whose marks are full) gets the NOTIFY frame as
+ * well, which wakes it; the second of the two finds no send and is
+ * ignored.
+ *
  * Incarnations: an endpoint's open creates a new file and renames it over
  * the old one, which it marks closed first (its owner may have died
  * without closing).  A sender maps a peer's inbox lazily, keeps it per
@@ -344,6 +354,36 @@ int xwi_local_read(struct xwi_local *l, __u16 id, __u64 addr, void *buf, size_t 
 	return pidfd_exited(d->pidfd) ? -ESRCH : 0;
 }
 
+/*
+ * Does a frame for the owner of @sh need the wake program: a thread of it
+ * armed, or only its watchdog thread armed with the watchdog timer
+ * stopped?  With the timer running the timer looks at the frame when it
+ * fires (it stops only with every frame counted consumed; it clears
+ * wd_due, fences, then reads `produced`), and wakes the thread for it at
+ * its next round if it is still there - within two periods instead of one
+ * - so the program run, a system call per frame (2 us of a 7.5 us round
+ * trip here), is saved.
+ */
+static bool owner_sleeps(struct xw_shared *sh)
+{
+	return __atomic_load_n(&sh->armed, __ATOMIC_SEQ_CST) ||
+	       (__atomic_load_n(&sh->wd_armed, __ATOMIC_SEQ_CST) &&
+		!__atomic_load_n(&sh->wd_due, __ATOMIC_SEQ_CST));
+}
+
+/*
+ * Does the owner of @sh sleep, armed for a wake (a thread in a blocking
+ * wait, or its progress thread)?  Its watchdog thread does not count: a
+ * mark needs no answer, and the send it completes is seen at the owner's
+ * next call into the library (a CQ or request read runs the pass), where
+ * the watchdog would only take it earlier - and the watchdog (1 ms, the
+ * provider's default) sleeps armed most of the time.
+ */
+static bool owner_waits(struct xw_shared *sh)
+{
+	return __atomic_load_n(&sh->armed, __ATOMIC_SEQ_CST);
+}
+
 /* The wake decision for the frame, if the receiver sleeps (see top). */
 static void wake_check(struct xwi_local *l, __u16 dst, const struct xw_hdr *h, __u64 produced,
 		       struct xw_shared *sh)
@@ -351,18 +391,7 @@ static void wake_check(struct xwi_local *l, __u16 dst, const struct xw_hdr *h, _
 	struct xw_local_in in = { .ep = dst, .type = h->type, .flags = h->flags,
 				  .produced = produced };
 
-	if (l->ifc->local_fd < 0)
-		return;
-	/* Only its watchdog thread sleeps, and the watchdog timer runs: the
-	 * timer looks at this frame when it fires (it stops only with every
-	 * frame counted consumed; it clears wd_due, fences, then reads
-	 * `produced`), and wakes the thread for it at its next round if it
-	 * is still there - within two periods instead of one - so the
-	 * program run, a system call per frame (2 us of a 7.5 us round trip
-	 * here), is saved. */
-	if (!__atomic_load_n(&sh->armed, __ATOMIC_SEQ_CST) &&
-	    (!__atomic_load_n(&sh->wd_armed, __ATOMIC_SEQ_CST) ||
-	     __atomic_load_n(&sh->wd_due, __ATOMIC_SEQ_CST)))
+	if (l->ifc->local_fd < 0 || !owner_sleeps(sh))
 		return;
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = &in, .data_size_in = sizeof(in),
 		    .repeat = 1);
@@ -434,6 +463,81 @@ int xwi_local_send(struct xwi_local *l, const struct xw_addr *dst, const struct 
 	return 0;
 }
 
+/* The address of local endpoint @ep whose frames have @encap (and @port). */
+static void src_of(const struct xwi_local *l, struct xw_addr *src, __u16 ep, __u8 encap,
+		   __be16 port)
+{
+	memset(src, 0, sizeof(*src));
+	src->encap = encap;
+	src->ep = ep;
+	memcpy(src->mac, l->mac, 6);
+	if (encap == XW_ENCAP_UDP) {
+		src->ip = l->ip;
+		src->port = port;
+	}
+}
+
+int xwi_local_done(struct xwi_local *l, const struct xw_addr *dst, const struct xwi_encap *enc,
+		   __u32 msg_id, __u32 session)
+{
+	struct xwi_local_mark *mk;
+	struct xwi_local_slot *s;
+	struct local_dst *d;
+	struct xw_shared *sh;
+	__u64 prod;
+
+	if (!l || dst->ep >= XW_MAX_ENDPOINTS)
+		return -EINVAL;
+	sh = xwi_iface_shared(l->ifc, dst->ep);
+	d = dst_get(l, dst->ep);
+	if (!d || !sh)
+		return -ESRCH;
+	if (owner_waits(sh))
+		return -EAGAIN;
+	s = slot_of(d->map, l->id);
+	/* One producer (us, under our port lock): done_prod is ours. */
+	prod = __atomic_load_n(&s->done_prod, __ATOMIC_RELAXED);
+	if (prod - __atomic_load_n(&s->done_cons, __ATOMIC_ACQUIRE) >= XWI_LOCAL_DONE_SLOTS) {
+		l->st.marks_full++;
+		return -EAGAIN;
+	}
+	mk = &s->done[prod % XWI_LOCAL_DONE_SLOTS];
+	mk->msg_id = msg_id;
+	mk->session = session;
+	mk->encap = (__u8)enc->encap;
+	mk->port = enc->encap == XW_ENCAP_UDP ? htons(enc->udp_port) : 0;
+	__atomic_store_n(&s->done_prod, prod + 1, __ATOMIC_RELEASE);
+	xwi_local_pending_set(d->hdr, l->id);
+	l->st.marks++;
+	/* Our pending bit, then its armed flags (seq_cst both): it sees the
+	 * bit when it rechecks after arming (xwi_ep_rx_ready), or we see it
+	 * armed here and the NOTIFY frame wakes it. */
+	return owner_waits(sh) ? -EAGAIN : 0;
+}
+
+/* Take the marks sender @from left in our inbox (xwi_local_done). */
+static void rx_marks(struct xwi_local *l, __u16 from)
+{
+	struct xwi_local_slot *s = slot_of(l->map, from);
+	__u64 cons = __atomic_load_n(&s->done_cons, __ATOMIC_RELAXED);
+	__u64 prod = __atomic_load_n(&s->done_prod, __ATOMIC_ACQUIRE);
+	struct xw_addr src;
+
+	if (prod - cons > XWI_LOCAL_DONE_SLOTS) {
+		l->st.rx_bad++;
+		cons = prod; /* not from a sender that keeps the rules: dropped */
+	}
+	for (; cons != prod; cons++) {
+		struct xwi_local_mark mk = s->done[cons % XWI_LOCAL_DONE_SLOTS];
+
+		src_of(l, &src, from, mk.encap, mk.port);
+		if (l->sink.done)
+			l->sink.done(l->sink.ctx, &src, mk.msg_id, mk.session);
+		l->st.rx_marks++;
+	}
+	__atomic_store_n(&s->done_cons, cons, __ATOMIC_RELEASE);
+}
+
 /* Drain sender @from's ring; returns records taken (bad ones included). */
 static int rx_slot(struct xwi_local *l, __u16 from, int budget)
 {
@@ -464,13 +568,7 @@ static int rx_slot(struct xwi_local *l, __u16 from, int budget)
 		    (rec.encap != XW_ENCAP_ETH && rec.encap != XW_ENCAP_UDP))
 			goto corrupt;
 		memcpy(&h, ring + off + sizeof(rec), XW_HDR_LEN);
-		src.encap = rec.encap;
-		src.ep = ntohs(h.src_ep);
-		memcpy(src.mac, l->mac, 6);
-		if (rec.encap == XW_ENCAP_UDP) {
-			src.ip = l->ip;
-			src.port = rec.port;
-		}
+		src_of(l, &src, ntohs(h.src_ep), rec.encap, rec.port);
 		/* The engine copies what it keeps: the slot is free after -
 		 * unless it refused the frame (over its bounds): then it
 		 * stays, and so does what follows it (the order). */
@@ -515,6 +613,7 @@ int xwi_local_rx(struct xwi_local *l, int budget)
 			bits &= bits - 1;
 			if (total < budget)
 				total += rx_slot(l, from, budget - total);
+			rx_marks(l, from);
 			if (__atomic_load_n(&s->cons, __ATOMIC_RELAXED) !=
 			    __atomic_load_n(&s->prod, __ATOMIC_ACQUIRE))
 				xwi_local_pending_set(l->hdr, from);

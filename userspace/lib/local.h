@@ -18,10 +18,13 @@ struct xwi_encap;
 
 /* Where the frames taken from an inbox go (the endpoint's engine, through
  * xwi_engine_rx_local): -ENOBUFS leaves the record in the ring, taken
- * again later (back-pressure: the ring's sender waits). */
+ * again later (back-pressure: the ring's sender waits).  @done: a local
+ * peer @src read our large message @msg_id of session @session
+ * (xwi_local_done; xwi_engine_cma_done). */
 struct xwi_local_sink {
 	int (*deliver)(void *ctx, const struct xw_addr *src, const struct xw_hdr *h,
 		       const void *payload, size_t len);
+	void (*done)(void *ctx, const struct xw_addr *src, __u32 msg_id, __u32 session);
 	void *ctx;
 };
 
@@ -40,7 +43,7 @@ struct xwi_local_sink {
  * the record, then stores prod (release), sets its bit in `pending`.
  */
 #define XWI_LOCAL_MAGIC 0x584c4231u /* "XLB1" */
-#define XWI_LOCAL_VERSION 2u
+#define XWI_LOCAL_VERSION 3u
 #define XWI_LOCAL_PAD 0xFFFFFFFFu  /* record length of a pad record */
 #define XWI_LOCAL_MAX_FRAME 16384u /* largest frame in a record (sanity) */
 
@@ -67,11 +70,30 @@ struct xwi_local_hdr {
 };
 XW_STATIC_ASSERT(sizeof(struct xwi_local_hdr) == 4096, "the inbox header is one page");
 
+/* A large message of the owner's that the ring's sender read from the
+ * owner's buffer (xwi_local_done): its id and the session of the owner's
+ * RNDV, the encapsulation the sender's frames have (the owner's peer). */
+struct xwi_local_mark {
+	__u32 msg_id;
+	__u32 session;
+	__u8 encap;
+	__u8 rsvd;
+	__be16 port;
+	__u32 rsvd2;
+};
+
+#define XWI_LOCAL_DONE_SLOTS 32u /* marks a sender may leave unread */
+
 struct xwi_local_slot {
 	__u64 prod;	/* written by the sender only */
 	__u8 pad0[56];
 	__u64 cons;	/* written by the owner only  */
 	__u8 pad1[56];
+	__u64 done_prod; /* marks: written by the sender only */
+	__u8 pad2[56];
+	__u64 done_cons; /* marks taken: by the owner only */
+	__u8 pad3[56];
+	struct xwi_local_mark done[XWI_LOCAL_DONE_SLOTS];
 };
 
 struct xwi_local_rec {
@@ -108,6 +130,9 @@ struct xwi_local_stats {
 	__u64 wake_runs; /* xw_local runs: the receiver was asleep            */
 	__u64 full;	/* sends refused for a full ring (-EAGAIN: they wait) */
 	__u64 rx_held;	/* records the sink refused (-ENOBUFS): left there    */
+	__u64 marks;	/* marks left in a local peer's inbox (xwi_local_done) */
+	__u64 marks_full; /* marks not left: that peer's marks were full     */
+	__u64 rx_marks;	/* marks taken from our inbox                          */
 };
 
 /* One endpoint's side of the local path. */
@@ -156,9 +181,25 @@ void xwi_local_set_cma(struct xwi_local *l, bool on);
 int xwi_local_send(struct xwi_local *l, const struct xw_addr *dst, const struct xwi_encap *enc,
 		   const struct xw_hdr *h, const void *payload, size_t len);
 
+/*
+ * Tell local endpoint @dst that we read its large message @msg_id (its RNDV
+ * had session @session) from its buffer: a mark in its inbox, beside our
+ * ring, instead of a NOTIFY frame (no frame through either engine's
+ * connection and message layers).  0: marked, and the owner does not
+ * sleep (it takes the mark at its next pass through xwi_local_rx);
+ * -EAGAIN: the owner sleeps armed for a wake (not counting its watchdog
+ * thread: see owner_waits), or its marks are full: the caller sends the NOTIFY frame,
+ * which wakes it (a mark may have been left too: the owner ignores the
+ * second of the two); -ESRCH: no inbox (lost, as a frame would be).
+ * Caller holds the port lock (one producer per ring).
+ */
+int xwi_local_done(struct xwi_local *l, const struct xw_addr *dst, const struct xwi_encap *enc,
+		   __u32 msg_id, __u32 session);
+
 /* Take up to @budget records from our inbox, each to the sink given at
- * open (a record it refuses stays, with those after it from that sender);
- * returns the number taken.  Caller holds the endpoint's port lock. */
+ * open (a record it refuses stays, with those after it from that sender),
+ * and every mark (sink.done); returns the number of records taken.
+ * Caller holds the endpoint's port lock. */
 int xwi_local_rx(struct xwi_local *l, int budget);
 
 /* Whether records wait in our inbox; without the port lock, writes

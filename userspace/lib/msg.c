@@ -146,6 +146,15 @@ static void send_try_finish(struct xwi_engine *e, struct xwi_req_priv *s)
 		xwi_send_complete(e, s, 0);
 }
 
+/* Our send @s is done at the receiver (its NOTIFY, or its mark). */
+static void send_notified(struct xwi_engine *e, struct xwi_req_priv *s)
+{
+	if (s && !s->notified) {
+		s->notified = true;
+		send_try_finish(e, s);
+	}
+}
+
 /* ---- the TX scheduler ----------------------------------------------------- */
 
 /* The message's data, on each of its data frames. */
@@ -760,7 +769,11 @@ static void rmsg_complete(struct xwi_engine *e, struct rmsg *m)
 	struct peer *p = m->peer;
 
 	recv_done(e, m->req, p, m->msg_len, m->match, m->has_data, m->mdata);
-	if (m->rndv) {
+	/* Read from the sender's buffer: a mark in its inbox tells it, where
+	 * it need not be woken (ops.cma_done), no NOTIFY frame. */
+	if (m->cma && e->ops.cma_done && !e->ops.cma_done(e->ctx, &p->addr, m->msg_id, m->cma_sid))
+		e->st.cma_marks++;
+	else if (m->rndv) {
 		struct ctrl *c = m->notify;
 
 		m->notify = NULL;
@@ -937,8 +950,10 @@ static int rmsg_new(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h
 	 * host (from the wire the flag means nothing) */
 	m->cma = m->rndv && (h->flags & XW_F_CMA) && xwi_conn_lossless(p) && e->ops.cma_read &&
 		 !p->ms.cma_rx_off;
-	if (m->cma)
+	if (m->cma) {
 		m->cma_addr = (__u64)ntohl(h->rsvd2) << 32 | ntohl(h->csum);
+		m->cma_sid = ntohl(h->session);
+	}
 	m->have = m->nfrags <= 64 ? &m->have1 : zalloc((m->nfrags + 63) / 64, sizeof(__u64));
 	if (m->rndv) {
 		m->blocks = zalloc(e->cfg.pull_inflight, sizeof(*m->blocks));
@@ -1199,11 +1214,25 @@ static int rx_notify(struct xwi_engine *e, struct peer *p, const struct xw_hdr *
 		return -EPROTO;
 	}
 	e->st.rx_frames[h->type]++;
-	if (s && !s->notified) {
-		s->notified = true;
-		send_try_finish(e, s);
-	}
+	send_notified(e, s);
 	return 0;
+}
+
+void xwi_msg_cma_done(struct xwi_engine *e, const struct xw_addr *src, __u32 msg_id,
+		      __u32 session)
+{
+	struct peer *p = xwi_peer_find(e, src);
+	struct xwi_req_priv *s;
+
+	/* only a send offered for reading, of the connection it was sent on */
+	if (!p || !xwi_conn_lossless(p) || session != xwi_conn_my_sid(p))
+		return;
+	s = send_find(p, msg_id);
+	if (s && s->cma) {
+		if (!s->notified)
+			e->st.cma_done++;
+		send_notified(e, s);
+	}
 }
 
 int xwi_msg_rx(struct xwi_engine *e, struct peer *p, const struct xw_addr *src,

@@ -131,6 +131,10 @@ static inline void xwi_msg_kick(struct xwi_engine *e, struct peer *p)
 	xl_add_tail(&p->ms.rr, &e->txrr);
 }
 
+/* A lossless peer's mark: it read our large message (xwi_engine_cma_done). */
+void xwi_msg_cma_done(struct xwi_engine *e, const struct xw_addr *src, __u32 msg_id,
+		      __u32 session);
+
 /*
  * A frame of the message layer (SMALL, MEDIUM, RNDV, PULL_REPLY, PULL,
  * NOTIFY) from @src, in order (reliable) or as it came; its header rules
