@@ -72,6 +72,10 @@ struct xwi_local {
 	struct xwi_local_stats st;
 	struct xwi_local_sink sink; /* where received frames go (the endpoint's) */
 	bool cma_off;		/* test hook: xwi_local_read says -EPERM */
+	/* The senders whose rings we poll (their slots' `polled` set), in the
+	 * order they came; read without the port lock by xwi_local_ready. */
+	__u16 polled[XWI_LOCAL_POLLED];
+	unsigned int npolled;
 };
 
 static inline __u32 rec_bytes(__u32 frame_len)
@@ -425,8 +429,15 @@ int xwi_local_send(struct xwi_local *l, const struct xw_addr *dst, const struct 
 	memcpy(ring + off + sizeof(rec), h, XW_HDR_LEN);
 	if (len)
 		memcpy(ring + off + sizeof(rec) + XW_HDR_LEN, payload, len);
+	/* Publish, then: does the owner poll our ring, or does it need the
+	 * pending bit (local.h)?  Polled, the owner reads no line for the
+	 * record but prod's and the record's, and we write no other: the
+	 * pending bit's read-modify-write on a line the owner polls is saved. */
 	__atomic_store_n(&s->prod, prod + need, __ATOMIC_RELEASE);
-	xwi_local_pending_set(d->hdr, l->id);
+	if (__atomic_load_n(&s->polled, __ATOMIC_ACQUIRE))
+		l->st.tx_polled++;
+	else
+		xwi_local_pending_set(d->hdr, l->id);
 	l->st.tx++;
 	/* Count it, then look at armed (the hand-over; see top). */
 	produced = __atomic_add_fetch(&sh->produced, 1, __ATOMIC_SEQ_CST);
@@ -443,6 +454,9 @@ static int rx_slot(struct xwi_local *l, __u16 from, int budget)
 	__u64 prod = __atomic_load_n(&s->prod, __ATOMIC_ACQUIRE);
 	int n = 0;
 
+	/* Nothing: no write to the line the sender reads. */
+	if (cons == prod)
+		return 0;
 	while (cons != prod && n < budget) {
 		struct xwi_local_rec rec;
 		struct xw_addr src = {};
@@ -495,12 +509,37 @@ corrupt:
 	return n + 1;
 }
 
-int xwi_local_rx(struct xwi_local *l, int budget)
+/* Sender @from's ring is polled from now on, if there is room: its slot
+ * says so first (a sender that has not seen it yet sets its pending bit,
+ * still looked at). */
+static void poll_add(struct xwi_local *l, __u16 from)
+{
+	struct xwi_local_slot *s = slot_of(l->map, from);
+
+	if (l->npolled == XWI_LOCAL_POLLED || __atomic_load_n(&s->polled, __ATOMIC_RELAXED))
+		return;
+	__atomic_store_n(&s->polled, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&l->polled[l->npolled], from, __ATOMIC_RELAXED);
+	__atomic_store_n(&l->npolled, l->npolled + 1, __ATOMIC_RELEASE);
+}
+
+/* Drain the polled senders' rings, up to @budget records in all. */
+static int rx_polled(struct xwi_local *l, int budget)
+{
+	int total = 0;
+
+	for (unsigned int i = 0; i < l->npolled && total < budget; i++)
+		total += rx_slot(l, l->polled[i], budget - total);
+	return total;
+}
+
+/* The senders that set pending bits, up to @budget records. */
+static int rx_pending(struct xwi_local *l, int budget)
 {
 	__u64 words;
 	int total = 0;
 
-	if (!l || !__atomic_load_n(&l->hdr->pending_words, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&l->hdr->pending_words, __ATOMIC_RELAXED))
 		return 0;
 	words = __atomic_exchange_n(&l->hdr->pending_words, 0, __ATOMIC_SEQ_CST);
 	while (words) {
@@ -515,17 +554,53 @@ int xwi_local_rx(struct xwi_local *l, int budget)
 			bits &= bits - 1;
 			if (total < budget)
 				total += rx_slot(l, from, budget - total);
-			if (__atomic_load_n(&s->cons, __ATOMIC_RELAXED) !=
-			    __atomic_load_n(&s->prod, __ATOMIC_ACQUIRE))
+			poll_add(l, from);
+			/* Left in the ring: seen again by the poll, or through
+			 * the bit. */
+			if (!__atomic_load_n(&s->polled, __ATOMIC_RELAXED) &&
+			    __atomic_load_n(&s->cons, __ATOMIC_RELAXED) !=
+				    __atomic_load_n(&s->prod, __ATOMIC_ACQUIRE))
 				xwi_local_pending_set(l->hdr, from);
 		}
 	}
 	return total;
 }
 
+/* The polled rings get half of @budget first, then the pending bits'
+ * senders, then the polled rings the rest: neither kind starves the
+ * other. */
+int xwi_local_rx(struct xwi_local *l, int budget)
+{
+	int total;
+
+	if (!l)
+		return 0;
+	total = rx_polled(l, budget / 2 ? budget / 2 : 1);
+	if (total < budget)
+		total += rx_pending(l, budget - total);
+	if (total < budget)
+		total += rx_polled(l, budget - total);
+	return total;
+}
+
 bool xwi_local_ready(const struct xwi_local *l)
 {
-	return l && __atomic_load_n(&l->hdr->pending_words, __ATOMIC_ACQUIRE) != 0;
+	unsigned int n;
+
+	if (!l)
+		return false;
+	if (__atomic_load_n(&l->hdr->pending_words, __ATOMIC_ACQUIRE))
+		return true;
+	n = __atomic_load_n(&l->npolled, __ATOMIC_ACQUIRE);
+	for (unsigned int i = 0; i < n; i++) {
+		const struct xwi_local_slot *s =
+			slot_of(l->map, __atomic_load_n(&l->polled[i], __ATOMIC_RELAXED));
+
+		if (__atomic_load_n(&s->prod, __ATOMIC_ACQUIRE) !=
+		    __atomic_load_n(&s->cons, __ATOMIC_RELAXED))
+			return true;
+	}
+	return false;
 }
 
 void xwi_local_stats(const struct xwi_local *l, struct xwi_local_stats *st)

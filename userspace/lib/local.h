@@ -37,7 +37,9 @@ struct xwi_local_sink {
  * Positions count bytes from 0 and only grow; a record is a struct
  * xwi_local_rec and the frame (xw_hdr + payload) padded to 8 bytes, never
  * split at the ring's end (a pad record skips to it).  The producer writes
- * the record, then stores prod (release), sets its bit in `pending`.
+ * the record, stores prod (release), then reads its slot's `polled`: set,
+ * the owner looks at this ring's prod itself (a few senders, see
+ * XWI_LOCAL_POLLED); clear, the producer sets its bit in `pending`.
  */
 #define XWI_LOCAL_MAGIC 0x584c4231u /* "XLB1" */
 #define XWI_LOCAL_VERSION 2u
@@ -71,8 +73,19 @@ struct xwi_local_slot {
 	__u64 prod;	/* written by the sender only */
 	__u8 pad0[56];
 	__u64 cons;	/* written by the owner only  */
-	__u8 pad1[56];
+	/* Written by the owner only: 1 once it polls this ring's prod, as long
+	 * as the inbox lives (never cleared: a sender that reads it set needs
+	 * no pending bit; one that reads it clear, stale or not, sets the bit,
+	 * which is never wrong).  In what was padding: a sender that does not
+	 * know it sets the bit always. */
+	__u32 polled;
+	__u8 pad1[52];
 };
+XW_STATIC_ASSERT(sizeof(struct xwi_local_slot) == 128, "a slot is two cache lines");
+
+/* Senders whose rings the owner polls directly (like vader's fast boxes):
+ * the first that send to it; the others set pending bits. */
+#define XWI_LOCAL_POLLED 4
 
 struct xwi_local_rec {
 	__u32 len;	/* frame bytes (header + payload), or XWI_LOCAL_PAD */
@@ -108,6 +121,8 @@ struct xwi_local_stats {
 	__u64 wake_runs; /* xw_local runs: the receiver was asleep            */
 	__u64 full;	/* sends refused for a full ring (-EAGAIN: they wait) */
 	__u64 rx_held;	/* records the sink refused (-ENOBUFS): left there    */
+	__u64 tx_polled; /* frames sent to a receiver polling our ring (no
+			  * pending bit set)                                  */
 };
 
 /* One endpoint's side of the local path. */
