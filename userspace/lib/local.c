@@ -58,6 +58,12 @@ struct local_dst {
 	struct xwi_local_hdr *hdr;
 	__u64 generation;
 	int pidfd;		/* its owner, for xwi_local_read (-1: not yet) */
+	/* Of our slot in that inbox, as last read: its cons (never ahead of
+	 * the owner's: reread only when the ring looks full, so a send does
+	 * not fetch the line the owner writes at every record) and whether
+	 * the owner polls our ring (set once, never cleared in an inbox). */
+	__u64 cons;
+	bool polled;
 };
 
 struct xwi_local {
@@ -213,6 +219,8 @@ static void dst_drop(struct local_dst *d)
 	d->pidfd = -1;
 	d->map = NULL;
 	d->hdr = NULL;
+	d->cons = 0;
+	d->polled = false;
 }
 
 void xwi_local_close(struct xwi_local *l)
@@ -403,10 +411,14 @@ int xwi_local_send(struct xwi_local *l, const struct xw_addr *dst, const struct 
 	need = rec_bytes(rec.len);
 	/* One producer (us, under our port lock): prod is ours to read. */
 	prod = __atomic_load_n(&s->prod, __ATOMIC_RELAXED);
-	cons = __atomic_load_n(&s->cons, __ATOMIC_ACQUIRE);
 	off = (__u32)(prod & (XWI_LOCAL_RING_BYTES - 1));
 	if (off + need > XWI_LOCAL_RING_BYTES)
 		pad = XWI_LOCAL_RING_BYTES - off;
+	/* The cons we saw last, if that leaves room; else the owner's. */
+	cons = d->cons;
+	if (prod - cons > XWI_LOCAL_RING_BYTES ||
+	    XWI_LOCAL_RING_BYTES - (prod - cons) < (__u64)pad + need)
+		d->cons = cons = __atomic_load_n(&s->cons, __ATOMIC_ACQUIRE);
 	if (prod - cons > XWI_LOCAL_RING_BYTES ||
 	    XWI_LOCAL_RING_BYTES - (prod - cons) < (__u64)pad + need) {
 		/* Full: the receiver is slow - or dead, with nobody to close
@@ -434,7 +446,7 @@ int xwi_local_send(struct xwi_local *l, const struct xw_addr *dst, const struct 
 	 * record but prod's and the record's, and we write no other: the
 	 * pending bit's read-modify-write on a line the owner polls is saved. */
 	__atomic_store_n(&s->prod, prod + need, __ATOMIC_RELEASE);
-	if (__atomic_load_n(&s->polled, __ATOMIC_ACQUIRE))
+	if (d->polled || (d->polled = __atomic_load_n(&s->polled, __ATOMIC_ACQUIRE)))
 		l->st.tx_polled++;
 	else
 		xwi_local_pending_set(d->hdr, l->id);
