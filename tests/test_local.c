@@ -863,7 +863,7 @@ static void many_part(struct xw_endpoint *rx)
 	struct xw_status st[NS * NM];
 	static unsigned char in[NS * NM][LEN], out[NS * NM][LEN];
 	struct xw_addr to = addr_of(rx);
-	int polled = 0;
+	int polled = 0, last;
 
 	for (int i = 0; i < NS; i++)
 		REQUIRE(xw_endpoint__open(IF_A, (__u16)(40 + i), &o, &tx[i]) == 0, "open %d",
@@ -881,16 +881,18 @@ static void many_part(struct xw_endpoint *rx)
 				REQUIRE(xw_endpoint__isend(tx[i], &to, out[m * NS + i], LEN,
 							   0xa00 + (__u64)i, &sq[m * NS + i]) == 0,
 					"isend %d/%d", i, m);
+		last = NS * NM;
 		if (round) {
-			/* a blocking wait: its arm check finds the frames in
-			 * the polled rings and through the pending bits */
-			XW_OPTS(xw_status, s1);
+			/* a blocking wait (it collects the request): its arm
+			 * check finds the frames in the polled rings and
+			 * through the pending bits */
 			XW_OPTS(xw_wait_opts, w, .timeout_set = true, .timeout_ms = TMO,
 				.strategy = XW_WAIT_BLOCK);
-			CHECK(xw_request__wait_opts(rq[NS * NM - 1], &s1, &w) == 0,
-			      "many: the sleeping receiver's last message");
+			st[--last] = (struct xw_status){ .sz = sizeof(st[0]) };
+			REQUIRE(xw_request__wait_opts(rq[last], &st[last], &w) == 0,
+				"many: the blocking wait for the last message");
 		}
-		for (int k = 0; k < NS * NM; k++)
+		for (int k = 0; k < last; k++)
 			progress_all(rx, tx[k % NS], &rq[k], &st[k], 1, "many: receives");
 		for (int k = 0; k < NS * NM; k++) {
 			long d = xwt_first_diff(in[k], LEN, 900 + (unsigned int)(k + round));
