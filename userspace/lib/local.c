@@ -64,6 +64,12 @@ struct local_dst {
 	 * the owner polls our ring (set once, never cleared in an inbox). */
 	__u64 cons;
 	bool polled;
+	/* Our slot's prod, ours alone to write: read once from the inbox
+	 * (it continues an earlier incarnation's), then kept here, so a send
+	 * reads no line the owner polls (a read after the owner's could find
+	 * it moved to the owner's cache). */
+	__u64 prod;
+	bool prod_known;
 };
 
 struct xwi_local {
@@ -221,6 +227,8 @@ static void dst_drop(struct local_dst *d)
 	d->hdr = NULL;
 	d->cons = 0;
 	d->polled = false;
+	d->prod = 0;
+	d->prod_known = false;
 }
 
 void xwi_local_close(struct xwi_local *l)
@@ -409,8 +417,12 @@ int xwi_local_send(struct xwi_local *l, const struct xw_addr *dst, const struct 
 	if (enc->encap == XW_ENCAP_UDP)
 		rec.port = htons(enc->udp_port);
 	need = rec_bytes(rec.len);
-	/* One producer (us, under our port lock): prod is ours to read. */
-	prod = __atomic_load_n(&s->prod, __ATOMIC_RELAXED);
+	/* One producer (us, under our port lock): prod is ours. */
+	if (!d->prod_known) {
+		d->prod = __atomic_load_n(&s->prod, __ATOMIC_RELAXED);
+		d->prod_known = true;
+	}
+	prod = d->prod;
 	off = (__u32)(prod & (XWI_LOCAL_RING_BYTES - 1));
 	if (off + need > XWI_LOCAL_RING_BYTES)
 		pad = XWI_LOCAL_RING_BYTES - off;
@@ -445,7 +457,8 @@ int xwi_local_send(struct xwi_local *l, const struct xw_addr *dst, const struct 
 	 * pending bit (local.h)?  Polled, the owner reads no line for the
 	 * record but prod's and the record's, and we write no other: the
 	 * pending bit's read-modify-write on a line the owner polls is saved. */
-	__atomic_store_n(&s->prod, prod + need, __ATOMIC_RELEASE);
+	d->prod = prod + need;
+	__atomic_store_n(&s->prod, d->prod, __ATOMIC_RELEASE);
 	if (d->polled || (d->polled = __atomic_load_n(&s->polled, __ATOMIC_ACQUIRE)))
 		l->st.tx_polled++;
 	else
