@@ -324,6 +324,20 @@ static void trunc_cancel(int fd, struct xw_endpoint *ep, const struct xw_addr *p
 
 /* ---- (c) a sleeping receiver is woken by a local send ----------------- */
 
+static void *inbox_map(__u16 id);
+
+/* Does @id poll the ring of sender @from directly (the sender sets no
+ * pending bit then)? */
+static bool polls(__u16 id, __u16 from)
+{
+	__u8 *m = inbox_map(id);
+	bool r = __atomic_load_n(&((struct xwi_local_slot *)(m + XWI_LOCAL_SLOTS_OFF) + from)->polled,
+				 __ATOMIC_ACQUIRE) != 0;
+
+	munmap(m, XWI_LOCAL_FILE_BYTES);
+	return r;
+}
+
 static void wake_part(int fd, struct xw_endpoint *ep, const struct xw_addr *peer, int is_b)
 {
 	enum xw_wait_strategy ss[2] = { XW_WAIT_BLOCK, XW_WAIT_SPIN_BLOCK };
@@ -341,6 +355,9 @@ static void wake_part(int fd, struct xw_endpoint *ep, const struct xw_addr *peer
 		if (!is_b) {
 			bar(fd, ep, "sleeping");
 			usleep(30000); /* B is asleep by now */
+			/* B got our messages before: it polls our ring, so the
+			 * frame that must wake it sets no pending bit */
+			CHECK(polls(peer->ep, addr_of(ep).ep), "B does not poll our ring");
 			CHECK(xw_endpoint__send(ep, peer, "wake up", 8, 0x77, TMO) == 0, "send");
 			bar(fd, ep, "woken");
 			continue;
@@ -1018,6 +1035,68 @@ static void killed_reader_part(void)
 	free(big);
 }
 
+/* More senders than a receiver polls (XWI_LOCAL_POLLED): the first ones
+ * polled, the others through pending bits; every message of every sender
+ * arrives, in order per sender, also to a blocking wait. */
+static void many_part(struct xw_endpoint *rx)
+{
+	enum { NS = XWI_LOCAL_POLLED + 3, NM = 16, LEN = 100 };
+	XW_OPTS(xw_endpoint_opts, o, .pin_root = pin_root, .queue = 0);
+	struct xw_endpoint *tx[NS];
+	struct xw_request *rq[NS * NM], *sq[NS * NM];
+	struct xw_status st[NS * NM];
+	static unsigned char in[NS * NM][LEN], out[NS * NM][LEN];
+	struct xw_addr to = addr_of(rx);
+	int polled = 0, last;
+
+	for (int i = 0; i < NS; i++)
+		REQUIRE(xw_endpoint__open(IF_A, (__u16)(40 + i), &o, &tx[i]) == 0, "open %d",
+			40 + i);
+	for (int round = 0; round < 2; round++) {
+		for (int k = 0; k < NS * NM; k++) {
+			xwt_fill(out[k], LEN, 900 + (unsigned int)(k + round));
+			memset(in[k], 0, LEN);
+			/* the same tag per sender: the order decides */
+			REQUIRE(xw_endpoint__irecv(rx, in[k], LEN, 0xa00 + (__u64)(k % NS), ~0ULL,
+						   &rq[k]) == 0, "irecv %d", k);
+		}
+		for (int m = 0; m < NM; m++)
+			for (int i = 0; i < NS; i++)
+				REQUIRE(xw_endpoint__isend(tx[i], &to, out[m * NS + i], LEN,
+							   0xa00 + (__u64)i, &sq[m * NS + i]) == 0,
+					"isend %d/%d", i, m);
+		last = NS * NM;
+		if (round) {
+			/* a blocking wait (it collects the request): its arm
+			 * check finds the frames in the polled rings and
+			 * through the pending bits */
+			XW_OPTS(xw_wait_opts, w, .timeout_set = true, .timeout_ms = TMO,
+				.strategy = XW_WAIT_BLOCK);
+			st[--last] = (struct xw_status){ .sz = sizeof(st[0]) };
+			REQUIRE(xw_request__wait_opts(rq[last], &st[last], &w) == 0,
+				"many: the blocking wait for the last message");
+		}
+		for (int k = 0; k < last; k++)
+			progress_all(rx, tx[k % NS], &rq[k], &st[k], 1, "many: receives");
+		for (int k = 0; k < NS * NM; k++) {
+			long d = xwt_first_diff(in[k], LEN, 900 + (unsigned int)(k + round));
+
+			CHECK(st[k].error == 0 && st[k].len == LEN && d < 0,
+			      "many: message %d of sender %d: error %d, byte %ld differs", k / NS,
+			      k % NS, st[k].error, d);
+		}
+		for (int k = 0; k < NS * NM; k++)
+			progress_all(tx[k % NS], rx, &sq[k], &st[k], 1, "many: sends");
+	}
+	for (int i = 0; i < NS; i++)
+		polled += polls(to.ep, (__u16)(40 + i));
+	CHECK(polled > 0 && polled <= XWI_LOCAL_POLLED, "many: %d of %d senders polled", polled,
+	      NS);
+	all_local(rx, "many");
+	for (int i = 0; i < NS; i++)
+		xw_endpoint__close(tx[i]);
+}
+
 /* E: endpoint 8 on queue 3 sends 4 MiB to A's endpoint 7, unmatched, and
  * waits to be killed. */
 static void host_e(int fd)
@@ -1129,6 +1208,8 @@ int main(void)
 	printf("single copy, its marks and its fallback: done\n");
 	backpressure_part(e1, e3);
 	printf("back-pressure: done\n");
+	many_part(e3);
+	printf("many senders: done\n");
 	/* (b), (c) */
 	trunc_cancel(fb, e1, &a2, 0);
 	printf("truncation and cancel: done\n");

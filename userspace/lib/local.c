@@ -68,6 +68,18 @@ struct local_dst {
 	struct xwi_local_hdr *hdr;
 	__u64 generation;
 	int pidfd;		/* its owner, for xwi_local_read (-1: not yet) */
+	/* Of our slot in that inbox, as last read: its cons (never ahead of
+	 * the owner's: reread only when the ring looks full, so a send does
+	 * not fetch the line the owner writes at every record) and whether
+	 * the owner polls our ring (set once, never cleared in an inbox). */
+	__u64 cons;
+	bool polled;
+	/* Our slot's prod, ours alone to write: read once from the inbox
+	 * (it continues an earlier incarnation's), then kept here, so a send
+	 * reads no line the owner polls (a read after the owner's could find
+	 * it moved to the owner's cache). */
+	__u64 prod;
+	bool prod_known;
 };
 
 struct xwi_local {
@@ -82,6 +94,10 @@ struct xwi_local {
 	struct xwi_local_stats st;
 	struct xwi_local_sink sink; /* where received frames go (the endpoint's) */
 	bool cma_off;		/* test hook: xwi_local_read says -EPERM */
+	/* The senders whose rings we poll (their slots' `polled` set), in the
+	 * order they came; read without the port lock by xwi_local_ready. */
+	__u16 polled[XWI_LOCAL_POLLED];
+	unsigned int npolled;
 };
 
 static inline __u32 rec_bytes(__u32 frame_len)
@@ -219,6 +235,10 @@ static void dst_drop(struct local_dst *d)
 	d->pidfd = -1;
 	d->map = NULL;
 	d->hdr = NULL;
+	d->cons = 0;
+	d->polled = false;
+	d->prod = 0;
+	d->prod_known = false;
 }
 
 void xwi_local_close(struct xwi_local *l)
@@ -426,12 +446,20 @@ int xwi_local_send(struct xwi_local *l, const struct xw_addr *dst, const struct 
 	if (enc->encap == XW_ENCAP_UDP)
 		rec.port = htons(enc->udp_port);
 	need = rec_bytes(rec.len);
-	/* One producer (us, under our port lock): prod is ours to read. */
-	prod = __atomic_load_n(&s->prod, __ATOMIC_RELAXED);
-	cons = __atomic_load_n(&s->cons, __ATOMIC_ACQUIRE);
+	/* One producer (us, under our port lock): prod is ours. */
+	if (!d->prod_known) {
+		d->prod = __atomic_load_n(&s->prod, __ATOMIC_RELAXED);
+		d->prod_known = true;
+	}
+	prod = d->prod;
 	off = (__u32)(prod & (XWI_LOCAL_RING_BYTES - 1));
 	if (off + need > XWI_LOCAL_RING_BYTES)
 		pad = XWI_LOCAL_RING_BYTES - off;
+	/* The cons we saw last, if that leaves room; else the owner's. */
+	cons = d->cons;
+	if (prod - cons > XWI_LOCAL_RING_BYTES ||
+	    XWI_LOCAL_RING_BYTES - (prod - cons) < (__u64)pad + need)
+		d->cons = cons = __atomic_load_n(&s->cons, __ATOMIC_ACQUIRE);
 	if (prod - cons > XWI_LOCAL_RING_BYTES ||
 	    XWI_LOCAL_RING_BYTES - (prod - cons) < (__u64)pad + need) {
 		/* Full: the receiver is slow - or dead, with nobody to close
@@ -454,8 +482,16 @@ int xwi_local_send(struct xwi_local *l, const struct xw_addr *dst, const struct 
 	memcpy(ring + off + sizeof(rec), h, XW_HDR_LEN);
 	if (len)
 		memcpy(ring + off + sizeof(rec) + XW_HDR_LEN, payload, len);
-	__atomic_store_n(&s->prod, prod + need, __ATOMIC_RELEASE);
-	xwi_local_pending_set(d->hdr, l->id);
+	/* Publish, then: does the owner poll our ring, or does it need the
+	 * pending bit (local.h)?  Polled, the owner reads no line for the
+	 * record but prod's and the record's, and we write no other: the
+	 * pending bit's read-modify-write on a line the owner polls is saved. */
+	d->prod = prod + need;
+	__atomic_store_n(&s->prod, d->prod, __ATOMIC_RELEASE);
+	if (d->polled || (d->polled = __atomic_load_n(&s->polled, __ATOMIC_ACQUIRE)))
+		l->st.tx_polled++;
+	else
+		xwi_local_pending_set(d->hdr, l->id);
 	l->st.tx++;
 	/* Count it, then look at armed (the hand-over; see top). */
 	produced = __atomic_add_fetch(&sh->produced, 1, __ATOMIC_SEQ_CST);
@@ -547,6 +583,9 @@ static int rx_slot(struct xwi_local *l, __u16 from, int budget)
 	__u64 prod = __atomic_load_n(&s->prod, __ATOMIC_ACQUIRE);
 	int n = 0;
 
+	/* Nothing: no write to the line the sender reads. */
+	if (cons == prod)
+		return 0;
 	while (cons != prod && n < budget) {
 		struct xwi_local_rec rec;
 		struct xw_addr src = {};
@@ -593,12 +632,37 @@ corrupt:
 	return n + 1;
 }
 
-int xwi_local_rx(struct xwi_local *l, int budget)
+/* Sender @from's ring is polled from now on, if there is room: its slot
+ * says so first (a sender that has not seen it yet sets its pending bit,
+ * still looked at). */
+static void poll_add(struct xwi_local *l, __u16 from)
+{
+	struct xwi_local_slot *s = slot_of(l->map, from);
+
+	if (l->npolled == XWI_LOCAL_POLLED || __atomic_load_n(&s->polled, __ATOMIC_RELAXED))
+		return;
+	__atomic_store_n(&s->polled, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&l->polled[l->npolled], from, __ATOMIC_RELAXED);
+	__atomic_store_n(&l->npolled, l->npolled + 1, __ATOMIC_RELEASE);
+}
+
+/* Drain the polled senders' rings, up to @budget records in all. */
+static int rx_polled(struct xwi_local *l, int budget)
+{
+	int total = 0;
+
+	for (unsigned int i = 0; i < l->npolled && total < budget; i++)
+		total += rx_slot(l, l->polled[i], budget - total);
+	return total;
+}
+
+/* The senders that set pending bits, up to @budget records. */
+static int rx_pending(struct xwi_local *l, int budget)
 {
 	__u64 words;
 	int total = 0;
 
-	if (!l || !__atomic_load_n(&l->hdr->pending_words, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&l->hdr->pending_words, __ATOMIC_RELAXED))
 		return 0;
 	words = __atomic_exchange_n(&l->hdr->pending_words, 0, __ATOMIC_SEQ_CST);
 	while (words) {
@@ -614,17 +678,53 @@ int xwi_local_rx(struct xwi_local *l, int budget)
 			if (total < budget)
 				total += rx_slot(l, from, budget - total);
 			rx_marks(l, from);
-			if (__atomic_load_n(&s->cons, __ATOMIC_RELAXED) !=
-			    __atomic_load_n(&s->prod, __ATOMIC_ACQUIRE))
+			poll_add(l, from);
+			/* Left in the ring: seen again by the poll, or through
+			 * the bit (marks are all taken). */
+			if (!__atomic_load_n(&s->polled, __ATOMIC_RELAXED) &&
+			    __atomic_load_n(&s->cons, __ATOMIC_RELAXED) !=
+				    __atomic_load_n(&s->prod, __ATOMIC_ACQUIRE))
 				xwi_local_pending_set(l->hdr, from);
 		}
 	}
 	return total;
 }
 
+/* The polled rings get half of @budget first, then the pending bits'
+ * senders, then the polled rings the rest: neither kind starves the
+ * other. */
+int xwi_local_rx(struct xwi_local *l, int budget)
+{
+	int total;
+
+	if (!l)
+		return 0;
+	total = rx_polled(l, budget / 2 ? budget / 2 : 1);
+	if (total < budget)
+		total += rx_pending(l, budget - total);
+	if (total < budget)
+		total += rx_polled(l, budget - total);
+	return total;
+}
+
 bool xwi_local_ready(const struct xwi_local *l)
 {
-	return l && __atomic_load_n(&l->hdr->pending_words, __ATOMIC_ACQUIRE) != 0;
+	unsigned int n;
+
+	if (!l)
+		return false;
+	if (__atomic_load_n(&l->hdr->pending_words, __ATOMIC_ACQUIRE))
+		return true;
+	n = __atomic_load_n(&l->npolled, __ATOMIC_ACQUIRE);
+	for (unsigned int i = 0; i < n; i++) {
+		const struct xwi_local_slot *s =
+			slot_of(l->map, __atomic_load_n(&l->polled[i], __ATOMIC_RELAXED));
+
+		if (__atomic_load_n(&s->prod, __ATOMIC_ACQUIRE) !=
+		    __atomic_load_n(&s->cons, __ATOMIC_RELAXED))
+			return true;
+	}
+	return false;
 }
 
 void xwi_local_stats(const struct xwi_local *l, struct xwi_local_stats *st)

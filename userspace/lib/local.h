@@ -9,6 +9,7 @@
 #define XWI_LOCAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <linux/types.h>
 
 #include "xdpwake.h"
@@ -40,7 +41,9 @@ struct xwi_local_sink {
  * Positions count bytes from 0 and only grow; a record is a struct
  * xwi_local_rec and the frame (xw_hdr + payload) padded to 8 bytes, never
  * split at the ring's end (a pad record skips to it).  The producer writes
- * the record, then stores prod (release), sets its bit in `pending`.
+ * the record, stores prod (release), then reads its slot's `polled`: set,
+ * the owner looks at this ring's prod itself (a few senders, see
+ * XWI_LOCAL_POLLED); clear, the producer sets its bit in `pending`.
  */
 #define XWI_LOCAL_MAGIC 0x584c4231u /* "XLB1" */
 #define XWI_LOCAL_VERSION 3u
@@ -88,13 +91,25 @@ struct xwi_local_slot {
 	__u64 prod;	/* written by the sender only */
 	__u8 pad0[56];
 	__u64 cons;	/* written by the owner only  */
-	__u8 pad1[56];
+	/* Written by the owner only: 1 once it polls this ring's prod, as long
+	 * as the inbox lives (never cleared: a sender that reads it set needs
+	 * no pending bit; one that reads it clear, stale or not, sets the bit,
+	 * which is never wrong). */
+	__u32 polled;
+	__u8 pad1[52];
 	__u64 done_prod; /* marks: written by the sender only */
 	__u8 pad2[56];
 	__u64 done_cons; /* marks taken: by the owner only */
 	__u8 pad3[56];
 	struct xwi_local_mark done[XWI_LOCAL_DONE_SLOTS];
 };
+XW_STATIC_ASSERT(offsetof(struct xwi_local_slot, done_prod) == 128 &&
+			 sizeof(struct xwi_local_slot) % 64 == 0,
+		 "prod, then cons and polled, then the marks: each on its own lines");
+
+/* Senders whose rings the owner polls directly (like vader's fast boxes):
+ * the first that send to it; the others set pending bits. */
+#define XWI_LOCAL_POLLED 4
 
 struct xwi_local_rec {
 	__u32 len;	/* frame bytes (header + payload), or XWI_LOCAL_PAD */
@@ -133,6 +148,8 @@ struct xwi_local_stats {
 	__u64 marks;	/* marks left in a local peer's inbox (xwi_local_done) */
 	__u64 marks_full; /* marks not left: that peer's marks were full     */
 	__u64 rx_marks;	/* marks taken from our inbox                          */
+	__u64 tx_polled; /* frames sent to a receiver polling our ring (no
+			  * pending bit set)                                  */
 };
 
 /* One endpoint's side of the local path. */

@@ -23,7 +23,7 @@
  * The first half of a pass: the frames waiting in the RX ring and the
  * inbox, handed to the engine.  Caller holds the port lock.
  */
-static int pass_rx(struct xw_endpoint *ep)
+static int pass_rx(struct xw_endpoint *ep, int *local)
 {
 	int n;
 
@@ -31,8 +31,8 @@ static int pass_rx(struct xw_endpoint *ep)
 	/* read by a waiter whose target another thread's pass made ready */
 	__atomic_store_n(&ep->last_pass, ep->pass_now, __ATOMIC_RELAXED);
 	n = xwi_port_rx(ep->port, 64);
-	n += xwi_local_rx(ep->local, 64);
-	return n;
+	*local = xwi_local_rx(ep->local, 64);
+	return n + *local;
 }
 
 /* The second half: the engine's timers and transmit work, then the next
@@ -54,9 +54,23 @@ static int pass_engine(struct xw_endpoint *ep)
 /* Caller holds the port lock. */
 int xwi_ep_progress_locked(struct xw_endpoint *ep)
 {
-	int n = pass_rx(ep);
+	int local, n = pass_rx(ep, &local);
 
 	return n + pass_engine(ep);
+}
+
+/* May the pass under way stop after its receive half (see pass_for): the
+ * engine owes nothing at once, no timer is due, the last pass did not stop
+ * early.  If so, it stops: the engine half is moved to the next pass. */
+static bool pass_cut(struct xw_endpoint *ep)
+{
+	if (xwi_engine_tx_pending(ep->eng) || xwi_port_tx_unkicked(ep->port) ||
+	    ep->pass_now >= __atomic_load_n(&ep->eng_deadline, __ATOMIC_RELAXED))
+		return false;
+	ep->pass_now = 0;
+	__atomic_store_n(&ep->eng_deadline, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&ep->quiet, false, __ATOMIC_RELAXED);
+	return true;
 }
 
 /*
@@ -76,19 +90,10 @@ int xwi_ep_progress_locked(struct xw_endpoint *ep)
  */
 static int pass_for(struct xw_endpoint *ep, struct xw_request *req, bool *cut)
 {
-	int n = pass_rx(ep);
+	int local, n = pass_rx(ep, &local);
 
-	*cut = false;
-	if (n && req && xwi_req_is_done(req) && !xwi_engine_tx_pending(ep->eng) &&
-	    !xwi_port_tx_unkicked(ep->port) &&
-	    ep->pass_now < __atomic_load_n(&ep->eng_deadline, __ATOMIC_RELAXED)) {
-		ep->pass_now = 0;
-		__atomic_store_n(&ep->eng_deadline, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&ep->quiet, false, __ATOMIC_RELAXED);
-		*cut = true;
-		return n;
-	}
-	return n + pass_engine(ep);
+	*cut = n && req && xwi_req_is_done(req) && pass_cut(ep);
+	return *cut ? n : n + pass_engine(ep);
 }
 
 /* A pass only if it would find work: frames in the RX ring or the inbox,
@@ -149,7 +154,7 @@ static bool timer_due(struct xw_endpoint *ep)
  */
 XW_API int xw_endpoint__progress(struct xw_endpoint *ep)
 {
-	int n;
+	int n, local;
 
 	if (!ep)
 		return -EINVAL;
@@ -158,7 +163,16 @@ XW_API int xw_endpoint__progress(struct xw_endpoint *ep)
 	/* The pass reads its own time under the lock: one read before it
 	 * may precede another thread's send (a negative RTT sample). */
 	xwi_port_lock(ep->port);
-	n = xwi_ep_progress_locked(ep);
+	n = pass_rx(ep, &local);
+	/* Frames from local peers only (lossless: they owe no ACK, arm no
+	 * timer): their completions are made, the caller gets them now, and
+	 * the engine's half goes to the next call, as a wait's pass does
+	 * (pass_for).  A frame from the wire makes the full pass. */
+	if (local && local == n && pass_cut(ep)) {
+		xwi_port_unlock(ep->port);
+		return n;
+	}
+	n += pass_engine(ep);
 	__atomic_store_n(&ep->quiet,
 			 !xwi_engine_tx_pending(ep->eng) && !xwi_port_tx_unkicked(ep->port),
 			 __ATOMIC_RELEASE);
