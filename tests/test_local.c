@@ -29,7 +29,9 @@
  * 40 in flight each way need more marks than a slot holds; process E,
  * killed after its large send reached A unmatched, makes A's receive fail
  * with a clear error; process F, killed with A's large message unmatched
- * (it could read it), makes A's send fail, not wait for a mark; a ring
+ * (it could read it), makes A's send fail, not wait for a mark; process
+ * G, stopped (SIGSTOP) for longer than rto_max while A's CONNECT and first
+ * message wait unread in its inbox, makes A resend nothing; a ring
  * filled by a receiver that does not poll makes the sender wait, nothing
  * lost.
  */
@@ -1002,6 +1004,64 @@ static void host_f(int fd)
 	until_killed(fd, ep, "arrived");
 }
 
+/* G: endpoint 11 on queue 3 takes one message and waits to be killed. */
+static void host_g(int fd)
+{
+	struct xw_endpoint *ep;
+	struct xw_request *r;
+	XW_OPTS(xw_status, st);
+	char buf[16] = "";
+
+	xwt_chan_who = who = "G";
+	ep = open_ep(11, 3, 0);
+	REQUIRE(xw_endpoint__irecv(ep, buf, sizeof(buf), 0xb00, ~0ULL, &r) == 0, "irecv");
+	bar(fd, ep, "open");
+	REQUIRE(xw_request__wait(r, &st, TMO) == 0 && st.error == 0 && !strcmp(buf, "stopped"),
+		"G: the message (%d)", st.error);
+	until_killed(fd, ep, "got");
+}
+
+/* A local peer stopped (descheduled, a busy rank) for longer than rto_max
+ * while our handshake and first message wait in its ring: nothing is
+ * resent (it has not read them; it is alive), and it takes them when it
+ * runs again. */
+static void stopped_peer_part(void)
+{
+	struct xw_endpoint *e12 = open_ep(12, 0, 0);
+	struct xw_addr a11 = addr_of(e12);
+	struct xw_endpoint_stats s;
+	struct xw_request *req;
+	XW_OPTS(xw_status, st);
+	int fg, status;
+	__u64 t0;
+	pid_t g;
+
+	a11.ep = 11;
+	a11.nonce = 0;
+	g = spawn(&fg, host_g);
+	bar(fg, e12, "open");
+	REQUIRE(kill(g, SIGSTOP) == 0, "stop G");
+	REQUIRE(xw_endpoint__isend(e12, &a11, "stopped", 8, 0xb00, &req) == 0, "isend to G");
+	t0 = xwu_now_ns();
+	while (xwu_now_ns() - t0 < 700000000ULL) { /* rto_max is 250 ms */
+		xw_endpoint__progress(e12);
+		usleep(1000);
+	}
+	REQUIRE(kill(g, SIGCONT) == 0, "continue G");
+	bar(fg, e12, "got");
+	CHECK(xw_request__wait(req, &st, TMO) == 0 && st.error == 0, "the send to G: %d",
+	      st.error);
+	s = xwt_ep_stats(e12);
+	CHECK(s.retransmits == 0 && s.tx_by_type[XW_PKT_CONNECT] == 1 && s.conn_timeouts == 0,
+	      "stopped peer: %llu frames resent (%llu CONNECTs sent), %llu timeouts",
+	      (unsigned long long)s.retransmits, (unsigned long long)s.tx_by_type[XW_PKT_CONNECT],
+	      (unsigned long long)s.conn_timeouts);
+	kill(g, SIGKILL);
+	REQUIRE(waitpid(g, &status, 0) == g, "reap G");
+	close(fg);
+	xw_endpoint__close(e12);
+}
+
 /* A large send to a receiver that could read it and dies first: the send
  * fails after give_up_ms, it does not wait forever for a mark. */
 static void killed_reader_part(void)
@@ -1222,6 +1282,8 @@ int main(void)
 	printf("killed sender: done\n");
 	killed_reader_part();
 	printf("killed reader: done\n");
+	stopped_peer_part();
+	printf("stopped peer: done\n");
 	REQUIRE(waitpid(b, &status, 0) == b, "reap B");
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "B failed (status %#x)", status);
 	/* (e) */

@@ -71,6 +71,13 @@ static bool hook_drop(struct xwi_engine *e, __u8 type)
 	return true;
 }
 
+/* A lossless peer has not read frames of ours yet: nothing to resend (it
+ * is descheduled or busy; whether it lives, the liveness check says). */
+static bool unread(struct xwi_engine *e, const struct peer *p)
+{
+	return p->cn.lossless && e->ops.unread && e->ops.unread(e->ctx, &p->addr) == 1;
+}
+
 /* A frame carrying our current ack went out: no ACK owed any more - except
  * the one with the selective acks while we hold frames out of order (only
  * a pure ACK carries them, @sacks). */
@@ -1006,6 +1013,8 @@ static int rtx_timers(struct xwi_engine *e, struct peer *p, __u64 t)
 {
 	int n = 0;
 
+	if (p->cn.rtx_due && t >= p->cn.rtx_due && unread(e, p))
+		p->cn.rtx_due = t + e->cfg.rto_max_ns; /* in its ring: not lost */
 	if (p->cn.rtx_due && t >= p->cn.rtx_due) {
 		bool first = !p->cn.backoff;
 
@@ -1597,8 +1606,13 @@ int xwi_conn_timers(struct xwi_engine *e)
 				give_up(e, p);
 				continue;
 			}
-			conn_send(e, p, t);
-			n++;
+			if (unread(e, p)) {
+				/* our CONNECT waits in its ring */
+				p->cn.conn_due = t + e->cfg.rto_max_ns;
+			} else {
+				conn_send(e, p, t);
+				n++;
+			}
 		}
 		if (p->cn.cstate == C_SYN && !(p->cn.probe && !p->cn.rx_known))
 			n += live_check(e, p, t, max64(p->cn.conn_start, p->cn.last_alive));

@@ -67,6 +67,14 @@ static int ep_alive(void *ctx, const struct xw_addr *peer)
 	return -EOPNOTSUPP;
 }
 
+/* Frames of ours still in a local peer's inbox, unread? */
+static int ep_unread(void *ctx, const struct xw_addr *peer)
+{
+	struct xw_endpoint *ep = ctx;
+
+	return xwi_local_is_local(ep->local, peer) ? xwi_local_unread(ep->local, peer->ep) : 0;
+}
+
 /* A peer on this host is reached through its inbox: lossless. */
 static bool ep_lossless(void *ctx, const struct xw_addr *peer)
 {
@@ -141,6 +149,7 @@ static const struct xwi_engine_ops engine_ops = {
 	.send = ep_send,
 	.send_crc = ep_send_crc,
 	.alive = ep_alive,
+	.unread = ep_unread,
 	.now_ns = ep_now,
 	.conn_event = ep_conn_event,
 	.kick = ep_kick,

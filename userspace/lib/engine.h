@@ -135,6 +135,11 @@ struct xwi_engine_ops {
 	 * here (the engine sends a PROBE frame, which the peer's XDP program
 	 * answers).  The endpoint layer knows for peers on this host. */
 	int (*alive)(void *ctx, const struct xw_addr *peer);
+	/* Optional: does the lossless peer @peer still hold frames of ours
+	 * it has not read (in its ring: not lost, not refused - it is
+	 * descheduled or busy)?  1 yes, 0 no.  The handshake's frames to
+	 * such a peer are resent only when it read them and did not answer. */
+	int (*unread)(void *ctx, const struct xw_addr *peer);
 	/* Optional: is @peer reached through a path that cannot lose,
 	 * reorder or corrupt a frame (the shared-memory ring of a peer on
 	 * this host)?  Asked once per peer.  Such a peer's connection keeps

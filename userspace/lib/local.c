@@ -318,6 +318,21 @@ int xwi_local_alive(struct xwi_local *l, __u16 id)
 	return d && !owner_dead(d->hdr) ? 1 : 0;
 }
 
+int xwi_local_unread(struct xwi_local *l, __u16 id)
+{
+	struct xwi_local_slot *s;
+	struct local_dst *d;
+
+	if (!l || id >= XW_MAX_ENDPOINTS)
+		return 0;
+	d = dst_get(l, id);
+	if (!d)
+		return 0;
+	s = slot_of(d->map, l->id);
+	return __atomic_load_n(&s->cons, __ATOMIC_ACQUIRE) !=
+	       __atomic_load_n(&s->prod, __ATOMIC_RELAXED) ? 1 : 0;
+}
+
 void xwi_local_set_cma(struct xwi_local *l, bool on)
 {
 	if (l)
