@@ -2591,6 +2591,100 @@ static void test_scatter_rx(void)
 	       "byte each dropped and counted\n", frames);
 }
 
+/* The receives of @m done. */
+static size_t recvs_done(const struct rmsgt *m, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		k += m[i].rr && m[i].rr->state == XWI_REQ_DONE;
+	return k;
+}
+
+/*
+ * The receiver's CRC32C fused with the copy out of the frame (conn.c
+ * rx_next, msg.c xwi_msg_place): a data frame of a matched message is
+ * copied into the receive buffer while its CRC is computed, and taken only
+ * if the CRC is right.  Every data frame of two MEDIUM and a pulled message
+ * (receives posted first) comes first with a payload byte flipped (a
+ * corrupted new fragment; the last fragment too: its message must not
+ * complete), then intact; before it, the previous accepted data frame again
+ * as the next in sequence with a byte flipped (a corrupted duplicate: it
+ * must not overwrite the bytes taken).  Each corrupted frame dropped and
+ * counted, every message complete with the right bytes.
+ */
+static void test_rel_corrupt_fused(void)
+{
+	struct rmsgt m[3] = { { .a = 0, .b = 1, .len = 250, .seed = 2100 },
+			      { .a = 0, .b = 1, .len = 30 * 64 + 7, .seed = 2101 },
+			      { .a = 0, .b = 1, .len = 40000, .seed = 2102 } };
+	struct rmsgt *v[2] = { m, m + 3 };
+	struct xwt_lframe g = { .pl = NULL };
+	unsigned long bad = 0, dups = 0, lasts = 0;
+	__u64 crc0;
+
+	rnet_init2(rel_cfg(1), rel_cfg(2), 2100);
+	rx_rc_bad = 0;
+	rone(0, 1, 10, 2103, "fused: first message");
+	crc0 = rst(1).crc_failures;
+	rbatch_post(m, 3, false);
+	for (int pass = 0; pass < 20000 && !all_done(v); pass++) {
+		size_t n = xwt_nodes[1].q.n;
+
+		for (size_t k = 0; k < n; k++) {
+			struct xwt_lframe f = xwt_qpop(1);
+			bool data = (f.h.type == XW_PKT_MEDIUM || f.h.type == XW_PKT_PULL_REPLY) &&
+				    f.len;
+			size_t done = recvs_done(m, 3);
+			int rc;
+
+			if (data && g.pl) {
+				struct xwt_lframe d = g;
+
+				d.h.seq = f.h.seq;
+				d.h.ack = f.h.ack;
+				seal(&d.h, d.pl, d.len);
+				rc = scatter_rx(&d, 0, d.len, true);
+				CHECK(rc == -EBADMSG, "fused: a corrupted duplicate: %d", rc);
+				bad++;
+				dups++;
+			}
+			if (data) {
+				rc = scatter_rx(&f, 0, f.len, true);
+				CHECK(rc == -EBADMSG, "fused: a corrupted new fragment: %d", rc);
+				CHECK(recvs_done(m, 3) == done, "fused: a receive completed by a "
+				      "corrupted fragment %u of %u", ntohl(f.h.frag_idx),
+				      ntohl(f.h.frag_count));
+				bad++;
+				lasts += ntohl(f.h.frag_idx) + 1 == ntohl(f.h.frag_count);
+			}
+			rc = scatter_rx(&f, 0, f.len, false);
+			CHECK(rc == 0, "fused: frame type %u: %d", f.h.type, rc);
+			if (data) {
+				free(g.pl);
+				g = f;
+			} else {
+				free(f.pl);
+			}
+		}
+		for (int i = 0; i < 2; i++)
+			xwi_engine_progress(xwt_nodes[i].e, 64);
+		rdeliver(0);
+		rclock += 2000;
+	}
+	free(g.pl);
+	rbatch_check(m, 3, "fused");
+	rbatch_free(m, 3);
+	CHECK(lasts == 3 && dups > 600 && rst(1).crc_failures - crc0 == bad,
+	      "fused: %lu corrupted (%lu duplicates, %lu last fragments), %llu CRC failures", bad,
+	      dups, lasts, (unsigned long long)(rst(1).crc_failures - crc0));
+	rsettle();
+	rnet_free();
+	printf("reliability: CRC fused with the copy out: %lu corrupted frames (%lu duplicates of "
+	       "taken fragments, %lu last fragments) dropped and counted, bytes intact\n", bad, dups,
+	       lasts);
+}
+
 /*
  * After a loss episode (30% loss both ways, a 20 KB message each way and
  * small ones) the RTO comes back to its floor (rto_min + ack_delay, twice
@@ -2714,6 +2808,7 @@ int main(void)
 	test_loss_forged_sack();
 	test_lazy_rtx();
 	test_scatter_rx();
+	test_rel_corrupt_fused();
 	test_rel_more_hint();
 	test_rel_blackhole();
 	test_rel_restart();
