@@ -1405,7 +1405,7 @@ static int rx_probe_reply(struct xwi_engine *e, const struct xw_addr *src, const
 }
 
 static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h,
-		  const struct xwi_pl *pl, const struct xwi_placed *pd)
+		  const struct xwi_pl *pl)
 {
 	__u32 sid = ntohl(h->session), seq = ntohl(h->seq);
 	size_t plen = ntohs(h->payload_len);
@@ -1474,7 +1474,7 @@ static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 		return 0;
 	}
 	/* up, once: the message layer kicks @p afterwards (see rx_ack) */
-	rc = xwi_msg_rx(e, p, &p->addr, h, pl, pd);
+	rc = xwi_msg_rx(e, p, &p->addr, h, pl);
 	if (rc == -ENOBUFS || rc == -ENOMEM) {
 		e->st.rx_nobufs++;
 		if (p->cn.lossless)
@@ -1492,7 +1492,7 @@ static int rel_rx(struct xwi_engine *e, const struct xw_addr *src, const struct 
 
 		if (f->seq != p->cn.rcv_nxt)
 			break;
-		r2 = xwi_msg_rx(e, p, &p->addr, &f->h, &fpl, NULL);
+		r2 = xwi_msg_rx(e, p, &p->addr, &f->h, &fpl);
 		if (r2 == -ENOBUFS || r2 == -ENOMEM) {
 			e->st.rx_nobufs++;
 			break;
@@ -1775,51 +1775,34 @@ void xwi_conn_close_all(struct xwi_engine *e, bool send_close)
 	}
 }
 
-/*
- * Is @h (header rules checked, CRC not yet) the next frame of @src's
- * connection, one the message layer may copy out while its CRC is
- * computed (xwi_msg_place)?  @src's peer, or NULL.  Nothing changes: its
- * ack, SACK and sequence number are taken only once the CRC is right.
- */
-static struct peer *rx_next(struct xwi_engine *e, const struct xw_addr *src, const struct xw_hdr *h)
+/* The CRC32C of the first @len bytes of @pl, after @crc. */
+static __u32 pl_crc(__u32 crc, const struct xwi_pl *pl, size_t len)
 {
-	struct peer *p;
+	for (unsigned int i = 0; i < pl->n && len; i++) {
+		size_t l = pl->iov[i].iov_len < len ? pl->iov[i].iov_len : len;
 
-	if (!e->cfg.reliable || (h->type != XW_PKT_MEDIUM && h->type != XW_PKT_PULL_REPLY))
-		return NULL;
-	p = xwi_peer_find(e, src);
-	if (!p || !p->cn.rx_known || p->cn.lossless || ntohl(h->session) != p->cn.peer_sid ||
-	    ntohl(h->seq) != p->cn.rcv_nxt)
-		return NULL;
-	return p;
+		crc = xwi_crc32c(crc, pl->iov[i].iov_base, l);
+		len -= l;
+	}
+	return crc;
 }
 
 int xwi_conn_rx(struct xwi_engine *e, const struct xw_addr *src, struct xw_hdr *h,
 		const struct xwi_pl *pl, size_t len, bool lossless)
 {
-	struct xwi_placed pd = { NULL, 0 };
-
 	/* The CRC first: a corrupted frame is counted as such, whatever
 	 * field the corruption hit (but payload_len must fit to check it).
-	 * None on the local ring: memory to memory, nothing corrupts it.
-	 * The next data frame of a connection is copied to its receive
-	 * while the CRC is computed (xwi_msg_place: no state changes
-	 * before the CRC is known right); any other the CRC alone. */
+	 * None on the local ring: memory to memory, nothing corrupts it. */
 	if (e->cfg.crc && !lossless && ntohs(h->payload_len) <= len) {
 		__u32 want = ntohl(h->csum), got;
 		__be32 d = h->data;
-		struct peer *p;
 
 		h->csum = 0;
 		if (h->type == XW_PKT_PROBE_REPLY) /* the answerer's, outside the CRC */
 			h->data = 0;
-		got = xwi_crc32c(0, h, sizeof(*h));
+		got = pl_crc(xwi_crc32c(0, h, sizeof(*h)), pl, ntohs(h->payload_len));
 		h->csum = htonl(want);
 		h->data = d;
-		if (xwi_frame_check(e, h, len) || src->ep != ntohs(h->src_ep) ||
-		    (h->flags & XW_F_CMA) || !(p = rx_next(e, src, h)) ||
-		    !xwi_msg_place(e, p, h, pl, &got, &pd))
-			got = xwi_pl_crc(got, NULL, pl, 0, ntohs(h->payload_len));
 		if (got != want) {
 			e->st.crc_failures++;
 			return -EBADMSG;
@@ -1834,9 +1817,9 @@ int xwi_conn_rx(struct xwi_engine *e, const struct xw_addr *src, struct xw_hdr *
 		return -EPROTO;
 	}
 	if (e->cfg.reliable)
-		return rel_rx(e, src, h, pl, pd.dst ? &pd : NULL);
+		return rel_rx(e, src, h, pl);
 	/* no connections: every frame goes up as it came */
-	return xwi_msg_rx(e, xwi_peer_find(e, src), src, h, pl, NULL);
+	return xwi_msg_rx(e, xwi_peer_find(e, src), src, h, pl);
 }
 
 void xwi_conn_forget(struct xwi_engine *e, struct peer *p)

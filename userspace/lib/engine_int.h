@@ -530,30 +530,6 @@ static inline void xwi_pl_copy(void *dst, const struct xwi_pl *pl, size_t off, s
 	}
 }
 
-/* The CRC32C (after @crc) of @pl's first @len bytes; the first @ncopy of
- * them are copied to @dst on the way (xwi_crc32c_copy: one pass). */
-static inline __u32 xwi_pl_crc(__u32 crc, void *dst, const struct xwi_pl *pl, size_t ncopy,
-			       size_t len)
-{
-	unsigned char *d = (unsigned char *)dst;
-
-	for (unsigned int i = 0; i < pl->n && len; i++) {
-		const unsigned char *s = (const unsigned char *)pl->iov[i].iov_base;
-		size_t l = pl->iov[i].iov_len < len ? pl->iov[i].iov_len : len;
-		size_t c = l < ncopy ? l : ncopy;
-
-		if (c) {
-			crc = xwi_crc32c_copy(crc, d, s, c);
-			d += c;
-			ncopy -= c;
-		}
-		if (l > c)
-			crc = xwi_crc32c(crc, s + c, l - c);
-		len -= l;
-	}
-	return crc;
-}
-
 /* A frame kept for retransmission or out of order, with @len payload
  * bytes; xwi_frame_put() with the same @len. */
 static inline struct xwi_frame *xwi_frame_alloc(struct xwi_engine *e, size_t len)

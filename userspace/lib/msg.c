@@ -998,7 +998,7 @@ static int rmsg_new(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h
 
 /* A data fragment @i (bytes at i*P) of known message @m; @m may be freed. */
 static void rmsg_frag(struct xwi_engine *e, struct rmsg *m, __u32 i, const struct xwi_pl *pl,
-		      __u32 plen, const struct xwi_placed *pd)
+		      __u32 plen)
 {
 	size_t off = (size_t)i * e->cfg.frag_payload;
 
@@ -1013,8 +1013,7 @@ static void rmsg_frag(struct xwi_engine *e, struct rmsg *m, __u32 i, const struc
 		if (off < r->buflen && plen) {
 			size_t n = r->buflen - off < plen ? r->buflen - off : plen;
 
-			if (!pd || pd->dst != r->buf + off || pd->n != n)
-				xwi_pl_copy(r->buf + off, pl, 0, n);
+			xwi_pl_copy(r->buf + off, pl, 0, n);
 		}
 		bit_set(m->have, i);
 		m->nhave++;
@@ -1112,18 +1111,8 @@ static bool rx_small_now(struct xwi_engine *e, struct peer *p, const struct xw_h
 }
 
 /* A data frame (SMALL, MEDIUM, RNDV, PULL_REPLY) of an incoming message. */
-/* Does @h describe @m as the message's first frame did? */
-static bool rmsg_same(const struct rmsg *m, const struct xw_hdr *h)
-{
-	bool rndv = h->type == XW_PKT_RNDV || h->type == XW_PKT_PULL_REPLY;
-
-	return m->msg_len == ntohl(h->msg_len) && m->nfrags == ntohl(h->frag_count) &&
-	       m->match == be64toh(h->match) && m->rndv == rndv &&
-	       (h->type != XW_PKT_RNDV || m->npush == ntohl(h->frag_idx) + 1);
-}
-
 static int rx_data(struct xwi_engine *e, struct peer *p, const struct xw_addr *src,
-		   const struct xw_hdr *h, const struct xwi_pl *pl, const struct xwi_placed *pd)
+		   const struct xw_hdr *h, const struct xwi_pl *pl)
 {
 	__u32 id = ntohl(h->msg_id), mlen = ntohl(h->msg_len), cnt = ntohl(h->frag_count);
 	__u32 idx = ntohl(h->frag_idx), plen = ntohs(h->payload_len);
@@ -1135,7 +1124,8 @@ static int rx_data(struct xwi_engine *e, struct peer *p, const struct xw_addr *s
 	int err;
 
 	if (m) {
-		if (!rmsg_same(m, h)) {
+		if (m->msg_len != mlen || m->nfrags != cnt || m->match != match ||
+		    m->rndv != rndv || (h->type == XW_PKT_RNDV && m->npush != idx + 1)) {
 			e->st.rx_bad++;
 			return -EPROTO;
 		}
@@ -1195,32 +1185,8 @@ static int rx_data(struct xwi_engine *e, struct peer *p, const struct xw_addr *s
 	}
 	e->st.rx_frames[h->type]++;
 	if (m)
-		rmsg_frag(e, m, h->type == XW_PKT_RNDV ? 0 : idx, pl, plen, pd);
+		rmsg_frag(e, m, h->type == XW_PKT_RNDV ? 0 : idx, pl, plen);
 	return 0;
-}
-
-bool xwi_msg_place(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h,
-		   const struct xwi_pl *pl, __u32 *crc, struct xwi_placed *pd)
-{
-	__u32 idx = ntohl(h->frag_idx), plen = ntohs(h->payload_len);
-	size_t off = (size_t)idx * e->cfg.frag_payload;
-	struct rmsg *m;
-	struct xwi_req_priv *r;
-
-	if (h->type != XW_PKT_MEDIUM && h->type != XW_PKT_PULL_REPLY)
-		return false;
-	m = rmsg_find(p, ntohl(h->msg_id));
-	/* rmsg_same: idx < m->nfrags (xwi_frame_check), inside m->have;
-	 * a fragment taken already is never written again */
-	if (!m || m->state != R_MATCHED || !rmsg_same(m, h) || bit_test(m->have, idx) || !plen)
-		return false;
-	r = m->req->priv;
-	if (off >= r->buflen)
-		return false;
-	pd->dst = r->buf + off;
-	pd->n = r->buflen - off < plen ? r->buflen - off : plen;
-	*crc = xwi_pl_crc(*crc, pd->dst, pl, pd->n, plen);
-	return true;
 }
 
 /* A NOTIFY: the receiver has the whole of a large send. */
@@ -1241,7 +1207,7 @@ static int rx_notify(struct xwi_engine *e, struct peer *p, const struct xw_hdr *
 }
 
 int xwi_msg_rx(struct xwi_engine *e, struct peer *p, const struct xw_addr *src,
-	       const struct xw_hdr *h, const struct xwi_pl *pl, const struct xwi_placed *pd)
+	       const struct xw_hdr *h, const struct xwi_pl *pl)
 {
 	int rc;
 
@@ -1250,7 +1216,7 @@ int xwi_msg_rx(struct xwi_engine *e, struct peer *p, const struct xw_addr *src,
 	case XW_PKT_MEDIUM:
 	case XW_PKT_RNDV:
 	case XW_PKT_PULL_REPLY:
-		rc = rx_data(e, p, src, h, pl, pd);
+		rc = rx_data(e, p, src, h, pl);
 		if (!p) /* made by rx_data if the frame was taken */
 			return rc;
 		break;

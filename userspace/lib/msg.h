@@ -131,42 +131,18 @@ static inline void xwi_msg_kick(struct xwi_engine *e, struct peer *p)
 	xl_add_tail(&p->ms.rr, &e->txrr);
 }
 
-/* Where xwi_msg_place() copied a frame's payload: @n bytes to @dst. */
-struct xwi_placed {
-	void *dst;
-	size_t n;
-};
-
 /*
  * A frame of the message layer (SMALL, MEDIUM, RNDV, PULL_REPLY, PULL,
  * NOTIFY) from @src, in order (reliable) or as it came; its header rules
  * are checked (xwi_frame_check).  @p: @src's peer table entry (reliable:
- * always; else NULL when the address is new).  @pd: where
- * xwi_msg_place() copied the payload already, or NULL.  Afterwards @p is
- * kicked (its connection may have opened with this frame's ack).  0 (taken or
+ * always; else NULL when the address is new).  Afterwards @p is kicked
+ * (its connection may have opened with this frame's ack).  0 (taken or
  * harmlessly ignored), -EPROTO, or -ENOBUFS / -ENOMEM: not taken for want
  * of memory - the connection does not acknowledge it, so the sender
  * resends it later.
  */
 int xwi_msg_rx(struct xwi_engine *e, struct peer *p, const struct xw_addr *src,
-	       const struct xw_hdr *h, const struct xwi_pl *pl, const struct xwi_placed *pd);
-
-/*
- * The receiver's CRC32C fused with the copy out of the frame (cfg.crc):
- * @h (MEDIUM or PULL_REPLY, header rules checked) is the next frame of
- * @p's connection, its CRC not known yet.  If it is a fragment the
- * message layer does not have yet of a message matched to a receive, its
- * payload is copied into the receive's buffer while *@crc (the header's
- * CRC) is carried on over it, and where it went is kept in *@pd: true.
- * Else false (nothing copied; the caller checks the CRC itself).  Nothing
- * of the message layer's state changes: only a fragment not yet taken is
- * written, so a frame whose CRC turns out wrong leaves bytes where a good
- * copy of that fragment must land before the message can complete.  If
- * the CRC is right the frame goes up through xwi_msg_rx() with @pd, which
- * then does not copy it again.
- */
-bool xwi_msg_place(struct xwi_engine *e, struct peer *p, const struct xw_hdr *h,
-		   const struct xwi_pl *pl, __u32 *crc, struct xwi_placed *pd);
+	       const struct xw_hdr *h, const struct xwi_pl *pl);
 
 /*
  * @p's connection ended (@mode; requests fail with @err as the mode
