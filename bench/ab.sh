@@ -13,7 +13,9 @@
 #   --stream       the one-way stream (batches of 32, `xdpwake stream`;
 #                  raw: --mode stream) instead of the ping-pong: messages/s
 #   --unidir       the ping-pong tool's stream (`pingpong --unidir`, batches
-#                  acknowledged; no raw run): bandwidth in MB/s
+#                  acknowledged): bandwidth in MB/s; the raw floor is its
+#                  stream of MTU-sized frames (--mode stream, MTU - 16 B of
+#                  payload; skipped where that does not fit its 2 KiB frame)
 #   --mtu N        the veth pair's MTU (default: as created, 1500)
 #   --reps N       repetitions (default 5): every build once per
 #                  repetition, in order, then the raw floor
@@ -24,7 +26,8 @@
 #   --raw PATH     the raw AF_XDP program (default DIR_A/bench/afxdp_raw;
 #                  none: skipped)
 #   --csv FILE     every run's numbers (build, rep, size, p50, p99, CPU; CPU
-#                  of both processes per MiB of messages, getrusage)
+#                  of both processes per MiB of messages, getrusage; the raw
+#                  server's from its first data frame to the end)
 #   --faults       also the page faults of both processes per MiB of
 #                  messages (client: perf stat; server: its minflt and
 #                  majflt before it is stopped; start-up included; with
@@ -47,7 +50,7 @@ test=pingpong reps=5 sizes='' dur=1 policy=marker wait=spin-block raw='' csv='' 
 while [ $# -gt 0 ]; do
 	case $1 in
 	--stream) test=stream ;;
-	--unidir) test=unidir raw=none ;;
+	--unidir) test=unidir ;;
 	--mtu) mtu=${2:-}; shift ;;
 	--reps) reps=${2:-}; shift ;;
 	--sizes) sizes=${2:-}; shift ;;
@@ -73,6 +76,11 @@ case "$reps$dur$mtu" in *[!0-9]* | '') echo "ab: --reps and --duration take numb
 [ "$(id -u)" = 0 ] || { echo "SKIP ab: needs root (namespaces, XDP)"; exit 77; }
 for d in "${dirs[@]}"; do [ -x "$d/xdpwake" ] || die "$d/xdpwake not built"; done
 raw=${raw:-${dirs[0]}/bench/afxdp_raw}
+rawsizes=$sizes
+if [ "$test" = unidir ]; then
+	rawsizes=$((${mtu:-1500} - 16))
+	[ "$rawsizes" -le 2018 ] || { echo "ab: MTU ${mtu}: no raw floor (one 2 KiB frame)"; raw=none; }
+fi
 [ "$raw" = none ] || [ -x "$raw" ] || die "$raw not built (make benches), or --raw none"
 [ -z "$faults" ] || command -v perf >/dev/null || die "--faults needs perf"
 xw_net_lock ab
@@ -106,17 +114,21 @@ lim=$(($(tr ',' ' ' <<<"$sizes" | wc -w) * dur * 3 + 30))
 # NAME: the run's JSON in $TMP/out -> lines "NAME REP SIZE VALUE P99 CPU"
 # (VALUE: the p50 one-way latency, a stream's messages/s, or --unidir's
 # MB/s; MIB: both processes' CPU in us per MiB of messages; FAULTS: $2,
-# both processes' page faults, per MiB of the run's messages)
+# both processes' page faults, per MiB of the run's messages; $3: a server
+# that reports no CPU in the JSON (the raw one): its CPU in us per message)
 rows() {
-	python3 - "$TMP/out" "$1" "$rep" "$test" "${2:-}" <<'EOF'
+	python3 - "$TMP/out" "$1" "$rep" "$test" "${2:-}" "${3:-}" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
 tot = sum(r.get("msgs", 0) * r["size"] for r in d["results"]) / 1048576
 pf = "%.1f" % (float(sys.argv[5]) / tot) if sys.argv[5] and tot else "-"
 for r in d["results"]:
     lat = r.get("latency_us") or {}
-    v = {"stream": r["msg_rate"], "unidir": r.get("bandwidth_MBps")}.get(sys.argv[4], lat.get("p50"))
+    mbps = r.get("bandwidth_MBps") or r["msg_rate"] * r["size"] / 1e6
+    v = {"stream": r["msg_rate"], "unidir": mbps}.get(sys.argv[4], lat.get("p50"))
     pc = (r.get("proc_cpu_us_per_msg") or 0) + (r.get("server_proc_cpu_us_per_msg") or 0)
+    if sys.argv[6]:
+        pc += float(sys.argv[6])
     mib = "%.1f" % (pc * 1048576 / r["size"]) if pc and r["size"] else "-"
     print(sys.argv[2], sys.argv[3], r["size"], v, lat.get("p99") or "-",
           r.get("machine_cpu_us_per_msg") or "-", mib, pf)
@@ -154,15 +166,15 @@ for ((rep = 0; rep < reps; rep++)); do
 		rows "$name" "$nf" | tee -a "$TMP/all"
 	done
 	if [ "$raw" != none ]; then
-		"${A[@]}" "$raw" --server "$IF_A" >/dev/null 2>&1 &
+		"${A[@]}" "$raw" --server "$IF_A" >/dev/null 2>"$TMP/srv" &
 		srv=$!
 		sleep 0.5
-		timeout "$lim" "${B[@]}" "$raw" --client "$IF_B" --mode "$test" --sizes "$sizes" \
-			--duration "$dur" -j \
+		timeout "$lim" "${B[@]}" "$raw" --client "$IF_B" --mode "${test/unidir/stream}" \
+			--sizes "$rawsizes" --duration "$dur" -j \
 			>"$TMP/out" 2>"$TMP/err" || die "afxdp_raw failed: $(tail -1 "$TMP/err")"
 		xw_kill_pid "$srv"
 		srv=''
-		rows raw | tee -a "$TMP/all"
+		rows raw "" "$(awk '/server CPU/ {print $4}' "$TMP/srv")" | tee -a "$TMP/all"
 	fi
 done
 col=p50_us
@@ -170,7 +182,7 @@ col=p50_us
 [ "$test" = unidir ] && col=MBps
 [ -z "$csv" ] || { echo "build,rep,size,$col,p99_us,cpu_us_per_msg,proc_cpu_us_per_MiB,faults_per_MiB"; tr ' ' ',' <"$TMP/all"; } >"$csv"
 
-python3 - "$TMP/all" "$col" <<'EOF'
+python3 - "$TMP/all" "$col" "$test" <<'EOF'
 import statistics, sys
 runs, cpu, pf = {}, {}, {}
 for line in open(sys.argv[1]):
@@ -184,7 +196,7 @@ for line in open(sys.argv[1]):
 names = list(dict.fromkeys(k[0] for k in runs))
 ref = names[0]
 what = {"msg_per_s": "messages/s", "MBps": "MB/s"}.get(sys.argv[2], "p50 one-way latency (us)")
-print("\nmedian %s over the repetitions; ratio to %s and to raw" % (what, ref))
+print("\nmedian %s over the repetitions (range); ratio to %s and to raw" % (what, ref))
 for name in names:
     for (n, size), v in sorted(runs.items(), key=lambda kv: kv[0][1]):
         if n != name:
@@ -192,8 +204,11 @@ for name in names:
         m = statistics.median(v)
         r = statistics.median(runs[(ref, size)]) if (ref, size) in runs else None
         w = statistics.median(runs[("raw", size)]) if ("raw", size) in runs else None
+        rs = [k for k in runs if k[0] == "raw"]
+        if w is None and sys.argv[3] == "unidir" and rs:  # frames of the MTU
+            w = statistics.median(runs[rs[0]])
         c, g = cpu.get((name, size)), pf.get((name, size))
-        print("%-40s %6d B  %10.2f  x%.3f ref  %s%s%s" % (name, size, m, m / r if r else 0,
+        print("%-40s %6d B  %10.2f (%.2f-%.2f)  x%.3f ref  %s%s%s" % (name, size, m, min(v), max(v), m / r if r else 0,
               "x%.3f raw" % (m / w) if w and name != "raw" else "",
               "  CPU %.0f us/MiB" % statistics.median(c) if c else "",
               "  %.1f faults/MiB" % statistics.median(g) if g else ""))

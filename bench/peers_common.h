@@ -15,6 +15,8 @@
  *             msgs = data messages sent one way
  *   machine_cpu_us_per_msg = /proc/stat busy time of all CPUs (user, nice,
  *             system, irq, softirq, steal) over the measured window / msgs
+ *   proc_cpu_us_per_msg = the client's own CPU time (getrusage) over the
+ *             measured window / msgs
  */
 #ifndef XW_BENCH_PEERS_COMMON_H
 #define XW_BENCH_PEERS_COMMON_H
@@ -113,7 +115,7 @@ static inline int pc_parse_ulong(const char *s, unsigned long min, unsigned long
 struct pc_result {
 	unsigned long size, batch;
 	unsigned long long iters, msgs, retransmits;
-	double elapsed_s, busy_us;
+	double elapsed_s, busy_us, proc_us;
 	struct xwu_summary lat;
 };
 
@@ -152,6 +154,7 @@ static inline void pc_json_print(const char *tool, const char *test, const char 
 		json_kv_double("msg_rate", xwu_ratio((double)x->msgs, x->elapsed_s));
 		json_kv_double("machine_busy_us", x->busy_us);
 		json_kv_double("machine_cpu_us_per_msg", xwu_ratio(x->busy_us, (double)x->msgs));
+		json_kv_double("proc_cpu_us_per_msg", xwu_ratio(x->proc_us, (double)x->msgs));
 		json_obj_end();
 	}
 	json_arr_end();
@@ -182,7 +185,7 @@ static inline int pc_measure(const struct pc_run *run, unsigned long size, unsig
 			     struct pc_result *r)
 {
 	struct xwu_samples lat = { 0 };
-	unsigned long long n = 0, retx = 0, t0, b0, dur = (unsigned long long)(run->duration * 1e9);
+	unsigned long long n = 0, retx = 0, t0, b0, c0, dur = (unsigned long long)(run->duration * 1e9);
 	long long t;
 
 	for (unsigned long w = 0; w < run->warmup; w += run->k) {
@@ -196,6 +199,7 @@ static inline int pc_measure(const struct pc_run *run, unsigned long size, unsig
 	}
 	retx = 0;
 	b0 = xwu_machine_busy_us();
+	c0 = xwu_proc_cpu_us();
 	t0 = xwu_now_ns();
 	for (;;) {
 		if (run->duration_set ? xwu_now_ns() - t0 >= dur : n >= run->iters)
@@ -216,6 +220,7 @@ static inline int pc_measure(const struct pc_run *run, unsigned long size, unsig
 	}
 	r->elapsed_s = (double)(xwu_now_ns() - t0) / 1e9;
 	r->busy_us = (double)(xwu_machine_busy_us() - b0);
+	r->proc_us = (double)(xwu_proc_cpu_us() - c0);
 	r->size = size;
 	r->batch = run->pingpong ? 0 : run->k;
 	r->iters = n;
