@@ -208,8 +208,8 @@ int xwi_local_send(struct xwi_local *l, const struct xw_addr *dst, const struct 
  * connection and message layers).  0: marked, and the owner does not
  * sleep (it takes the mark at its next pass through xwi_local_rx);
  * -EAGAIN: the owner sleeps armed for a wake (not counting its watchdog
- * thread: see owner_waits), or its marks are full: the caller sends the NOTIFY frame,
- * which wakes it (a mark may have been left too: the owner ignores the
+ * thread: see owner_waits), or its marks are full: the caller sends the
+ * NOTIFY frame, which wakes it (a mark may have been left too: the owner ignores the
  * second of the two); -ESRCH: no inbox (lost, as a frame would be).
  * Caller holds the port lock (one producer per ring).
  */

@@ -156,8 +156,8 @@ int xwi_msg_rx(struct xwi_engine *e, struct peer *p, const struct xw_addr *src,
  * the end cut short: requests completed with @err, plus 1 if @unacked held
  * frames (0: nothing was under way with @p).
  */
-unsigned int xwi_msg_reset(struct xwi_engine *e, struct peer *p, int err, enum xwi_reset_mode mode,
-		   struct xl *unacked);
+unsigned int xwi_msg_reset(struct xwi_engine *e, struct peer *p, int err,
+			   enum xwi_reset_mode mode, struct xl *unacked);
 /* What a CONNECT / CONNECT_REPLY to @p carries of our message stream:
  * match (our endpoint incarnation << 32 | resume id) and, in *@finals,
  * msg_len (the final ids after resume).  See docs/PROTOCOL.md. */

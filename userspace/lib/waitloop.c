@@ -21,18 +21,21 @@
 
 /*
  * The first half of a pass: the frames waiting in the RX ring and the
- * inbox, handed to the engine.  Caller holds the port lock.
+ * inbox, handed to the engine; *@local (if not NULL): how many came from
+ * the inbox.  Caller holds the port lock.
  */
 static int pass_rx(struct xw_endpoint *ep, int *local)
 {
-	int n;
+	int n, l;
 
 	ep->pass_now = xwi_now_ns();
 	/* read by a waiter whose target another thread's pass made ready */
 	__atomic_store_n(&ep->last_pass, ep->pass_now, __ATOMIC_RELAXED);
 	n = xwi_port_rx(ep->port, 64);
-	*local = xwi_local_rx(ep->local, 64);
-	return n + *local;
+	l = xwi_local_rx(ep->local, 64);
+	if (local)
+		*local = l;
+	return n + l;
 }
 
 /* The second half: the engine's timers and transmit work, then the next
@@ -54,7 +57,7 @@ static int pass_engine(struct xw_endpoint *ep)
 /* Caller holds the port lock. */
 int xwi_ep_progress_locked(struct xw_endpoint *ep)
 {
-	int local, n = pass_rx(ep, &local);
+	int n = pass_rx(ep, NULL);
 
 	return n + pass_engine(ep);
 }
@@ -90,7 +93,7 @@ static bool pass_cut(struct xw_endpoint *ep)
  */
 static int pass_for(struct xw_endpoint *ep, struct xw_request *req, bool *cut)
 {
-	int local, n = pass_rx(ep, &local);
+	int n = pass_rx(ep, NULL);
 
 	*cut = n && req && xwi_req_is_done(req) && pass_cut(ep);
 	return *cut ? n : n + pass_engine(ep);
