@@ -36,7 +36,7 @@ static ssize_t ep_cancel(fid_t fid, void *ctx)
 		st.len = 0;
 		st.msg_len = 0;
 		xwfi_op_complete(ep, op, &st);
-		free(op);
+		xwfi_op_free(ep, op);
 		break;
 	}
 	pthread_mutex_unlock(&ep->dom->lock);
@@ -413,6 +413,12 @@ static int ep_close(struct fid *fid)
 		struct xwfi_op *op = ep->ops.next;
 
 		xwfi_op_unlink(op);
+		xwfi_op_free(ep, op);
+	}
+	while (ep->spare) {
+		struct xwfi_op *op = ep->spare;
+
+		ep->spare = op->next;
 		free(op);
 	}
 	while (ep->claims) {

@@ -62,6 +62,8 @@ struct xwfi_ep {
 	uint64_t caps, tx_flags, rx_flags;
 	bool enabled;
 	struct xwfi_op ops;	/* list head */
+	struct xwfi_op *spare;	/* finished ops kept for the next posts (next) */
+	unsigned int nspare;
 	struct xwfi_claim *claims;
 };
 
@@ -81,12 +83,15 @@ static inline int xwfi_iov_one(const struct iovec *iov, size_t count, void **buf
 }
 
 /* op.c (caller holds the domain lock) */
-struct xwfi_op *xwfi_op_new(enum xwfi_op_kind kind, void *ctx, uint64_t cqflags, bool comp);
+struct xwfi_op *xwfi_op_new(struct xwfi_ep *ep, enum xwfi_op_kind kind, void *ctx,
+			    uint64_t cqflags, bool comp);
+void xwfi_op_free(struct xwfi_ep *ep, struct xwfi_op *op);
 void xwfi_op_link(struct xwfi_ep *ep, struct xwfi_op *op);
 void xwfi_op_unlink(struct xwfi_op *op);
 /* Report @op finished with @st (st->error: 0 or a negative errno) to the
  * endpoint's CQ and counter. */
 void xwfi_op_complete(struct xwfi_ep *ep, struct xwfi_op *op, const struct xw_status *st);
+bool xwfi_op_complete_now(struct xwfi_ep *ep, struct xwfi_op *op);
 /* One progress pass over @ep: library progress, completions collected;
  * returns the frames handled (>= 0).  Also ep->ref.progress. */
 int xwfi_ep_progress(struct xwfi_ep *ep);

@@ -23,7 +23,7 @@ static struct xwfi_op *post_begin(struct xwfi_ep *ep, enum xwfi_op_kind kind, vo
 	pthread_mutex_lock(&ep->dom->lock);
 	if (!ep->enabled)
 		*ret = -FI_EOPBADSTATE;
-	else if (!(op = xwfi_op_new(kind, ctx, cqflags, comp)))
+	else if (!(op = xwfi_op_new(ep, kind, ctx, cqflags, comp)))
 		*ret = -FI_ENOMEM;
 	return op;
 }
@@ -32,7 +32,7 @@ static struct xwfi_op *post_begin(struct xwfi_ep *ep, enum xwfi_op_kind kind, vo
 static ssize_t post_op(struct xwfi_ep *ep, struct xwfi_op *op, int err)
 {
 	if (err) {
-		free(op);
+		xwfi_op_free(ep, op);
 		return xwfi_err(err);
 	}
 	xwfi_op_link(ep, op);
@@ -72,7 +72,7 @@ ssize_t xwfi_ep_send(struct xwfi_ep *ep, const void *buf, size_t len, fi_addr_t 
 	if (!op)
 		goto out;
 	if (xwfi_av_lookup_addr(ep->av, dest, &dst)) {
-		free(op);
+		xwfi_op_free(ep, op);
 		ret = -FI_EINVAL;
 		goto out;
 	}
@@ -86,6 +86,8 @@ ssize_t xwfi_ep_send(struct xwfi_ep *ep, const void *buf, size_t len, fi_addr_t 
 	}
 	if (err == -EAGAIN)
 		xwfi_ep_progress(ep);
+	else if (!err && xwfi_op_complete_now(ep, op))
+		goto out;
 	ret = post_op(ep, op, err);
 out:
 	return post_end(ep, ret);
@@ -111,7 +113,7 @@ ssize_t xwfi_ep_recv(struct xwfi_ep *ep, void *buf, size_t len, fi_addr_t src, u
 	FI_TRACE(&xwfi_prov, FI_LOG_EP_DATA, "recv %zu bytes from %lld match %#llx mask %#llx\n",
 		 len, (long long)src, (unsigned long long)op->rmatch, (unsigned long long)op->mask);
 	if (xwfi_ep_src_lookup(ep, src, &op->has_src, &op->src)) {
-		free(op);
+		xwfi_op_free(ep, op);
 		ret = -FI_EINVAL;
 		goto out;
 	}
@@ -188,7 +190,7 @@ ssize_t xwfi_ep_peek(struct xwfi_ep *ep, fi_addr_t src, uint64_t tag, uint64_t i
 	}
 	e.src = xwfi_ep_src_of(ep, &st.src);
 	if (flags & FI_DISCARD) {
-		struct xwfi_op *op = xwfi_op_new(XWFI_OP_RECV, NULL, e.flags, false);
+		struct xwfi_op *op = xwfi_op_new(ep, XWFI_OP_RECV, NULL, e.flags, false);
 		int err = op ? xw_endpoint__irecv_claimed(ep->ref.xep, id, NULL, 0, &op->req) : -ENOMEM;
 
 		ret = post_op(ep, op, err);
@@ -228,7 +230,7 @@ ssize_t xwfi_ep_claimed(struct xwfi_ep *ep, void *buf, size_t len, bool tagged, 
 		ret = -FI_EINVAL;
 		goto out;
 	}
-	op = xwfi_op_new(XWFI_OP_RECV, ctx, cqflags, true);
+	op = xwfi_op_new(ep, XWFI_OP_RECV, ctx, cqflags, true);
 	if (!op) {
 		ret = -FI_ENOMEM;
 		free(c);

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ep.h"
 
@@ -27,10 +28,22 @@ void xwfi_op_unlink(struct xwfi_op *op)
 	op->next->prev = op->prev;
 }
 
-struct xwfi_op *xwfi_op_new(enum xwfi_op_kind kind, void *ctx, uint64_t cqflags, bool comp)
-{
-	struct xwfi_op *op = calloc(1, sizeof(*op));
+/* The endpoint keeps this many finished ops for its next posts (the
+ * domain lock held): a ping-pong's post allocates nothing. */
+#define XWFI_OP_SPARES 64
 
+struct xwfi_op *xwfi_op_new(struct xwfi_ep *ep, enum xwfi_op_kind kind, void *ctx,
+			    uint64_t cqflags, bool comp)
+{
+	struct xwfi_op *op = ep->spare;
+
+	if (op) {
+		ep->spare = op->next;
+		ep->nspare--;
+		memset(op, 0, sizeof(*op));
+	} else {
+		op = calloc(1, sizeof(*op));
+	}
 	if (op) {
 		op->kind = kind;
 		op->ctx = ctx;
@@ -38,6 +51,19 @@ struct xwfi_op *xwfi_op_new(enum xwfi_op_kind kind, void *ctx, uint64_t cqflags,
 		op->comp = comp;
 	}
 	return op;
+}
+
+void xwfi_op_free(struct xwfi_ep *ep, struct xwfi_op *op)
+{
+	if (!op)
+		return;
+	if (ep->nspare >= XWFI_OP_SPARES) {
+		free(op);
+		return;
+	}
+	op->next = ep->spare;
+	ep->spare = op;
+	ep->nspare++;
 }
 
 /* ---- completions ----------------------------------------------------------- */
@@ -110,6 +136,33 @@ __u64 xwfi_ep_peers_unacked(struct xwfi_ep *ep)
 	return xw_endpoint__stats(ep->ref.xep, &st) ? 0 : st.peers_unacked;
 }
 
+/* @op's library request, if it has one, is done: its status taken. */
+static bool op_collect(struct xwfi_op *op)
+{
+	if (op->req) {
+		if (xw_request__done(op->req) != 1)
+			return false;
+		op->st.sz = sizeof(op->st);
+		xw_request__test(op->req, &op->st);
+		op->req = NULL;
+	}
+	return true;
+}
+
+/* A send the library completed as it was posted (an eager one: copied or
+ * on its peer's ring) completes at once, not at the next progress pass:
+ * the CQ read that waits for it finds it queued, without a pass and a
+ * walk of the posted operations.  One held for its acknowledgement
+ * (FI_TRANSMIT_COMPLETE) is left to the walk.  False: @op still waits. */
+bool xwfi_op_complete_now(struct xwfi_ep *ep, struct xwfi_op *op)
+{
+	if (op->acked || !op_collect(op))
+		return false;
+	xwfi_op_complete(ep, op, &op->st);
+	xwfi_op_free(ep, op);
+	return true;
+}
+
 int xwfi_ep_progress(struct xwfi_ep *ep)
 {
 	struct xwfi_op *op, *next;
@@ -121,13 +174,8 @@ int xwfi_ep_progress(struct xwfi_ep *ep)
 	frames = xw_endpoint__progress(ep->ref.xep);
 	for (op = ep->ops.next; op != &ep->ops; op = next) {
 		next = op->next;
-		if (op->req) {
-			if (xw_request__done(op->req) != 1)
-				continue;
-			op->st.sz = sizeof(op->st);
-			xw_request__test(op->req, &op->st);
-			op->req = NULL;
-		}
+		if (!op_collect(op))
+			continue;
 		/* FI_TRANSMIT_COMPLETE: held until acknowledged */
 		if (op->acked && !op->st.error) {
 			if (unacked == UINT64_MAX)
@@ -137,7 +185,7 @@ int xwfi_ep_progress(struct xwfi_ep *ep)
 		}
 		xwfi_op_unlink(op);
 		xwfi_op_complete(ep, op, &op->st);
-		free(op);
+		xwfi_op_free(ep, op);
 	}
 	return frames > 0 ? frames : 0;
 }
