@@ -26,7 +26,9 @@
  * a read message is answered with a mark in the sender's inbox, no frame
  * (the send completes only after the receiver read it, at the sender's
  * next pass), with the NOTIFY frame that wakes it to an armed sender, and
- * 40 in flight each way need more marks than a slot holds; process E,
+ * 40 in flight each way need more marks than a slot holds; a process
+ * that holds the sender's pid (a child it forked, another program) is
+ * never read from: pulled, every byte checked; process E,
  * killed after its large send reached A unmatched, makes A's receive fail
  * with a clear error; process F, killed with A's large message unmatched
  * (it could read it), makes A's send fail, not wait for a mark; process
@@ -1095,6 +1097,65 @@ static void killed_reader_part(void)
 	free(big);
 }
 
+/* The process that holds a sender's pid now is not the sender (it died
+ * and its pid went to another): the reader's check of the owner's nonce,
+ * in the same process_vm_readv, refuses it and the message is pulled,
+ * every byte checked.  The pid's holder, planted in the inbox header: a
+ * child the sender forked (its copy of the sender's memory, the nonce's
+ * page zeroed: MADV_WIPEONFORK) and a process running another program. */
+static void impostor_part(void)
+{
+	struct xw_endpoint *rx = open_ep(14, 0, 0);
+
+	for (int v = 0; v < 2; v++) {
+		struct xw_endpoint *tx = open_ep((__u16)(v ? 15 : 13), 0, 0);
+		struct xwi_local_hdr *h = inbox_map(v ? 15 : 13);
+		int pp[2], status;
+		__u32 owner = h->owner_pid;
+		__u64 r0;
+		pid_t x;
+
+		CHECK(h->read_nonce && h->read_nonce_addr, "%d: the inbox names no nonce", v);
+		r0 = xwt_ep_stats(rx).local_cma_reads;
+		xfer_here(tx, rx, 65536, 0, 70 + (unsigned int)v, "read from the owner");
+		CHECK(xwt_ep_stats(rx).local_cma_reads == r0 + 1, "%d: not read from the owner", v);
+		REQUIRE(pipe(pp) == 0, "pipe");
+		fflush(stdout);
+		fflush(stderr);
+		x = fork();
+		REQUIRE(x >= 0, "fork");
+		if (x == 0) {
+			char c;
+
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			close(pp[1]);
+			if (v)
+				execlp("sleep", "sleep", "60", (char *)NULL);
+			_exit(read(pp[0], &c, 1) < 0);
+		}
+		close(pp[0]);
+		__atomic_store_n(&h->owner_pid, (__u32)x, __ATOMIC_SEQ_CST);
+		r0 = xwt_ep_stats(rx).local_cma_reads;
+		xfer_here(tx, rx, 65536 + 4096, 0, 72 + (unsigned int)v, "impostor");
+		CHECK(xwt_ep_stats(rx).local_cma_reads == r0 &&
+			      xwt_ep_stats(rx).local_cma_fallbacks == 0,
+		      "%s holds the sender's pid: %llu read from it, %llu refusals",
+		      v ? "another program" : "a forked child",
+		      (unsigned long long)(xwt_ep_stats(rx).local_cma_reads - r0),
+		      (unsigned long long)xwt_ep_stats(rx).local_cma_fallbacks);
+		__atomic_store_n(&h->owner_pid, owner, __ATOMIC_SEQ_CST);
+		close(pp[1]);
+		if (v)
+			kill(x, SIGKILL);
+		REQUIRE(waitpid(x, &status, 0) == x, "reap the impostor");
+		munmap(h, XWI_LOCAL_FILE_BYTES);
+		all_local(tx, "impostor");
+		xw_endpoint__close(tx);
+	}
+	all_local(rx, "impostor");
+	xw_endpoint__close(rx);
+}
+
 /* More senders than a receiver polls (XWI_LOCAL_POLLED): the first ones
  * polled, the others through pending bits; every message of every sender
  * arrives, in order per sender, also to a blocking wait. */
@@ -1265,7 +1326,8 @@ int main(void)
 	all_local(e1, "marks");
 	all_local(e3, "marks");
 	cma_part(e1);
-	printf("single copy, its marks and its fallback: done\n");
+	impostor_part();
+	printf("single copy, its marks, its fallback and a reused pid: done\n");
 	backpressure_part(e1, e3);
 	printf("back-pressure: done\n");
 	many_part(e3);

@@ -50,12 +50,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <poll.h>
 #include <stdint.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <bpf/bpf.h>
 
@@ -67,7 +66,6 @@ struct local_dst {
 	void *map;		/* the peer's inbox, or NULL */
 	struct xwi_local_hdr *hdr;
 	__u64 generation;
-	int pidfd;		/* its owner, for xwi_local_read (-1: not yet) */
 	/* Of our slot in that inbox, as last read: its cons (never ahead of
 	 * the owner's: reread only when the ring looks full, so a send does
 	 * not fetch the line the owner writes at every record) and whether
@@ -90,6 +88,7 @@ struct xwi_local {
 	char path[128];
 	void *map;		/* our inbox */
 	struct xwi_local_hdr *hdr;
+	__u64 *nonce;		/* hdr->read_nonce in our memory (a page), or NULL */
 	struct local_dst dst[XW_MAX_ENDPOINTS];
 	struct xwi_local_stats st;
 	struct xwi_local_sink sink; /* where received frames go (the endpoint's) */
@@ -150,6 +149,32 @@ static void *map_existing(const char *path)
 	return m;
 }
 
+/*
+ * Our incarnation for readers of our buffers (xwi_local_read): a random
+ * nonzero value on a page of our own that a fork's child sees zeroed, its
+ * address and value in the inbox header.  Without one (no page, no
+ * MADV_WIPEONFORK: before Linux 4.14, no random bytes) readers pull.
+ */
+static void nonce_init(struct xwi_local *l)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	__u64 v = 0;
+	void *p;
+
+	p = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return;
+	if (madvise(p, pg, MADV_WIPEONFORK) ||
+	    getrandom(&v, sizeof(v), GRND_NONBLOCK) != (ssize_t)sizeof(v) || !v) {
+		munmap(p, pg);
+		return;
+	}
+	l->nonce = p;
+	*l->nonce = v;
+	l->hdr->read_nonce = v;
+	l->hdr->read_nonce_addr = (__u64)(uintptr_t)p;
+}
+
 int xwi_local_open(struct xw_iface *ifc, __u16 id, const __u8 mac[6], __be32 ip,
 		   const struct xwi_local_sink *sink, struct xwi_local **out)
 {
@@ -168,8 +193,6 @@ int xwi_local_open(struct xw_iface *ifc, __u16 id, const __u8 mac[6], __be32 ip,
 	memcpy(l->mac, mac, 6);
 	l->ip = ip;
 	l->sink = *sink;
-	for (int i = 0; i < XW_MAX_ENDPOINTS; i++)
-		l->dst[i].pidfd = -1;
 	err = xwi_local_path(l->path, sizeof(l->path), xw_iface__ifindex(ifc), id);
 	if (err)
 		goto fail;
@@ -210,6 +233,7 @@ int xwi_local_open(struct xw_iface *ifc, __u16 id, const __u8 mac[6], __be32 ip,
 	l->hdr->owner_pid = (__u32)getpid();
 	l->hdr->ring_bytes = XWI_LOCAL_RING_BYTES;
 	l->hdr->nslots = XW_MAX_ENDPOINTS;
+	nonce_init(l);
 	__atomic_store_n(&l->hdr->magic, XWI_LOCAL_MAGIC, __ATOMIC_RELEASE);
 	if (rename(tmp, l->path)) {
 		err = -errno;
@@ -222,6 +246,8 @@ int xwi_local_open(struct xw_iface *ifc, __u16 id, const __u8 mac[6], __be32 ip,
 fail:
 	if (l->map)
 		munmap(l->map, XWI_LOCAL_FILE_BYTES);
+	if (l->nonce)
+		munmap(l->nonce, (size_t)sysconf(_SC_PAGESIZE));
 	free(l);
 	return err;
 }
@@ -230,9 +256,6 @@ static void dst_drop(struct local_dst *d)
 {
 	if (d->map)
 		munmap(d->map, XWI_LOCAL_FILE_BYTES);
-	if (d->pidfd >= 0)
-		close(d->pidfd);
-	d->pidfd = -1;
 	d->map = NULL;
 	d->hdr = NULL;
 	d->cons = 0;
@@ -262,6 +285,8 @@ void xwi_local_close(struct xwi_local *l)
 		}
 		munmap(l->map, XWI_LOCAL_FILE_BYTES);
 	}
+	if (l->nonce)
+		munmap(l->nonce, (size_t)sysconf(_SC_PAGESIZE));
 	free(l);
 }
 
@@ -339,18 +364,12 @@ void xwi_local_set_cma(struct xwi_local *l, bool on)
 		l->cma_off = !on;
 }
 
-/* Has the process behind @pidfd exited (its pid may be another's now)? */
-static bool pidfd_exited(int pidfd)
-{
-	struct pollfd p = { .fd = pidfd, .events = POLLIN };
-
-	return poll(&p, 1, 0) != 0;
-}
-
 int xwi_local_read(struct xwi_local *l, __u16 id, __u64 addr, void *buf, size_t len)
 {
 	struct local_dst *d;
+	__u64 want, at;
 	__u8 *to = buf;
+	pid_t pid;
 
 	if (!l || id >= XW_MAX_ENDPOINTS)
 		return -EINVAL;
@@ -359,34 +378,39 @@ int xwi_local_read(struct xwi_local *l, __u16 id, __u64 addr, void *buf, size_t 
 	d = dst_get(l, id);
 	if (!d)
 		return -ESRCH;
-	if (d->pidfd < 0) {
-		/* The inbox's owner, pinned: taken while the inbox is open
-		 * and its id claimed (by the owner: its lock goes with it). */
-		d->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)d->hdr->owner_pid, 0);
-		if (d->pidfd < 0)
-			return errno == ENOSYS ? -EPERM : -ESRCH;
-		if (__atomic_load_n(&d->hdr->closed, __ATOMIC_ACQUIRE) ||
-		    !xwi_local_claimed(xw_iface__ifindex(l->ifc), id)) {
-			close(d->pidfd);
-			d->pidfd = -1;
-			return -ESRCH;
-		}
-	}
+	pid = (pid_t)d->hdr->owner_pid;
+	want = d->hdr->read_nonce;
+	at = d->hdr->read_nonce_addr;
+	if (!want)
+		return -EPERM;
 	while (len) {
-		struct iovec li = { .iov_base = to, .iov_len = len };
-		struct iovec ri = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
-		ssize_t n = process_vm_readv((pid_t)d->hdr->owner_pid, &li, 1, &ri, 1, 0);
+		/* The owner's nonce, then the data, in one call: one process
+		 * and address space for both (the kernel takes the task and
+		 * its mm once per call), so data read after a matching nonce
+		 * is the owner's - whoever holds its pid now, whenever it
+		 * died.  A reused pid's process has no such page; a child
+		 * the owner forked has it zeroed. */
+		__u64 seen = 0;
+		struct iovec li[2] = { { .iov_base = &seen, .iov_len = sizeof(seen) },
+				       { .iov_base = to, .iov_len = len } };
+		struct iovec ri[2] = { { .iov_base = (void *)(uintptr_t)at, .iov_len = sizeof(seen) },
+				       { .iov_base = (void *)(uintptr_t)addr, .iov_len = len } };
+		ssize_t n = process_vm_readv(pid, li, 2, ri, 2, 0);
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EFAULT;
+		if (n < 0) /* EFAULT: not even the nonce's page is there */
+			return errno == EFAULT ? -ESRCH : -errno;
+		if (n < (ssize_t)sizeof(seen) || seen != want)
+			return -ESRCH;
+		n -= (ssize_t)sizeof(seen);
+		if (!n)
+			return -EFAULT;
 		to += n;
 		addr += (__u64)n;
 		len -= (size_t)n;
 	}
-	/* Still that process after the read: the pid was not reused. */
-	return pidfd_exited(d->pidfd) ? -ESRCH : 0;
+	return 0;
 }
 
 /*

@@ -46,7 +46,7 @@ struct xwi_local_sink {
  * XWI_LOCAL_POLLED); clear, the producer sets its bit in `pending`.
  */
 #define XWI_LOCAL_MAGIC 0x584c4231u /* "XLB1" */
-#define XWI_LOCAL_VERSION 3u
+#define XWI_LOCAL_VERSION 4u
 #define XWI_LOCAL_PAD 0xFFFFFFFFu  /* record length of a pad record */
 #define XWI_LOCAL_MAX_FRAME 16384u /* largest frame in a record (sanity) */
 
@@ -62,7 +62,13 @@ struct xwi_local_hdr {
 	__u32 closed;	   /* set by the owner at close, or by its successor */
 	__u32 ring_bytes;
 	__u32 nslots;
-	__u8 pad0[64 - 32];
+	/* The owner's incarnation in its own memory, for xwi_local_read: a
+	 * random nonzero value at read_nonce_addr, a private page of the
+	 * owner's that a fork's child sees zeroed (MADV_WIPEONFORK); 0 if it
+	 * has none (its buffers are pulled, not read). */
+	__u64 read_nonce;
+	__u64 read_nonce_addr;
+	__u8 pad0[64 - 48];
 	/* Senders that published records (a hint): bit i % 64 of word i / 64
 	 * for sender i; bit w of pending_words: word w may have bits.  The
 	 * sender sets its bit, then the word's (if not set); the owner takes
@@ -178,11 +184,13 @@ int xwi_local_unread(struct xwi_local *l, __u16 id);
 /*
  * Read @len bytes at @addr in the process of local endpoint @id (its
  * inbox's owner) into @buf: one copy, process_vm_readv (Linux cross-memory
- * attach).  The process is pinned by a pidfd taken once per inbox (a pid
- * reused after its death is never read) and checked after the read.  0,
- * or -errno: -EPERM where it is not permitted (Yama ptrace_scope, another
- * user; also when xwi_local_set_cma() turned it off), -ESRCH the process
- * or its inbox is gone, -EFAULT the range is not mapped there.
+ * attach), one system call: the same call reads the owner's read_nonce
+ * from its memory first, so the data came from the inbox's owner (a pid
+ * reused after its death, or a fork's child, holds no such nonce there).
+ * 0, or -errno: -EPERM where it is not permitted (Yama ptrace_scope,
+ * another user; also when xwi_local_set_cma() turned it off, or the owner
+ * has no nonce), -ESRCH the process or its inbox is gone (or the pid is
+ * another's now), -EFAULT the range is not mapped there.
  */
 int xwi_local_read(struct xwi_local *l, __u16 id, __u64 addr, void *buf, size_t len);
 /* Test hook: with @on false every xwi_local_read() fails with -EPERM (the
