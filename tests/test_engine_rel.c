@@ -1064,6 +1064,24 @@ static void test_rel_reorder(void)
 }
 
 /*
+ * @n messages of the sizes @sz (cycled) both ways, two of three from node
+ * 0, posted over a link that reorders and drops (ppm) and duplicates 1 %.
+ */
+static void rmix_post(struct rmsgt *m, size_t n, const size_t *sz, size_t nsz, __u32 seed,
+		      __u32 reorder_ppm, __u32 drop_ppm)
+{
+	rx_rc_bad = 0;
+	imp.reorder_ppm = reorder_ppm;
+	imp.drop_ppm = drop_ppm;
+	imp.dup_ppm = 10000;
+	for (size_t i = 0; i < n; i++)
+		m[i] = (struct rmsgt){ .a = (int)(i % 3 == 2), .b = (int)(i % 3 != 2),
+				       .len = sz[(i * 3 + seed) % nsz],
+				       .seed = seed * 1000 + (__u32)i };
+	rbatch_post(m, n, false);
+}
+
+/*
  * Jumbo fragments (8,936 B, MTU 9000): their retransmission and
  * out-of-order copies and the eager copies above 2 KiB come from the
  * engine's bounded caches (c_big, c_eager), not malloc per frame.  Loss,
@@ -1089,15 +1107,7 @@ static void test_rel_jumbo(void)
 				c[i].eager_max = 300000;
 		}
 		rnet_init(2, c, seed);
-		rx_rc_bad = 0;
-		imp.reorder_ppm = 100000;
-		imp.drop_ppm = 20000;
-		imp.dup_ppm = 10000;
-		for (size_t i = 0; i < n; i++)
-			m[i] = (struct rmsgt){ .a = (int)(i % 3 == 2), .b = (int)(i % 3 != 2),
-					       .len = sz[(i * 3 + seed) % (sizeof(sz) / sizeof(sz[0]))],
-					       .seed = seed * 1000 + (__u32)i };
-		rbatch_post(m, n, false);
+		rmix_post(m, n, sz, sizeof(sz) / sizeof(sz[0]), seed, 100000, 20000);
 		CHECK(rpump(all_done, v, 120ULL * 1000000000ULL), "seed %u jumbo: not complete",
 		      rseed);
 		rbatch_check(m, n, "jumbo");
@@ -1129,7 +1139,7 @@ static void test_rel_jumbo(void)
 static void test_rel_kept_cache(void)
 {
 	static const size_t sz[] = { 200000, 1048576, 65536, 33000 };
-	const size_t n = 8;
+	const size_t n = 8, nsz = sizeof(sz) / sizeof(sz[0]);
 
 	for (__u32 seed = 720; seed < 722; seed++) {
 		struct xwi_engine_cfg c[2];
@@ -1140,15 +1150,7 @@ static void test_rel_kept_cache(void)
 		for (int i = 0; i < 2; i++)
 			xwi_engine_cfg_default(&c[i], (__u16)(i + 1), 1436);
 		rnet_init(2, c, seed);
-		rx_rc_bad = 0;
-		imp.reorder_ppm = 50000;
-		imp.drop_ppm = 10000;
-		imp.dup_ppm = 10000;
-		for (size_t i = 0; i < n; i++)
-			m[i] = (struct rmsgt){ .a = (int)(i % 4 == 3), .b = (int)(i % 4 != 3),
-					       .len = sz[(i + seed) % (sizeof(sz) / sizeof(sz[0]))],
-					       .seed = seed * 1000 + (__u32)i };
-		rbatch_post(m, n, false);
+		rmix_post(m, n, sz, nsz, seed, 50000, 10000);
 		CHECK(rpump(all_done, v, 120ULL * 1000000000ULL), "seed %u kept: not complete",
 		      rseed);
 		rbatch_check(m, n, "kept cache");
