@@ -101,6 +101,8 @@ struct xwi_engine *xwi_engine_new(const struct xwi_engine_cfg *cfg,
 	e->c_frame.size = sizeof(struct xwi_frame) + e->small;
 	e->c_copy.size = e->small;
 	e->c_req.max = e->c_rmsg.max = e->c_frame.max = e->c_copy.max = XWI_CACHE_MAX;
+	e->c_kept.size = sizeof(struct xwi_frame);
+	e->c_kept.max = cfg->window;
 	e->c_big.size = sizeof(struct xwi_frame) + cfg->frag_payload;
 	e->c_big.max = (unsigned int)(XWI_BIG_CACHE_BYTES / e->c_big.size);
 	if (e->c_big.max > cfg->window)
@@ -352,6 +354,7 @@ void xwi_engine_free(struct xwi_engine *e)
 	xwi_peers_free(e);
 	xwi_cache_drain(&e->c_req);
 	xwi_cache_drain(&e->c_rmsg);
+	xwi_cache_drain(&e->c_kept);
 	xwi_cache_drain(&e->c_frame);
 	xwi_cache_drain(&e->c_copy);
 	xwi_cache_drain(&e->c_big);

@@ -443,11 +443,13 @@ struct xwi_engine {
 	struct xwi_engine_ops ops;
 	void *ctx;
 	/* freed objects for reuse: requests (struct reqbox), received
-	 * messages (struct rmsg), frames of up to `small` payload bytes and
-	 * of up to frag_payload (c_big, jumbo MTUs only), eager copies of up
-	 * to `small` bytes and of up to eager_max (c_eager; size 0 if
-	 * eager_max is over XWI_EAGER_CACHE_LEN) */
-	struct xwi_cache c_req, c_rmsg, c_frame, c_copy, c_big, c_eager;
+	 * messages (struct rmsg), frames without payload bytes (c_kept: a
+	 * send's fragments kept lazily, up to a window of them), frames of
+	 * up to `small` payload bytes and of up to frag_payload (c_big, jumbo
+	 * MTUs only), eager copies of up to `small` bytes and of up to
+	 * eager_max (c_eager; size 0 if eager_max is over
+	 * XWI_EAGER_CACHE_LEN) */
+	struct xwi_cache c_req, c_rmsg, c_kept, c_frame, c_copy, c_big, c_eager;
 	size_t small;
 	struct xwi_engine_stats st;
 	/* the peer table (peer.c) */
@@ -532,9 +534,15 @@ static inline void xwi_pl_copy(void *dst, const struct xwi_pl *pl, size_t off, s
 }
 
 /* A frame kept for retransmission or out of order, with @len payload
- * bytes; xwi_frame_put() with the same @len. */
+ * bytes; xwi_frame_put() with the same @len.  A lazily kept fragment (0
+ * bytes: its payload stays in the send's buffer) takes only the header:
+ * a stream has a window of them in flight, more than XWI_CACHE_MAX, and
+ * each from c_frame would be a malloc and a free of `small` bytes per
+ * fragment (glibc then trims and faults the heap's top in again). */
 static inline struct xwi_frame *xwi_frame_alloc(struct xwi_engine *e, size_t len)
 {
+	if (!len)
+		return (struct xwi_frame *)xwi_cache_get(&e->c_kept);
 	if (len <= e->small)
 		return (struct xwi_frame *)xwi_cache_get(&e->c_frame);
 	if (len <= e->cfg.frag_payload)
@@ -544,7 +552,9 @@ static inline struct xwi_frame *xwi_frame_alloc(struct xwi_engine *e, size_t len
 
 static inline void xwi_frame_put(struct xwi_engine *e, struct xwi_frame *f, size_t len)
 {
-	if (len <= e->small)
+	if (!len)
+		xwi_cache_put(&e->c_kept, f);
+	else if (len <= e->small)
 		xwi_cache_put(&e->c_frame, f);
 	else if (len <= e->cfg.frag_payload)
 		xwi_cache_put(&e->c_big, f);
