@@ -1003,6 +1003,14 @@ static int one_cpu_test(const char *ifa, const char *ifb)
 
 	REQUIRE(cpu >= 0, "sched_getcpu");
 	pin_cpu(cpu); /* the child inherits it */
+	/* The CPU is to be A's and B's: a third task that wants it (the
+	 * machine's other jobs) takes slices of milliseconds between their
+	 * yields, so the reads sleep past FI_XDPWAKE_IDLE_SPIN_USECS, and the
+	 * scheduler may run a yielder again at once while the peer has had
+	 * more than its share (the reads spin): counts of the scheduler's
+	 * choices, not of the provider's.  Nice -20 (inherited) gives the
+	 * two ~99 % of a contended CPU, and the test lasts milliseconds. */
+	REQUIRE(!setpriority(PRIO_PROCESS, 0, -20), "setpriority -20: %s", strerror(errno));
 	pid = fork_b(&b, ifb, p2c, c2p);
 	if (pid == 0) {
 		r = pp1_run(&b, false, PP1_WARMUP, idle_b);
