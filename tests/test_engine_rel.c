@@ -2755,19 +2755,6 @@ static size_t recvs_done(const struct rmsgt *m, size_t n)
 	return k;
 }
 
-/*
- * Corrupted data frames, each where it could do most harm if anything were
- * taken before its CRC is checked (conn.c xwi_conn_rx checks it before the
- * connection or the message layer takes anything): every data frame of two
- * MEDIUM and a pulled message (receives posted first) comes first with a
- * payload byte flipped (a corrupted new fragment; the last fragment too: its
- * message must not complete), then intact; before it, the previous accepted
- * data frame again as the next in sequence with a byte flipped (a corrupted
- * duplicate: it must not overwrite the bytes taken).  Each corrupted frame
- * dropped and counted, every message complete with the right bytes.  (The
- * CRC fused with the copy out, tried for issue 25 and measured slower,
- * passed it too: bench/RESULTS.md.)
- */
 /* test_rel_corrupt_frags' frames: the last data frame taken, the counts */
 struct corrupt_frags {
 	struct rmsgt *m;
@@ -2812,6 +2799,19 @@ static void frags_take(struct xwt_lframe *f, void *arg)
 	}
 }
 
+/*
+ * Corrupted data frames, each where it could do most harm if anything were
+ * taken before its CRC is checked (conn.c xwi_conn_rx checks it before the
+ * connection or the message layer takes anything): every data frame of two
+ * MEDIUM and a pulled message (receives posted first) comes first with a
+ * payload byte flipped (a corrupted new fragment; the last fragment too: its
+ * message must not complete), then intact; before it, the previous accepted
+ * data frame again as the next in sequence with a byte flipped (a corrupted
+ * duplicate: it must not overwrite the bytes taken).  Each corrupted frame
+ * dropped and counted, every message complete with the right bytes.  (The
+ * CRC fused with the copy out, tried for issue 25 and measured slower,
+ * passed it too: bench/RESULTS.md.)
+ */
 static void test_rel_corrupt_frags(void)
 {
 	struct rmsgt m[3] = { { .a = 0, .b = 1, .len = 250, .seed = 2100 },
