@@ -34,7 +34,11 @@ XW_STATIC_ASSERT(sizeof(struct xw_map_stats) == XW_STATS_NR * 8,
 
 /*
  * Value of the `shared` map: BPF_F_MMAPABLE array, key = endpoint id,
- * mapped by the receiving process.  One cache line per endpoint.
+ * mapped by the receiving process.  Two cache lines per endpoint: the first
+ * is written by the senders (the XDP program, local senders' `produced`
+ * increments) and read by them, the second (`consumed`) is the receiver's
+ * alone to write, stored at every frame it takes: on one line the two moved
+ * that line between sender and receiver twice per message (issue 28).
  *
  * Hand-over: to sleep, user space stores armed = 1, issues a full barrier,
  * then rereads `produced`; if produced != consumed it does not sleep.  The
@@ -46,7 +50,6 @@ struct xw_shared {
 	__u32 armed;	    /* user: 1 = asleep, wants a wake; XDP xchg -> 0 */
 	__u32 wd_armed;	    /* watchdog thread asleep, wants a wake          */
 	__u64 produced;	    /* XDP: frames redirected to this endpoint       */
-	__u64 consumed;	    /* user: frames taken from the RX ring           */
 	__u64 wakes;	    /* XDP: wakes sent to this endpoint              */
 	__u64 wd_wakes;	    /* XDP: watchdog wakes sent                      */
 	__u64 conns_gen;    /* user, XDP: +1 after each change to the `conns`
@@ -57,8 +60,14 @@ struct xw_shared {
 			     * (a running timer looks at the frame anyway)  */
 	__u64 wd_lead_ns;   /* user: the watchdog fires this much before its
 			     * period ends (its thread's record-to-pass cost) */
+	__u64 rsvd0;
+	/* The receiver's line. */
+	__u64 consumed;	    /* user: frames taken from the RX ring           */
+	__u64 rsvd1[7];
 };
-XW_STATIC_ASSERT(sizeof(struct xw_shared) == 64, "xw_shared is one cache line");
+XW_STATIC_ASSERT(sizeof(struct xw_shared) == 128 &&
+			 XW_OFFSETOF(struct xw_shared, consumed) == 64,
+		 "xw_shared: the senders' line, then the receiver's `consumed` on its own");
 
 /* Record kinds in the per-endpoint ring buffers. */
 #define XW_REC_WAKE 1	  /* submitted with BPF_RB_FORCE_WAKEUP            */

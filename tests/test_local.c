@@ -45,6 +45,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <bpf/bpf.h>
 
 #include "chan.h"
 #include "counters.h"
@@ -479,6 +480,45 @@ static void corrupt_part(struct xw_endpoint *e1, struct xw_endpoint *e3)
 	      (unsigned long long)s0.rx_bad, (unsigned long long)s1.rx_bad);
 	/* The endpoint works on. */
 	xfer_here(e1, e3, 5000, 0, 4242, "after corrupt records");
+}
+
+/* ---- a pinned `shared` map of another layout ---------------------------- */
+
+/* A program of an older build attached the interface: its `shared` map's
+ * value has another size (one line, before `consumed` had its own).  A
+ * process that opens the pins is refused with -EINVAL instead of reading
+ * it with our layout; with the map of our layout back, it opens.  (This
+ * process's endpoints share one handle: the public xw_iface__open opens
+ * the pins anew.) */
+static void stale_pin_part(struct xw_endpoint *e1, struct xw_endpoint *e3)
+{
+	struct xw_iface *ifc = xw_endpoint__iface(e1), *other = NULL;
+	char p[PATH_MAX];
+	int orig, fake, err;
+	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_MMAPABLE);
+	XW_OPTS(xw_iface_opts, o, .pin_root = pin_root);
+
+	REQUIRE((size_t)snprintf(p, sizeof(p), "%.*s/shared", PATH_MAX - 8, ifc->pin_dir) <
+			sizeof(p), "pin path");
+	orig = bpf_obj_get(p);
+	REQUIRE(orig >= 0, "the pinned shared map %s: %s", p, strerror(errno));
+	fake = bpf_map_create(BPF_MAP_TYPE_ARRAY, "shared", 4, 64, ifc->max_eps, &mo);
+	REQUIRE(fake >= 0, "a shared map of 64-byte values: %s", strerror(errno));
+	REQUIRE(unlink(p) == 0 && bpf_obj_pin(fake, p) == 0, "pin it: %s", strerror(errno));
+	err = xw_iface__open(IF_A, &o, &other);
+	CHECK(err == -EINVAL && !other, "open over a shared map of 64-byte values: %s (-EINVAL)",
+	      xw_strerror(err));
+	if (!err)
+		xw_iface__close(other);
+	REQUIRE(unlink(p) == 0 && bpf_obj_pin(orig, p) == 0, "pin the map back: %s",
+		strerror(errno));
+	close(fake);
+	close(orig);
+	err = xw_iface__open(IF_A, &o, &other);
+	CHECK(err == 0, "open with the map of our layout back: %s", xw_strerror(err));
+	if (!err)
+		xw_iface__close(other);
+	xfer_here(e1, e3, 64, 0, 7, "after the stale map");
 }
 
 /* ---- the caller's struct size ------------------------------------------ */
@@ -1352,6 +1392,8 @@ int main(void)
 	corrupt_part(e1, e3);
 	printf("corrupt records: done\n");
 	abi_part(e1);
+	stale_pin_part(e1, e3);
+	printf("stale shared map: done\n");
 	xw_endpoint__close(e3);
 	xw_endpoint__close(e1);
 	return xwt_done();

@@ -280,15 +280,19 @@ static void open_local_prog(struct xw_iface *ifc)
 }
 
 /* The endpoint ids of the program whose maps @ifc has open: the size of
- * its `endpoints` map (every per-endpoint map has it, set at the load). */
+ * its `endpoints` map (every per-endpoint map has it, set at the load);
+ * -EINVAL also if its `shared` map has another value layout than ours (a
+ * program of an older build attached: reattach it). */
 static int read_max_eps(struct xw_iface *ifc)
 {
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
+	struct bpf_map_info info = {}, sh = {};
+	__u32 len = sizeof(info), shlen = sizeof(sh);
 
-	if (bpf_obj_get_info_by_fd(ifc->map_fd[XWI_MAP_endpoints], &info, &len))
+	if (bpf_obj_get_info_by_fd(ifc->map_fd[XWI_MAP_endpoints], &info, &len) ||
+	    bpf_obj_get_info_by_fd(ifc->map_fd[XWI_MAP_shared], &sh, &shlen))
 		return -errno;
-	if (!info.max_entries || info.max_entries > XW_MAX_ENDPOINTS)
+	if (!info.max_entries || info.max_entries > XW_MAX_ENDPOINTS ||
+	    sh.value_size != sizeof(struct xw_shared))
 		return -EINVAL;
 	ifc->max_eps = info.max_entries;
 	return 0;
@@ -312,8 +316,8 @@ static int open_pins(struct xw_iface *ifc)
 	}
 	err = read_max_eps(ifc);
 	if (err) {
-		xwi_err("%s: cannot read the size of the endpoints map: %s", ifc->name,
-			strerror(-err));
+		xwi_err("%s: the pinned endpoints or shared map does not fit this library "
+			"(reattach the program): %s", ifc->name, strerror(-err));
 		return err;
 	}
 	open_local_prog(ifc);
