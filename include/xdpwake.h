@@ -785,6 +785,9 @@ struct xw_wait_stats {
 				 * wake and no frame (timer fallbacks)     */
 	__u64 late_wakes;	/* wakes not learned into B: the woken
 				 * thread waited for a CPU                 */
+	__u64 pull_spins;	/* spins past the spin time because a
+				 * large message was being pulled (polled
+				 * for until 8B after its last frame)      */
 };
 /** Fill @st (st->sz set by the caller); -EINVAL when st->sz is too small. */
 XW_API int xw_endpoint__wait_stats(const struct xw_endpoint *ep, struct xw_wait_stats *st);

@@ -919,8 +919,13 @@ static void test_pull_withdrawn(void)
 	deliver(1, &f);
 	free(f.pl);
 	xwt_nodes[0].cap = 0; /* B's PULLs cannot go out */
+	CHECK(!xwi_engine_pulling(xwt_nodes[1].e), "pulling an unexpected RNDV");
 	REQUIRE(E_irecv(1, rb, 2000, 1, ALL, &rr) == 0, "irecv");
 	CHECK(xwi_engine_tx_pending(xwt_nodes[1].e), "PULLs queued");
+	/* the wait's hint (waitloop.c): a pull is under way */
+	CHECK(xwi_engine_pulling(xwt_nodes[1].e) && !xwi_engine_pulling(xwt_nodes[0].e),
+	      "pulling: receiver %d, sender %d", xwi_engine_pulling(xwt_nodes[1].e),
+	      xwi_engine_pulling(xwt_nodes[0].e));
 	while (xwt_nodes[1].q.n) { /* the pushes: complete the second block */
 		f = xwt_qpop(1);
 		deliver(1, &f);
@@ -930,6 +935,7 @@ static void test_pull_withdrawn(void)
 	pump();
 	CHECK(sr->state == XWI_REQ_DONE && rr->state == XWI_REQ_DONE && xwt_epat_verify(rb, 2000, 80) < 0,
 	      "late receive after dropped pushes");
+	CHECK(!xwi_engine_pulling(xwt_nodes[1].e), "still pulling after the message");
 	check_marks(&mc);
 	/* blocks: [0..3] (needs fragment 0), [4..7] withdrawn, then the rest */
 	CHECK(mc.frames[XW_PKT_PULL] == 1 + (32 - 9 + 3) / 4, "%lu PULLs",
@@ -940,6 +946,39 @@ static void test_pull_withdrawn(void)
 	xwi_request_free(rr);
 	free(sb);
 	expect_clean(1);
+	net_free();
+}
+
+/* A large receive aborted with its PULLs out: no pull is left under way
+ * (xwi_engine_pulling, the wait's hint) and the receiver's buffer is free. */
+static void test_pull_abort(void)
+{
+	unsigned char *sb = malloc(5000), rb[5000];
+	struct xw_request *sr, *rr;
+	struct xwt_lframe f;
+
+	REQUIRE(sb, "malloc");
+	net_init2(small_cfg(1), small_cfg(2));
+	xwt_epat_fill(sb, 5000, 81);
+	REQUIRE(E_irecv(1, rb, 5000, 3, ALL, &rr) == 0, "irecv");
+	REQUIRE(E_isend(0, 1, sb, 5000, 3, &sr) == 0, "isend");
+	xwt_nodes[0].cap = 0; /* the receiver's PULLs stay queued */
+	while (xwt_nodes[1].q.n) {
+		f = xwt_qpop(1);
+		deliver(1, &f);
+		free(f.pl);
+	}
+	E_progress(1, budget);
+	CHECK(rr->state == XWI_REQ_PENDING && xwi_engine_pulling(xwt_nodes[1].e),
+	      "matched large receive not pulling (state %d)", rr->state);
+	CHECK(xwi_engine_abort(xwt_nodes[1].e, rr, -EIO) == 0, "abort");
+	CHECK(rr->state == XWI_REQ_DONE && rr->status.error == -EIO, "aborted status %d",
+	      rr->status.error);
+	CHECK(!xwi_engine_pulling(xwt_nodes[1].e), "pulling after the abort");
+	CHECK(xwi_engine_abort(xwt_nodes[0].e, sr, -EIO) == 0, "abort the send");
+	xwi_request_free(rr);
+	xwi_request_free(sr);
+	free(sb);
 	net_free();
 }
 
@@ -1916,6 +1955,7 @@ int main(void)
 	test_reorder_held();
 	test_held_over_bound();
 	test_pull_withdrawn();
+	test_pull_abort();
 	test_teardown();
 	test_truncation();
 	test_cancel();

@@ -19,7 +19,11 @@
  *     without it);
  *  6. xw_wait_any() over endpoints, requests and a condition;
  *  7. xw_check() alone receives a large message, and never polls when
- *     nothing is due (its cost is printed).
+ *     nothing is due (its cost is printed);
+ *  8. a pull under way: a receiver pulling a large message spins past its
+ *     spin time between the sender's bursts, but a sender that stalls
+ *     mid-message (300 ms without calling the library) finds it asleep,
+ *     not spinning through the stall.
  *
  * Nothing asserts how fast anything ran (that is bench/'s job): bounds on
  * durations only guard against hangs, or follow from the library's own
@@ -1326,6 +1330,86 @@ static void part_check(struct xw_endpoint *ep, const struct xw_addr *peer)
 	bar("chk done");
 }
 
+/* ---- 8. a pull under way ------------------------------------------------ */
+
+#define PULL_LEN (1u << 20)
+#define PULL_STALL (300 * MS)
+
+/* Host A sends PULL_LEN bytes and stops calling the library for
+ * PULL_STALL once 64 frames are out; host B receives them with the
+ * default strategy (spin-block) and checks what its wait did. */
+static void part_pull(struct xw_endpoint *ep, const struct xw_addr *peer)
+{
+	const __u64 match = 0x9011ULL;
+	unsigned char *buf = malloc(PULL_LEN + 64);
+	struct xw_request *req;
+	XW_OPTS(xw_status, st);
+	int err;
+
+	REQUIRE(buf, "malloc");
+	if (hosts.is_b) {
+		struct xw_wait_stats a, b;
+		__u64 t0, el;
+
+		memset(buf, 0xEE, PULL_LEN + 64);
+		REQUIRE(xw_endpoint__irecv(ep, buf, PULL_LEN, match, ~0ULL, &req) == 0, "irecv");
+		bar("pull posted");
+		a = xwt_wait_stats(ep);
+		t0 = now();
+		err = wait_with(req, &st, XW_WAIT_DEFAULT, TMO);
+		el = now() - t0;
+		b = xwt_wait_stats(ep);
+		CHECK(err == 0 && st.error == 0 && st.len == PULL_LEN, "pulled receive: %s / %d",
+		      xw_strerror(err), st.error);
+		CHECK(xwt_first_diff(buf, PULL_LEN, 9011) < 0 && buf[PULL_LEN] == 0xEE,
+		      "pulled receive: data differs at %ld", xwt_first_diff(buf, PULL_LEN, 9011));
+		/* The stall is in the middle of the message: the receive
+		 * cannot end before it does (the upper bound: a hang guard). */
+		CHECK(el >= PULL_STALL - 50 * MS && el < TMO * MS, "the receive took %llu ms",
+		      (unsigned long long)(el / MS));
+		/* Asleep in the stall, not spinning through it: the extended
+		 * spin ends XWI_PULL_SPIN_B * B after the last work (a few
+		 * hundred us on any machine; spin time includes preemption
+		 * of the spinner, hence the wide margin). */
+		CHECK(D(a, b, blocks) >= 1 && D(a, b, spin_ns) < PULL_STALL / 2,
+		      "stalled sender: %llu blocks, %llu ms spun in a %llu ms wait", D(a, b, blocks),
+		      D(a, b, spin_ns) / MS, (unsigned long long)(el / MS));
+		/* Spun past the spin time while pulling: at the latest when the
+		 * stall began, with PULLs out - unless the CPU was found
+		 * wanted first (a probe ran another task), which ends a spin
+		 * early by design (waitloop.c). */
+		CHECK(D(a, b, pull_spins) > 0 || D(a, b, shared_spins) > 0,
+		      "no spin past the spin time while pulling (%llu spins, %llu blocks)",
+		      D(a, b, spins), D(a, b, blocks));
+		printf("8. pull under way, sender stalled %llu ms: receive %.0f ms, %llu blocks, "
+		       "%llu wakes, %.2f ms spun, %llu spins past the spin time, %llu CPU probes "
+		       "found it wanted\n",
+		       (unsigned long long)(PULL_STALL / MS), el / 1e6, D(a, b, blocks),
+		       D(a, b, wakes), D(a, b, spin_ns) / 1e6, D(a, b, pull_spins),
+		       D(a, b, shared_spins));
+	} else {
+		struct xw_endpoint_stats es = { .sz = sizeof(es) };
+		__u64 tx0, t0;
+
+		xwt_fill(buf, PULL_LEN, 9011);
+		bar("pull posted");
+		REQUIRE(xw_endpoint__stats(ep, &es) == 0, "stats");
+		tx0 = es.tx_frames;
+		REQUIRE(xw_endpoint__isend(ep, peer, buf, PULL_LEN, match, &req) == 0, "isend");
+		t0 = now();
+		do {
+			xw_endpoint__progress(ep);
+			REQUIRE(xw_endpoint__stats(ep, &es) == 0, "stats");
+		} while (es.tx_frames - tx0 < 64 && !req_is_done(req) && now() - t0 < TMO * MS);
+		CHECK(!req_is_done(req), "the send completed before the stall");
+		compute(PULL_STALL);
+		err = wait_with(req, &st, XW_WAIT_DEFAULT, TMO);
+		CHECK(err == 0 && st.error == 0, "pulled send: %s / %d", xw_strerror(err), st.error);
+	}
+	free(buf);
+	bar("pull done");
+}
+
 /* ---- the two hosts -------------------------------------------------------- */
 
 static bool part(int n)
@@ -1357,6 +1441,8 @@ static void run_host(const char *ifname)
 		part_wait_any(ep, &peer, ifname);
 	if (part(7))
 		part_check(ep, &peer);
+	if (part(8))
+		part_pull(ep, &peer);
 	bar("final");
 	bar_ep = NULL;
 	xw_endpoint__close(ep);

@@ -275,6 +275,11 @@ bool xwi_engine_has_unexpected(const struct xwi_engine *e)
 	return xwi_match_has_unexpected(e);
 }
 
+bool xwi_engine_pulling(const struct xwi_engine *e)
+{
+	return e && e->pulls_out;
+}
+
 int xwi_engine_cancel(struct xwi_engine *e, struct xw_request *req)
 {
 	if (!e || !req || req->eng != e)

@@ -465,8 +465,11 @@ struct xwi_engine {
 	struct xl txrr;	    /* peers with frames to emit */
 	struct xl pending;  /* all pending requests */
 	struct xl rmsgs;    /* all incoming messages */
-	__u32 backlog;
-	bool kick_early; /* isend of a one-frame message: ops.kick after its frame */	    /* sends with initial frames queued */
+	__u32 backlog;	    /* sends with initial frames queued */
+	bool kick_early;    /* isend of a one-frame message: ops.kick after its frame */
+	__u32 pulls_out;    /* PULL blocks in flight, all incoming messages (the
+			     * sum of their rmsg.inflight): a pulled message is
+			     * under way (xwi_engine_pulling) */
 	/* matching (match.c) */
 	struct xl posted;   /* posted receives, post order */
 	struct xl unexp;    /* unexpected messages, oldest first */

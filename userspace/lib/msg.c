@@ -505,6 +505,8 @@ void xwi_rmsg_free(struct xwi_engine *e, struct rmsg *m)
 	xl_del(&m->alink);
 	xl_del(&m->plink);
 	xwi_match_forget(m);
+	e->pulls_out -= m->inflight;
+	m->inflight = 0;
 	if (m->blocks) {
 		for (__u32 i = 0; i < e->cfg.pull_inflight; i++)
 			xwi_ctrl_unqueue(p, &m->blocks[i].pull);
@@ -643,6 +645,7 @@ static void pull_fill(struct xwi_engine *e, struct rmsg *m)
 		b->pull.match = m->match;
 		xl_add_tail(&b->pull.tx.link, &p->ms.ctrlq);
 		m->inflight++;
+		e->pulls_out++;
 		xwi_msg_kick(e, p);
 	}
 }
@@ -658,6 +661,7 @@ static void block_account(struct xwi_engine *e, struct rmsg *m, __u32 i)
 		if (--b->left == 0) {
 			b->busy = false;
 			m->inflight--;
+			e->pulls_out--;
 			xwi_ctrl_unqueue(m->peer, &b->pull);
 		}
 		return;

@@ -147,6 +147,14 @@ enum xwi_wait_act xwi_waitpol_next(struct xwi_waitpol *w, __u64 waited)
 	}
 }
 
+enum xwi_wait_act xwi_waitpol_pull(const struct xwi_waitpol *w, enum xwi_wait_act act,
+				   __u64 since)
+{
+	if (act != XWI_ACT_BLOCK ||
+	    (w->strategy != XW_WAIT_SPIN_BLOCK && w->strategy != XW_WAIT_ADAPTIVE))
+		return act;
+	return since < XWI_PULL_SPIN_B * w->block_cost ? XWI_ACT_SPIN : act;
+}
 
 /*
  * Adaptive: look at the last XWI_WAIT_HIST delays.  If at least half of them

@@ -59,6 +59,23 @@
 #define XWI_SHARED_SKIP_MIN 2
 #define XWI_SHARED_SKIP_MAX 64
 
+/*
+ * A pull under way (issue 25).  A receiver that pulls a large message asked
+ * for its fragments and knows more are coming; the sender's frames arrive
+ * in bursts (a TX kick's batch, a NAPI poll's flush into the RX ring) with
+ * gaps that can outlast the spin time.  Blocking in such a gap costs the
+ * receiver its wake latency and, on veth, the sender a wake IPI per burst:
+ * at MTU 1500 the default wait's stream ran at 0.42-0.60x of the raw
+ * floor, busy-polling at 0.71-0.80x (bench/RESULTS.md).  So while a
+ * hybrid wait's endpoint has PULL blocks out, the wait spins until
+ * XWI_PULL_SPIN_B times B has passed since the last pass that found work,
+ * not only its spin time (xwi_waitpol_pull).  Bounded: a sender that stops
+ * (dead, stalled, descheduled) costs at most that much spinning, then the
+ * wait blocks as before (a sleep that ends without a frame does not start
+ * another such spin).  A shared CPU: see waitloop.c.
+ */
+#define XWI_PULL_SPIN_B 8
+
 enum xwi_wait_act {
 	XWI_ACT_SPIN = 0,
 	XWI_ACT_YIELD = 1,
@@ -117,6 +134,12 @@ void xwi_waitpol_alone(struct xwi_waitpol *w);
 /* The spin time at which a spin of @spin ns that has probed at @probed ns
  * (0: not yet) probes next. */
 __u64 xwi_waitpol_probe_at(__u64 probed, __u64 spin);
+/* What a wait whose strategy said @act does while a pull is under way, the
+ * last pass that found work @since ns ago (above): spin-block and adaptive
+ * spin on instead of blocking until XWI_PULL_SPIN_B * B; the other
+ * strategies mean what they say. */
+enum xwi_wait_act xwi_waitpol_pull(const struct xwi_waitpol *w, enum xwi_wait_act act,
+				   __u64 since);
 /* The cost model above, for tests and benchmarks: the cost of waiting
  * @delay ns with spin time @spin then blocking at cost @b. */
 __u64 xwi_wait_cost(__u64 spin, __u64 b, __u64 delay);
