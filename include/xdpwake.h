@@ -787,7 +787,8 @@ struct xw_wait_stats {
 				 * thread waited for a CPU                 */
 	__u64 pull_spins;	/* spins past the spin time because a
 				 * large message was being pulled (polled
-				 * for until 8B after its last frame)      */
+				 * until 8B after the last pass that found
+				 * work)                                   */
 };
 /** Fill @st (st->sz set by the caller); -EINVAL when st->sz is too small. */
 XW_API int xw_endpoint__wait_stats(const struct xw_endpoint *ep, struct xw_wait_stats *st);

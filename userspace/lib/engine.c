@@ -277,7 +277,9 @@ bool xwi_engine_has_unexpected(const struct xwi_engine *e)
 
 bool xwi_engine_pulling(const struct xwi_engine *e)
 {
-	return e && e->pulls_out;
+	/* read by a wait without the port lock, as a hint (msg.c stores it
+	 * under the lock) */
+	return e && __atomic_load_n(&e->pulls_out, __ATOMIC_RELAXED);
 }
 
 int xwi_engine_cancel(struct xwi_engine *e, struct xw_request *req)

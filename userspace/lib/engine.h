@@ -431,7 +431,8 @@ __u64 xwi_engine_nonce(const struct xwi_engine *e);
 bool xwi_engine_has_unexpected(const struct xwi_engine *e);
 /* True while a large incoming message is being pulled: PULL blocks are
  * out and their fragments still expected (a wait may keep polling for
- * them: waitloop.c, "A pull under way"). */
+ * them: waitloop.c, "A pull under way").  May be called without the port
+ * lock: a hint, as of the last pass. */
 bool xwi_engine_pulling(const struct xwi_engine *e);
 /* Peers that something sent to is not acknowledged by yet (frames kept for
  * retransmission) or still queued for (xw_endpoint_stats.peers_unacked). */

@@ -316,8 +316,14 @@ static int open_pins(struct xw_iface *ifc)
 	}
 	err = read_max_eps(ifc);
 	if (err) {
-		xwi_err("%s: the pinned endpoints or shared map does not fit this library "
-			"(reattach the program): %s", ifc->name, strerror(-err));
+		if (err == -EINVAL)
+			xwi_err("%s: the program attached to it is from another build of xdpwake "
+				"(its pinned endpoints map, or the value size of its shared map, "
+				"does not fit this library): detach it (xdpwake detach %s) and "
+				"attach again", ifc->name, ifc->name);
+		else
+			xwi_err("%s: cannot read the pinned maps' sizes: %s", ifc->name,
+				strerror(-err));
 		return err;
 	}
 	open_local_prog(ifc);

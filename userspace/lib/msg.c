@@ -505,7 +505,8 @@ void xwi_rmsg_free(struct xwi_engine *e, struct rmsg *m)
 	xl_del(&m->alink);
 	xl_del(&m->plink);
 	xwi_match_forget(m);
-	e->pulls_out -= m->inflight;
+	/* pulls_out: read without the port lock (xwi_engine_pulling) */
+	__atomic_store_n(&e->pulls_out, e->pulls_out - m->inflight, __ATOMIC_RELAXED);
 	m->inflight = 0;
 	if (m->blocks) {
 		for (__u32 i = 0; i < e->cfg.pull_inflight; i++)
@@ -645,7 +646,7 @@ static void pull_fill(struct xwi_engine *e, struct rmsg *m)
 		b->pull.match = m->match;
 		xl_add_tail(&b->pull.tx.link, &p->ms.ctrlq);
 		m->inflight++;
-		e->pulls_out++;
+		__atomic_store_n(&e->pulls_out, e->pulls_out + 1, __ATOMIC_RELAXED);
 		xwi_msg_kick(e, p);
 	}
 }
@@ -661,7 +662,7 @@ static void block_account(struct xwi_engine *e, struct rmsg *m, __u32 i)
 		if (--b->left == 0) {
 			b->busy = false;
 			m->inflight--;
-			e->pulls_out--;
+			__atomic_store_n(&e->pulls_out, e->pulls_out - 1, __ATOMIC_RELAXED);
 			xwi_ctrl_unqueue(m->peer, &b->pull);
 		}
 		return;
