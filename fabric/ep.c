@@ -502,6 +502,16 @@ static int xep_open(struct xwfi_ep *ep, const struct fi_info *info)
 	}
 	if (xwfi_params.spin_usecs > 0)
 		o.spin_ns = (__u64)xwfi_params.spin_usecs * 1000; /* the parameter is in usecs */
+	if (xwfi_params.pull_spin >= 0) {
+		if ((unsigned int)xwfi_params.pull_spin > XW_PULL_SPIN_MAX) {
+			FI_WARN(&xwfi_prov, FI_LOG_EP_CTRL,
+				"FI_XDPWAKE_PULL_SPIN: %d above %u\n", xwfi_params.pull_spin,
+				XW_PULL_SPIN_MAX);
+			return -FI_EINVAL;
+		}
+		o.pull_spin_set = true;
+		o.pull_spin = (__u32)xwfi_params.pull_spin;
+	}
 	if (xwfi_params.give_up_ms > 0)
 		o.give_up_ms = (__u32)xwfi_params.give_up_ms;
 	/* The id of the info's source address (FI_SOURCE node/service, the

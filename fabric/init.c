@@ -8,7 +8,8 @@
 #include "xwfi.h"
 
 struct xwfi_params xwfi_params = { .ep_id = -1, .idle_sleep_usecs = 10000,
-				   .watchdog_usecs = 1000, .idle_spin_usecs = 1000 };
+				   .watchdog_usecs = 1000, .idle_spin_usecs = 1000,
+				   .pull_spin = -1 };
 
 static void xwfi_cleanup(void)
 {
@@ -51,6 +52,13 @@ static const struct {
 	{ "spin_usecs", FI_PARAM_INT, &xwfi_params.spin_usecs,
 	  "Spin time of the spin-* strategies in us (default: the measured "
 	  "block-and-wake cost)" },
+	{ "pull_spin", FI_PARAM_INT, &xwfi_params.pull_spin,
+	  "While an endpoint pulls a large message (rendezvous: its fragments "
+	  "asked for and still coming), blocking waits of the spin-* strategies "
+	  "(fi_cq_sread, fi_cntr_wait) poll on until this many times the "
+	  "block-and-wake cost has passed since the last poll that found "
+	  "frames, instead of sleeping in the gaps between the sender's bursts "
+	  "(default 8; 0: off, at most 1000)" },
 	{ "give_up_ms", FI_PARAM_INT, &xwfi_params.give_up_ms,
 	  "A peer whose endpoint neither answers nor acknowledges for this long "
 	  "while something is owed is given up: its operations fail (default "

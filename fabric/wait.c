@@ -630,6 +630,22 @@ __u64 xwfi_spin_ns(void)
 	return ns;
 }
 
+/* While one of @eps pulls a large message, a spin-* wait polls until
+ * FI_XDPWAKE_PULL_SPIN times B has passed since the last poll that found
+ * frames, as the library's waits do (its waitloop.c): the sender's
+ * fragments come in bursts, and a sleep in each gap costs a wake-up.  0
+ * when none pulls, or the setting is 0. */
+static __u64 pull_spin_ns(struct xwfi_epref **eps, int n)
+{
+	__u64 m = xwfi_params.pull_spin >= 0 ? (__u64)xwfi_params.pull_spin
+					       : XW_PULL_SPIN_DEFAULT;
+
+	for (int i = 0; m && i < n; i++)
+		if (xw_endpoint__pulling(eps[i]->xep) > 0)
+			return m * xw_block_cost_ns();
+	return 0;
+}
+
 int xwfi_eps_progress(struct xwfi_epref **eps, int n)
 {
 	int frames = 0;
@@ -639,7 +655,8 @@ int xwfi_eps_progress(struct xwfi_epref **eps, int n)
 	return frames;
 }
 
-/* Polls for the spin time, then sleeps on the wait set. */
+/* Polls for the spin time (longer while a large message is pulled:
+ * pull_spin_ns), then sleeps on the wait set. */
 int xwfi_wait_ready(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_epref **eps,
 		    int *neps, bool (*ready)(void *arg), void *arg, int timeout)
 {
@@ -666,7 +683,8 @@ int xwfi_wait_ready(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_e
 		r = -FI_EAGAIN;
 		if (now >= end)
 			break;
-		if (mode != XWFI_IDLE_SLEEP || now - spun < xwfi_spin_ns()) {
+		if (mode != XWFI_IDLE_SLEEP || now - spun < xwfi_spin_ns() ||
+		    (xwfi_spin_ns() && now - spun < pull_spin_ns(eps, *neps))) {
 			/* poll again, letting other threads in between */
 			pthread_mutex_unlock(&dom->lock);
 			if (mode == XWFI_IDLE_YIELD)

@@ -118,6 +118,8 @@ struct xwfi_params {
 				 * this long before they sleep             */
 	char *pin_root;		/* bpffs directory (NULL: library default) */
 	int give_up_ms;		/* dead-peer detection (0: library's 5 s)  */
+	int pull_spin;		/* B multiples polled on while pulling (-1:
+				 * the library's default, 0: off)         */
 };
 extern struct xwfi_params xwfi_params; /* init.c */
 

@@ -360,7 +360,21 @@ struct xw_endpoint_opts {
 	/* Endpoint ids of the program when this endpoint attaches it (as in
 	 * xw_iface_opts; 0: XDPWAKE_MAX_ENDPOINTS or the host's default). */
 	__u32 max_endpoints;
+	/* While this endpoint pulls a large message (PULL blocks out), its
+	 * spin-block and adaptive waits poll on until pull_spin times B has
+	 * passed since the last pass that found work, not only for their
+	 * spin time: the sender's fragments come in bursts with gaps
+	 * (README "Wait strategies"; xw_endpoint__set_pull_spin()).  Without
+	 * pull_spin_set: XW_PULL_SPIN_DEFAULT; with it, 0 turns it off (such
+	 * waits end their spin at the spin time, as any other), at most
+	 * XW_PULL_SPIN_MAX. */
+	bool pull_spin_set;
+	__u32 pull_spin;
 };
+
+/* xw_endpoint_opts.pull_spin, xw_endpoint__set_pull_spin(): in units of B. */
+#define XW_PULL_SPIN_DEFAULT 8u
+#define XW_PULL_SPIN_MAX 1000u
 
 /* xw_endpoint_opts.queue: the first queue of the interface (0 .. its RX
  * queues - 1) that this process has already or that it can bind; queues
@@ -705,6 +719,18 @@ XW_API __u64 xw_block_cost_ns(void);
 XW_API int xw_endpoint__set_wait(struct xw_endpoint *ep, enum xw_wait_strategy s,
 				 __u64 spin_ns);
 
+/** While a large message is being pulled, spin-block and adaptive waits
+ *  poll on until @pull_spin times B after the last pass that found work
+ *  (xw_endpoint_opts.pull_spin; 0: off).  -EINVAL: NULL @ep, or @pull_spin
+ *  above XW_PULL_SPIN_MAX.  Takes effect at the next wait. */
+XW_API int xw_endpoint__set_pull_spin(struct xw_endpoint *ep, __u32 pull_spin);
+/** The number of PULL blocks the endpoint has out (fragments of large
+ *  messages asked for and not all in yet): > 0 while it pulls, so an
+ *  application that polls on its own (xw_endpoint__progress() in a loop)
+ *  can keep polling through the sender's gaps as the library's waits do.
+ *  A hint, read without the endpoint's lock.  -EINVAL: NULL @ep. */
+XW_API int xw_endpoint__pulling(const struct xw_endpoint *ep);
+
 /** Callback of the notify strategy, run on the library's thread after it
  *  handled frames for @ep. */
 typedef void (*xw_notify_fn)(struct xw_endpoint *ep, void *arg);
@@ -787,8 +813,8 @@ struct xw_wait_stats {
 				 * thread waited for a CPU                 */
 	__u64 pull_spins;	/* spins past the spin time because a
 				 * large message was being pulled (polled
-				 * until 8B after the last pass that found
-				 * work)                                   */
+				 * until pull_spin x B after the last pass
+				 * that found work, xw_endpoint_opts)      */
 };
 /** Fill @st (st->sz set by the caller); -EINVAL when st->sz is too small. */
 XW_API int xw_endpoint__wait_stats(const struct xw_endpoint *ep, struct xw_wait_stats *st);

@@ -919,6 +919,12 @@ static void test_errors(void)
 				"invalid argument", "umem_frames");
 	}
 	{
+		XW_OPTS(xw_endpoint_opts, o, .pin_root = pin_root, .pull_spin_set = true,
+			.pull_spin = XW_PULL_SPIN_MAX + 1);
+		expect_open_err("pull_spin above XW_PULL_SPIN_MAX", IF_QA, 1, &o, -EINVAL,
+				"invalid argument", "pull_spin");
+	}
+	{
 		XW_OPTS(xw_endpoint_opts, o, .pin_root = pin_root, .pull_block = 33);
 		expect_open_err("pull_block 33", IF_QA, 1, &o, -EINVAL, "invalid argument",
 				"pull_block");
@@ -935,6 +941,16 @@ static void test_errors(void)
 	/* Endpoint 1 open here: busy for this process and for another one. */
 	e1 = open_ep(IF_QA, 1, 0);
 	CHECK(xdp_prog_lines(IF_QA) > 0, "no program on " IF_QA " with an endpoint open");
+	/* The pull spin's setter and the pulling hint: arguments checked;
+	 * nothing is pulled by an endpoint that received nothing. */
+	CHECK(xw_endpoint__set_pull_spin(e1, 0) == 0 &&
+		      xw_endpoint__set_pull_spin(e1, XW_PULL_SPIN_MAX) == 0 &&
+		      xw_endpoint__set_pull_spin(e1, XW_PULL_SPIN_MAX + 1) == -EINVAL &&
+		      xw_endpoint__set_pull_spin(NULL, 1) == -EINVAL &&
+		      xw_endpoint__set_pull_spin(e1, XW_PULL_SPIN_DEFAULT) == 0,
+	      "xw_endpoint__set_pull_spin's argument checks");
+	CHECK(xw_endpoint__pulling(e1) == 0 && xw_endpoint__pulling(NULL) == -EINVAL,
+	      "xw_endpoint__pulling: %d on an idle endpoint", xw_endpoint__pulling(e1));
 	{
 		/* Attached without a setting: the host's default, which an
 		 * id at it exceeds. */

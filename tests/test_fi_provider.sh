@@ -42,6 +42,17 @@ if [ "$n" -ge 10 ] && fi_info -e 2>/dev/null | grep -q '^# FI_XDPWAKE_WATCHDOG_U
 else
 	echo "FAIL: fi_info -e shows $n FI_XDPWAKE_* settings"; fail=1
 fi
+# A setting out of range fails the endpoint's open, naming it
+if FI_LOG_LEVEL=warn FI_XDPWAKE_PULL_SPIN=1001 ip netns exec "$NS_A" timeout 60 "$BIN" xwa xwb \
+	>"$OUTPUT/tests/fi_unit_badparam.out" 2>&1; then
+	echo "FAIL: FI_XDPWAKE_PULL_SPIN=1001 accepted"; fail=1
+elif grep -q 'FI_XDPWAKE_PULL_SPIN: 1001 above 1000' "$OUTPUT/tests/fi_unit_badparam.out" &&
+	grep -q 'fi_endpoint xwa: Invalid argument' "$OUTPUT/tests/fi_unit_badparam.out"; then
+	echo "ok:   FI_XDPWAKE_PULL_SPIN=1001: fi_endpoint fails with -FI_EINVAL, the warning names it"
+else
+	echo "FAIL: FI_XDPWAKE_PULL_SPIN=1001: no clear error"
+	sed 's/^/    | /' "$OUTPUT/tests/fi_unit_badparam.out" | tail -10; fail=1
+fi
 if FI_LOG_LEVEL=warn ip netns exec "$NS_A" timeout 120 "$BIN" xwa xwb 2>"$OUTPUT/tests/fi_unit.err"; then
 	echo "ok:   fi_unit"
 else

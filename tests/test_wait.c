@@ -18,8 +18,9 @@
  *    of the offline optimum min(d, B) on every wait and in total, adaptive
  *    within 3x (its bound in wait.h); the cost model of xwi_wait_cost()
  *    is cross-checked against the decisions of xwi_waitpol_next();
- *  - a pull under way: spin-block and adaptive spin on to XWI_PULL_SPIN_B
- *    times B since the last work, the other strategies unchanged.
+ *  - a pull under way: spin-block and adaptive spin on to pull_spin
+ *    (default XW_PULL_SPIN_DEFAULT, 2, 0 = off) times B since the last
+ *    work, the other strategies unchanged.
  */
 #include <stdbool.h>
 
@@ -651,61 +652,79 @@ static void shared_cpu(void)
 }
 
 /* A pull under way (issue 25): spin-block and adaptive spin on instead of
- * blocking until XWI_PULL_SPIN_B times B since the last pass that found
- * work, and no longer; the other strategies keep their decisions; B as
- * learned from wakes moves the bound. */
+ * blocking until pull_spin times B since the last pass that found work,
+ * and no longer (the default, and a multiple set; 0: not at all); the
+ * other strategies keep their decisions; B as learned from wakes moves
+ * the bound. */
 static void pull_spin(void)
 {
 	static const enum xw_wait_strategy hybrid[] = { XW_WAIT_SPIN_BLOCK, XW_WAIT_ADAPTIVE };
 	static const enum xw_wait_strategy pure[] = { XW_WAIT_SPIN, XW_WAIT_YIELD, XW_WAIT_BLOCK,
 						      XW_WAIT_SPIN_YIELD, XW_WAIT_NOTIFY };
-	const __u64 B = B_NS, bound = XWI_PULL_SPIN_B * B_NS;
-	static const __u64 at[] = { 0, 1, B_NS / 2, B_NS, 2 * B_NS, XWI_PULL_SPIN_B * B_NS - 1,
-				    XWI_PULL_SPIN_B * B_NS, XWI_PULL_SPIN_B * B_NS + 1,
-				    100 * B_NS };
+	static const __u32 mult[] = { XW_PULL_SPIN_DEFAULT, 2, 0 };
+	const __u64 B = B_NS;
 	struct xwi_waitpol w;
+	__u64 bound;
 	int bad = 0;
 
-	for (size_t i = 0; i < sizeof(hybrid) / sizeof(hybrid[0]); i++) {
-		xwi_waitpol_init(&w, hybrid[i], B, 0);
-		for (size_t k = 0; k < sizeof(at) / sizeof(at[0]); k++) {
-			enum xwi_wait_act act = xwi_waitpol_next(&w, at[k]),
-					  got = xwi_waitpol_pull(&w, act, at[k]);
-			enum xwi_wait_act want = at[k] < bound ? XWI_ACT_SPIN : act;
+	xwi_waitpol_init(&w, XW_WAIT_SPIN_BLOCK, B, 0);
+	CHECK(w.pull_spin == XW_PULL_SPIN_DEFAULT, "a new policy's pull_spin is %u, not %u",
+	      w.pull_spin, XW_PULL_SPIN_DEFAULT);
+	for (size_t m = 0; m < sizeof(mult) / sizeof(mult[0]); m++) {
+		const __u64 at[] = { 0, 1, B / 2, B, 2 * B - 1, 2 * B, 2 * B + 1,
+				     XW_PULL_SPIN_DEFAULT * B - 1, XW_PULL_SPIN_DEFAULT * B,
+				     XW_PULL_SPIN_DEFAULT * B + 1, 100 * B };
 
-			if (got != want) {
-				bad++;
-				printf("%s at %llu ns: %s, want %s\n", sname(hybrid[i]),
-				       (unsigned long long)at[k], act_name(got), act_name(want));
+		bound = mult[m] * B;
+		for (size_t i = 0; i < sizeof(hybrid) / sizeof(hybrid[0]); i++) {
+			xwi_waitpol_init(&w, hybrid[i], B, 0);
+			w.pull_spin = mult[m];
+			for (size_t k = 0; k < sizeof(at) / sizeof(at[0]); k++) {
+				enum xwi_wait_act act = xwi_waitpol_next(&w, at[k]),
+						  got = xwi_waitpol_pull(&w, act, at[k]);
+				enum xwi_wait_act want = at[k] < bound ? XWI_ACT_SPIN : act;
+
+				if (got != want) {
+					bad++;
+					printf("%s, pull_spin %u, at %llu ns: %s, want %s\n",
+					       sname(hybrid[i]), mult[m], (unsigned long long)at[k],
+					       act_name(got), act_name(want));
+				}
 			}
+			/* past the bound the strategy's own block stands */
+			CHECK(xwi_waitpol_pull(&w, XWI_ACT_BLOCK, bound) == XWI_ACT_BLOCK,
+			      "%s: spins past %llu ns", sname(hybrid[i]), (unsigned long long)bound);
 		}
-		/* past the bound the strategy's own block stands */
-		CHECK(xwi_waitpol_pull(&w, XWI_ACT_BLOCK, bound) == XWI_ACT_BLOCK,
-		      "%s: spins past %llu ns", sname(hybrid[i]), (unsigned long long)bound);
-	}
-	for (size_t i = 0; i < sizeof(pure) / sizeof(pure[0]); i++) {
-		xwi_waitpol_init(&w, pure[i], B, 0);
-		for (size_t k = 0; k < sizeof(at) / sizeof(at[0]); k++) {
-			enum xwi_wait_act act = xwi_waitpol_next(&w, at[k]);
+		for (size_t i = 0; i < sizeof(pure) / sizeof(pure[0]); i++) {
+			xwi_waitpol_init(&w, pure[i], B, 0);
+			w.pull_spin = mult[m];
+			for (size_t k = 0; k < sizeof(at) / sizeof(at[0]); k++) {
+				enum xwi_wait_act act = xwi_waitpol_next(&w, at[k]);
 
-			if (xwi_waitpol_pull(&w, act, at[k]) != act) {
-				bad++;
-				printf("%s at %llu ns: the pull changed %s\n", sname(pure[i]),
-				       (unsigned long long)at[k], act_name(act));
+				if (xwi_waitpol_pull(&w, act, at[k]) != act) {
+					bad++;
+					printf("%s at %llu ns: the pull changed %s\n", sname(pure[i]),
+					       (unsigned long long)at[k], act_name(act));
+				}
 			}
 		}
 	}
 	CHECK(bad == 0, "pull-spin decisions wrong in %d cases", bad);
+	/* off: a block is a block from the first nanosecond */
+	xwi_waitpol_init(&w, XW_WAIT_SPIN_BLOCK, B, 0);
+	w.pull_spin = 0;
+	CHECK(xwi_waitpol_pull(&w, XWI_ACT_BLOCK, 0) == XWI_ACT_BLOCK, "pull_spin 0 still spins");
 	/* the bound follows B as learned from the path's wakes */
 	xwi_waitpol_init(&w, XW_WAIT_SPIN_BLOCK, B, 0);
+	bound = XW_PULL_SPIN_DEFAULT * B;
 	for (int i = 0; i < XWI_WAKE_HIST; i++)
 		xwi_waitpol_wake(&w, 3 * B);
 	CHECK(xwi_waitpol_pull(&w, XWI_ACT_BLOCK, bound) == XWI_ACT_SPIN &&
 		      xwi_waitpol_pull(&w, XWI_ACT_BLOCK, 3 * bound) == XWI_ACT_BLOCK,
 	      "the bound does not follow the learned B (%llu ns)",
 	      (unsigned long long)w.block_cost);
-	printf("pull under way: spin-block and adaptive spin until %dx B since the last work, "
-	       "the other strategies unchanged\n", XWI_PULL_SPIN_B);
+	printf("pull under way: spin-block and adaptive spin until pull_spin (%u, 2, 0) x B "
+	       "since the last work, the other strategies unchanged\n", XW_PULL_SPIN_DEFAULT);
 }
 
 int main(void)

@@ -23,7 +23,12 @@
  *  8. a pull under way: a receiver pulling a large message spins past its
  *     spin time between the sender's bursts, but a sender that stalls
  *     mid-message (300 ms without calling the library) finds it asleep,
- *     not spinning through the stall.
+ *     not spinning through the stall;
+ *  9. a steady transfer (a busy-polling sender, 16 large messages posted
+ *     at once): the receiver blocks at most about once per message, more
+ *     only as often as a CPU was found wanted or the sender was preempted;
+ *     with the pull spin off (xw_endpoint__set_pull_spin(ep, 0)) no spin
+ *     goes past the spin time, and the data is whole either way.
  *
  * Nothing asserts how fast anything ran (that is bench/'s job): bounds on
  * durations only guard against hangs, or follow from the library's own
@@ -1410,6 +1415,117 @@ static void part_pull(struct xw_endpoint *ep, const struct xw_addr *peer)
 	bar("pull done");
 }
 
+/* ---- 9. a steady transfer ------------------------------------------------- */
+
+#define STEADY_N 16
+
+/* The involuntary context switches of the calling thread. */
+static __u64 nivcsw(void)
+{
+	struct rusage r;
+
+	REQUIRE(getrusage(RUSAGE_THREAD, &r) == 0, "getrusage");
+	return (__u64)r.ru_nivcsw;
+}
+
+/* One round: host A isends STEADY_N messages of PULL_LEN at once and
+ * busy-polls until all are acknowledged; host B posted their receives
+ * first and waits for each in turn with the default strategy, the pull
+ * spin set to @pull_spin; returns B's wait statistics over the round
+ * (A's: zero) and, on B, A's involuntary context switches in *@preempted. */
+static struct xw_wait_stats steady_round(struct xw_endpoint *ep, const struct xw_addr *peer,
+					 unsigned char *buf, __u32 pull_spin, __u64 *preempted)
+{
+	struct xw_request *req[STEADY_N];
+	struct xw_wait_stats a = { 0 }, b = { 0 };
+	XW_OPTS(xw_status, st);
+	int err;
+
+	if (hosts.is_b) {
+		REQUIRE(xw_endpoint__set_pull_spin(ep, pull_spin) == 0, "set_pull_spin %u", pull_spin);
+		memset(buf, 0xEE, (size_t)STEADY_N * PULL_LEN);
+		for (int i = 0; i < STEADY_N; i++)
+			REQUIRE(xw_endpoint__irecv(ep, buf + (size_t)i * PULL_LEN, PULL_LEN,
+						   0x5700ULL + i, ~0ULL, &req[i]) == 0, "irecv %d", i);
+		bar("steady posted");
+		a = xwt_wait_stats(ep);
+		for (int i = 0; i < STEADY_N; i++) {
+			err = wait_with(req[i], &st, XW_WAIT_DEFAULT, TMO);
+			CHECK(err == 0 && st.error == 0 && st.len == PULL_LEN,
+			      "steady receive %d: %s / %d", i, xw_strerror(err), st.error);
+		}
+		b = xwt_wait_stats(ep);
+		for (int i = 0; i < STEADY_N; i++)
+			CHECK(xwt_first_diff(buf + (size_t)i * PULL_LEN, PULL_LEN, 5700 + i) < 0,
+			      "steady receive %d: data differs at %ld", i,
+			      xwt_first_diff(buf + (size_t)i * PULL_LEN, PULL_LEN, 5700 + i));
+		*preempted = get_u64();
+		REQUIRE(xw_endpoint__set_pull_spin(ep, XW_PULL_SPIN_DEFAULT) == 0, "restore");
+	} else {
+		__u64 c0;
+
+		for (int i = 0; i < STEADY_N; i++)
+			xwt_fill(buf + (size_t)i * PULL_LEN, PULL_LEN, 5700 + i);
+		bar("steady posted");
+		c0 = nivcsw();
+		for (int i = 0; i < STEADY_N; i++)
+			REQUIRE(xw_endpoint__isend(ep, peer, buf + (size_t)i * PULL_LEN, PULL_LEN,
+						   0x5700ULL + i, &req[i]) == 0, "isend %d", i);
+		for (int i = 0; i < STEADY_N; i++) {
+			err = wait_with(req[i], &st, XW_WAIT_SPIN, TMO);
+			CHECK(err == 0 && st.error == 0, "steady send %d: %s / %d", i,
+			      xw_strerror(err), st.error);
+		}
+		put_u64(nivcsw() - c0);
+	}
+	bar("steady done");
+	b.blocks -= a.blocks;
+	b.pull_spins -= a.pull_spins;
+	b.shared_spins -= a.shared_spins;
+	b.shared_waits -= a.shared_waits;
+	b.spin_ns -= a.spin_ns;
+	return b;
+}
+
+static void part_steady(struct xw_endpoint *ep, const struct xw_addr *peer)
+{
+	unsigned char *buf = malloc((size_t)STEADY_N * PULL_LEN);
+	struct xw_wait_stats on, off;
+	__u64 pre_on = 0, pre_off = 0, bound;
+
+	REQUIRE(buf, "malloc");
+	on = steady_round(ep, peer, buf, XW_PULL_SPIN_DEFAULT, &pre_on);
+	off = steady_round(ep, peer, buf, 0, &pre_off);
+	if (hosts.is_b) {
+		/* Each message may block once (its RNDV is not yet in when
+		 * its wait starts, and no pull is out); past that a wait
+		 * blocks only after pull_spin x B without a frame, which a
+		 * steady sender does not leave - unless it was preempted, or
+		 * the receiver found its CPU wanted (a probe ran another
+		 * task, the spinner was preempted: such a gap's spin ends by
+		 * design), or skipped a spin because of it. */
+		bound = 2 * STEADY_N + pre_on + on.shared_spins + on.shared_waits;
+		CHECK(on.blocks <= bound,
+		      "steady transfer: %llu blocks for %d messages (bound %llu: sender "
+		      "preempted %llu times, CPU found wanted %llu + %llu times)",
+		      (unsigned long long)on.blocks, STEADY_N, (unsigned long long)bound,
+		      (unsigned long long)pre_on, (unsigned long long)on.shared_spins,
+		      (unsigned long long)on.shared_waits);
+		CHECK(off.pull_spins == 0, "pull spin off: %llu spins past the spin time",
+		      (unsigned long long)off.pull_spins);
+		printf("9. steady transfer, %d x %u KiB: pull spin %u: %llu blocks, %llu spins past "
+		       "the spin time, CPU wanted %llu/%llu, sender preempted %llu; off: %llu "
+		       "blocks, CPU wanted %llu/%llu, sender preempted %llu\n",
+		       STEADY_N, PULL_LEN >> 10, XW_PULL_SPIN_DEFAULT,
+		       (unsigned long long)on.blocks, (unsigned long long)on.pull_spins,
+		       (unsigned long long)on.shared_spins, (unsigned long long)on.shared_waits,
+		       (unsigned long long)pre_on, (unsigned long long)off.blocks,
+		       (unsigned long long)off.shared_spins, (unsigned long long)off.shared_waits,
+		       (unsigned long long)pre_off);
+	}
+	free(buf);
+}
+
 /* ---- the two hosts -------------------------------------------------------- */
 
 static bool part(int n)
@@ -1443,6 +1559,8 @@ static void run_host(const char *ifname)
 		part_check(ep, &peer);
 	if (part(8))
 		part_pull(ep, &peer);
+	if (part(9))
+		part_steady(ep, &peer);
 	bar("final");
 	bar_ep = NULL;
 	xw_endpoint__close(ep);

@@ -31,6 +31,7 @@ static int run_perf(struct cli_args *a, enum perf_mode mode)
 	p.policy = a->policy_set ? a->policy : POLICY_KEEP;
 	p.wait = o->wait;
 	p.spin_us = o->spin_us;
+	p.pull_spin = o->pull_spin_set ? (long)o->pull_spin : -1;
 	p.think_us = o->think_us;
 	p.timeout_ms = (int)o->timeout_ms;
 	return o->role == ROLE_SERVER ? perf_run_server(&p) : perf_run_client(&p);

@@ -55,7 +55,8 @@ enum perf_mode { MODE_PINGPONG = 1, MODE_STREAM = 2 };
 struct wire_config {
 	__be32 magic, version;
 	__be64 nonce;
-	__be32 mode, policy, wait, spin_us, think_us, timeout_ms, nsizes, rsvd;
+	__be32 mode, policy, wait, spin_us, think_us, timeout_ms, nsizes;
+	__be32 pull_spin; /* 0: the library's default; else the pull spin + 1 */
 } __attribute__((packed));
 
 struct wire_ready {
@@ -126,14 +127,14 @@ struct perf_opts {
 	const char *peer, *peer_file, *addr_file;
 	__u64 sizes[MAX_SIZES];
 	int nsizes;
-	unsigned long iters, warmup, batch, spin_us, think_us, timeout_ms, queue;
+	unsigned long iters, warmup, batch, spin_us, think_us, timeout_ms, queue, pull_spin;
 	double duration, connect_timeout, accept_timeout;
 	int wait;
 	int ep;
 	bool unidir, once;
 	/* which options were given (client-only ones are refused on a server) */
 	bool sizes_set, iters_set, warmup_set, batch_set, spin_set, think_set, timeout_set,
-		wait_set, duration_set, connect_set, accept_set, ep_set, queue_set;
+		wait_set, duration_set, connect_set, accept_set, ep_set, queue_set, pull_spin_set;
 };
 
 /* The options of both commands (terminated by an entry with name NULL). */
@@ -161,6 +162,7 @@ struct perf {
 	__u32 policy;		 /* POLICY_KEEP or enum xw_policy */
 	int wait;		 /* enum xw_wait_strategy */
 	unsigned long spin_us, think_us;
+	long pull_spin;		 /* xw_endpoint__set_pull_spin (-1: default) */
 	int timeout_ms;
 	/* Message buffers: a request may still use one after a failure, so
 	 * they are freed only once the endpoint is closed (perf_ep_close). */

@@ -70,6 +70,7 @@ static int client_connect(struct perf *p, __u32 nsizes, struct wire_ready *rd)
 	cfg.policy = htobe32(p->policy);
 	cfg.wait = htobe32((__u32)p->wait);
 	cfg.spin_us = htobe32((__u32)p->spin_us);
+	cfg.pull_spin = htobe32(p->pull_spin < 0 ? 0 : (__u32)p->pull_spin + 1);
 	cfg.think_us = htobe32((__u32)p->think_us);
 	cfg.timeout_ms = htobe32((__u32)p->timeout_ms);
 	cfg.nsizes = htobe32(nsizes);

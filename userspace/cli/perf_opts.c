@@ -203,6 +203,7 @@ ULONG_OPT(parse_warmup, warmup, warmup_set, 0, 1000000000, "warm-up count")
 ULONG_OPT(parse_batch, batch, batch_set, 1, MAX_BATCH, "batch size")
 ULONG_OPT(parse_spin, spin_us, spin_set, 0, 1000000, "spin time")
 ULONG_OPT(parse_think, think_us, think_set, 0, 1000000, "think time")
+ULONG_OPT(parse_pull_spin, pull_spin, pull_spin_set, 0, XW_PULL_SPIN_MAX, "pull spin")
 ULONG_OPT(parse_timeout, timeout_ms, timeout_set, 10, 3600000, "timeout")
 
 static int parse_seconds(struct cli_args *a, const char *val, double min, double max,
@@ -306,6 +307,9 @@ const struct cli_opt perf_cli_opts[] = {
 	  "spin-block (default), notify, adaptive", parse_wait },
 	{ "spin", 0x123, "USECS", "spin time of the spin-* strategies (default: the "
 	  "measured block-and-wake cost)", parse_spin },
+	{ "pull-spin", 0x126, "N", "while a large message is pulled, spin-block and adaptive "
+	  "poll on until N times the block-and-wake cost after the last frame (default 8, "
+	  "0: off)", parse_pull_spin },
 	{ "think", 't', "USECS", "computation on the receiving side before it answers "
 	  "(pingpong) or after each message (stream)", parse_think },
 	{ "batch", 'b', "N", "stream: messages per acknowledged batch (default 32; "
@@ -336,6 +340,7 @@ int perf_opts_finish(const struct cli_args *a, enum perf_mode mode)
 			: po.warmup_set ? "--warmup" : po.duration_set ? "--duration"
 			: po.batch_set ? "--batch" : a->policy_set ? "--policy"
 			: po.wait_set ? "--wait" : po.spin_set ? "--spin"
+			: po.pull_spin_set ? "--pull-spin"
 			: po.think_set ? "--think" : po.unidir ? "--unidir"
 			: po.timeout_set ? "--timeout" : po.connect_set ? "--connect-timeout" : NULL;
 		if (client_only)

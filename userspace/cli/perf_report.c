@@ -217,6 +217,8 @@ void perf_report_client_json(struct perf *p, const struct wire_ready *rd, unsign
 	json_kv_str("policy", perf_policy_text(p));
 	json_kv_str("wait", perf_strategy_text(p->wait));
 	json_kv_u64("spin_us", spin);
+	json_kv_u64("pull_spin", p->pull_spin >= 0 ? (unsigned long long)p->pull_spin
+						   : XW_PULL_SPIN_DEFAULT);
 	json_kv_u64("think_us", p->think_us);
 	if (p->o->duration_set)
 		json_kv_double("duration_s", p->o->duration);

@@ -216,7 +216,8 @@ static int serve_client(struct perf *p, const struct wire_config *cfg,
 	} else if ((mode != MODE_PINGPONG && mode != MODE_STREAM) || wait >= XW_WAIT_MAX ||
 		   (pol != POLICY_KEEP && !xw_policy_name(pol)) || !nsizes ||
 		   nsizes > MAX_SIZES || tmo < 10 || tmo > 3600000 ||
-		   be32toh(cfg->think_us) > 1000000 || be32toh(cfg->spin_us) > 1000000) {
+		   be32toh(cfg->think_us) > 1000000 || be32toh(cfg->spin_us) > 1000000 ||
+		   be32toh(cfg->pull_spin) > XW_PULL_SPIN_MAX + 1) {
 		status = -EINVAL;
 		snprintf(rd.msg, sizeof(rd.msg), "bad CONFIG (mode %u, wait %u, policy %u, %u sizes)",
 			 mode, wait, pol, nsizes);
@@ -224,6 +225,7 @@ static int serve_client(struct perf *p, const struct wire_config *cfg,
 	p->mode = (enum perf_mode)mode;
 	p->think_us = be32toh(cfg->think_us);
 	p->spin_us = be32toh(cfg->spin_us);
+	p->pull_spin = be32toh(cfg->pull_spin) ? (long)be32toh(cfg->pull_spin) - 1 : -1;
 	p->wait = (int)wait;
 	p->timeout_ms = (int)tmo;
 	p->policy = pol;
@@ -237,6 +239,10 @@ static int serve_client(struct perf *p, const struct wire_config *cfg,
 	if (!status) {
 		status = xw_endpoint__set_wait(p->ep, (enum xw_wait_strategy)wait,
 					       (__u64)p->spin_us * 1000ULL);
+		if (!status)
+			status = xw_endpoint__set_pull_spin(p->ep, p->pull_spin >= 0
+								   ? (__u32)p->pull_spin
+								   : XW_PULL_SPIN_DEFAULT);
 		if (!status && wait == XW_WAIT_NOTIFY)
 			status = xw_endpoint__set_notify(p->ep, perf_noop_notify, NULL);
 		if (status)
@@ -332,6 +338,7 @@ int perf_run_server(struct perf *p)
 
 		p->wait = XW_WAIT_DEFAULT;
 		p->spin_us = 0;
+		p->pull_spin = -1;
 		err = perf_ep_open(p, false);
 		if (err)
 			break;

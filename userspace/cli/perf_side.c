@@ -102,7 +102,9 @@ int perf_ep_open(struct perf *p, bool set_policy)
 		.encap = a->encap_set ? a->encap : XW_ENCAP_ETH,
 		.policy_set = set_policy && p->policy != POLICY_KEEP,
 		.policy = p->policy == POLICY_KEEP ? 0 : p->policy,
-		.wait_strategy = (__u32)p->wait, .spin_ns = (__u64)p->spin_us * 1000);
+		.wait_strategy = (__u32)p->wait, .spin_ns = (__u64)p->spin_us * 1000,
+		.pull_spin_set = p->pull_spin >= 0,
+		.pull_spin = p->pull_spin >= 0 ? (__u32)p->pull_spin : 0);
 	__u64 end = xwu_now_ns() + 3000000000ULL;
 	int err;
 

@@ -359,6 +359,10 @@ int xwi_endpoint_open_test(const char *ifname, __u16 id, const struct xw_endpoin
 		xwi_err("umem_frames must be a power of two >= 64");
 		return -EINVAL;
 	}
+	if (XWI_OPT(o, pull_spin, 0) > XW_PULL_SPIN_MAX) {
+		xwi_err("xw_endpoint_opts: pull_spin %u above %u", o->pull_spin, XW_PULL_SPIN_MAX);
+		return -EINVAL;
+	}
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -ENOMEM;
@@ -381,6 +385,8 @@ int xwi_endpoint_open_test(const char *ifname, __u16 id, const struct xw_endpoin
 	}
 	xw_endpoint__set_wait(ep, XWI_OPT(o, wait_strategy, XW_WAIT_DEFAULT),
 			      XWI_OPT(o, spin_ns, 0));
+	xw_endpoint__set_pull_spin(ep, XWI_OPT(o, pull_spin_set, false) ? o->pull_spin
+									: XW_PULL_SPIN_DEFAULT);
 
 	/* The id is ours once claimed: two processes opening it at once
 	 * cannot both pass the registry check below (it is read, then

@@ -275,11 +275,11 @@ bool xwi_engine_has_unexpected(const struct xwi_engine *e)
 	return xwi_match_has_unexpected(e);
 }
 
-bool xwi_engine_pulling(const struct xwi_engine *e)
+__u32 xwi_engine_pulling(const struct xwi_engine *e)
 {
 	/* read by a wait without the port lock, as a hint (msg.c stores it
 	 * under the lock) */
-	return e && __atomic_load_n(&e->pulls_out, __ATOMIC_RELAXED);
+	return e ? __atomic_load_n(&e->pulls_out, __ATOMIC_RELAXED) : 0;
 }
 
 int xwi_engine_cancel(struct xwi_engine *e, struct xw_request *req)

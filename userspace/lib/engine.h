@@ -429,11 +429,11 @@ __u64 xwi_engine_nonce(const struct xwi_engine *e);
 /* True when a message waits in the unexpected queue (a receive would match
  * it at once, given the right match and mask). */
 bool xwi_engine_has_unexpected(const struct xwi_engine *e);
-/* True while a large incoming message is being pulled: PULL blocks are
- * out and their fragments still expected (a wait may keep polling for
- * them: waitloop.c, "A pull under way").  May be called without the port
- * lock: a hint, as of the last pass. */
-bool xwi_engine_pulling(const struct xwi_engine *e);
+/* The PULL blocks out, all incoming messages: > 0 while a large message
+ * is being pulled and its fragments are still expected (a wait may keep
+ * polling for them: waitloop.c, "A pull under way").  May be called
+ * without the port lock: a hint, as of the last pass. */
+__u32 xwi_engine_pulling(const struct xwi_engine *e);
 /* Peers that something sent to is not acknowledged by yet (frames kept for
  * retransmission) or still queued for (xw_endpoint_stats.peers_unacked). */
 __u64 xwi_engine_peers_unacked(const struct xwi_engine *e);

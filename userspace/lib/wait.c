@@ -51,6 +51,7 @@ void xwi_waitpol_init(struct xwi_waitpol *w, enum xw_wait_strategy s, __u64 bloc
 	w->adaptive_spin = block_cost; /* no history yet: spin-block */
 	w->wake_cap = XWI_WAKE_CAP;
 	w->shared_skip = XWI_SHARED_SKIP_MIN;
+	w->pull_spin = XW_PULL_SPIN_DEFAULT;
 }
 
 bool xwi_waitpol_wake(struct xwi_waitpol *w, __u64 lat)
@@ -153,7 +154,7 @@ enum xwi_wait_act xwi_waitpol_pull(const struct xwi_waitpol *w, enum xwi_wait_ac
 	if (act != XWI_ACT_BLOCK ||
 	    (w->strategy != XW_WAIT_SPIN_BLOCK && w->strategy != XW_WAIT_ADAPTIVE))
 		return act;
-	return since < XWI_PULL_SPIN_B * w->block_cost ? XWI_ACT_SPIN : act;
+	return since < (__u64)w->pull_spin * w->block_cost ? XWI_ACT_SPIN : act;
 }
 
 /*

@@ -68,13 +68,13 @@
  * at MTU 1500 the default wait's stream ran at 0.42-0.60x of the raw
  * floor, busy-polling at 0.71-0.80x (bench/RESULTS.md).  So while a
  * hybrid wait's endpoint has PULL blocks out, the wait spins until
- * XWI_PULL_SPIN_B times B has passed since the last pass that found work,
- * not only its spin time (xwi_waitpol_pull).  Bounded: a sender that stops
+ * pull_spin (xw_endpoint_opts, default XW_PULL_SPIN_DEFAULT) times B has
+ * passed since the last pass that found work, not only its spin time
+ * (xwi_waitpol_pull; pull_spin 0: off).  Bounded: a sender that stops
  * (dead, stalled, descheduled) costs at most that much spinning, then the
  * wait blocks as before (a sleep that ends without a frame does not start
  * another such spin).  A shared CPU: see waitloop.c.
  */
-#define XWI_PULL_SPIN_B 8
 
 enum xwi_wait_act {
 	XWI_ACT_SPIN = 0,
@@ -99,6 +99,9 @@ struct xwi_waitpol {
 	 * the next detection skips.  Kept in the endpoint's policy even when a
 	 * call chooses its own strategy. */
 	unsigned int shared_left, shared_skip;
+	/* Spin this many B past the last pass that found work while pulling
+	 * (above; 0: off).  Kept when the strategy changes. */
+	__u32 pull_spin;
 };
 
 void xwi_waitpol_init(struct xwi_waitpol *w, enum xw_wait_strategy s, __u64 block_cost,
@@ -136,8 +139,8 @@ void xwi_waitpol_alone(struct xwi_waitpol *w);
 __u64 xwi_waitpol_probe_at(__u64 probed, __u64 spin);
 /* What a wait whose strategy said @act does while a pull is under way, the
  * last pass that found work @since ns ago (above): spin-block and adaptive
- * spin on instead of blocking until XWI_PULL_SPIN_B * B; the other
- * strategies mean what they say. */
+ * spin on instead of blocking until pull_spin * B; the other strategies,
+ * and pull_spin 0, mean what they say. */
 enum xwi_wait_act xwi_waitpol_pull(const struct xwi_waitpol *w, enum xwi_wait_act act,
 				   __u64 since);
 /* The cost model above, for tests and benchmarks: the cost of waiting

@@ -315,6 +315,7 @@ int xwi_wait_for(struct xwi_wait_target *w, enum xw_wait_strategy s, __u64 spin,
 	if (s != XW_WAIT_DEFAULT || spin) {
 		xwi_waitpol_init(&tmp, s != XW_WAIT_DEFAULT ? s : ep->wait.strategy, ep->wait.block_cost,
 				 spin ? spin : ep->wait.spin_ns);
+		tmp.pull_spin = __atomic_load_n(&ep->wait.pull_spin, __ATOMIC_RELAXED);
 		/* An adaptive call learns from the endpoint's history. */
 		if (tmp.strategy == XW_WAIT_ADAPTIVE)
 			tmp.adaptive_spin = xwi_waitpol_adaptive(&ep->wait);
@@ -370,7 +371,8 @@ int xwi_wait_for(struct xwi_wait_target *w, enum xw_wait_strategy s, __u64 spin,
 			continue;
 		}
 		act = notify ? XWI_ACT_BLOCK : xwi_waitpol_next(pol, t - spin_start);
-		pull = hybrid && pulling(eps, neps);
+		pull = hybrid && __atomic_load_n(&pol->pull_spin, __ATOMIC_RELAXED) &&
+		       pulling(eps, neps);
 		if (act == XWI_ACT_BLOCK && pull && !gap &&
 		    xwi_waitpol_pull(pol, act, t - worked) == XWI_ACT_SPIN) {
 			act = XWI_ACT_SPIN;
@@ -489,12 +491,33 @@ XW_API int xw_wait_any(struct xw_waitable *items, int n, const struct xw_wait_op
 XW_API int xw_endpoint__set_wait(struct xw_endpoint *ep, enum xw_wait_strategy s,
 				 __u64 spin_ns)
 {
+	__u32 pull_spin;
+
 	if (!ep || (unsigned int)s >= XW_WAIT_MAX)
 		return -EINVAL;
+	/* the pull spin is set on its own (xw_endpoint__set_pull_spin) */
+	pull_spin = ep->wait.pull_spin;
 	xwi_waitpol_init(&ep->wait, s, xw_block_cost_ns(), spin_ns);
+	ep->wait.pull_spin = pull_spin;
 	ep->ws.block_cost_ns = ep->wait.block_cost;
 	ep->ws.adaptive_spin_ns = ep->wait.adaptive_spin;
 	return 0;
+}
+
+XW_API int xw_endpoint__set_pull_spin(struct xw_endpoint *ep, __u32 pull_spin)
+{
+	if (!ep || pull_spin > XW_PULL_SPIN_MAX)
+		return -EINVAL;
+	/* a wait running now reads it without a lock: its next decision */
+	__atomic_store_n(&ep->wait.pull_spin, pull_spin, __ATOMIC_RELAXED);
+	return 0;
+}
+
+XW_API int xw_endpoint__pulling(const struct xw_endpoint *ep)
+{
+	if (!ep)
+		return -EINVAL;
+	return (int)xwi_engine_pulling(ep->eng);
 }
 
 XW_API int xw_endpoint__wait_stats(const struct xw_endpoint *ep, struct xw_wait_stats *out)
