@@ -16,7 +16,8 @@
 # github.com/intel/mpi-benchmarks; cloned into BUILD when unset) built in
 # BUILD (default /tmp/xwbulk-imb).  IMB's defaults (its -O0 build, its
 # iteration policy), plus -time 1.5 bounding each size.
-# Writes RESULTS_DIR/bulk.csv and bulk.md (bench/mpi/bulk_report.py).
+# Writes RESULTS_DIR/bulk.csv, bulk.md and the bandwidth plot bulk.png
+# (bench/mpi/bulk_report.py).
 #   bench/mpi/bulk.sh [--out DIR] [--runs N]   MTUS="1500 9000" ONLY="xdpwake tcp-btl"
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -127,5 +128,8 @@ for mtu in ${MTUS:-1500 9000}; do
 	done
 done
 
-/usr/bin/python3 "$here/bulk_report.py" "$csv" >"$out/bulk.md"
+# the bandwidth plot where matplotlib is there (make bench-mpi-bulk installs it)
+plot=()
+/usr/bin/python3 -c 'import matplotlib' 2>/dev/null && plot=(--plot "$out/bulk.png")
+/usr/bin/python3 "$here/bulk_report.py" "$csv" "${plot[@]}" >"$out/bulk.md"
 cat "$out/bulk.md"

@@ -78,6 +78,13 @@ if plot:
                 if pts:
                     ax.plot([p[0] for p in pts], [p[1] for p in pts], style,
                             label="%s MTU %d" % ("TCP BTL" if t == "tcp-btl" else t, mtu))
+        if bench == "Uniband":
+            # the raw AF_XDP floor for MTU-sized frames, where measured
+            for k in sorted(k for k in vals if k[0] == "afxdp-raw"):
+                ax.axhline(med(*k, 1), linestyle=":", color="grey")
+                ax.annotate("raw AF_XDP floor, MTU %d" % k[1], (sizes[0], med(*k, 1)),
+                            textcoords="offset points", xytext=(2, 3), fontsize=7,
+                            color="grey")
         ax.set_xscale("log", base=2)
         ax.set_xticks(sizes)
         ax.set_xticklabels([size_s(sz) for sz in sizes], rotation=30)
