@@ -317,7 +317,8 @@ static void log_stats(struct xwfi_ep *ep)
 		"spurious_rtx %llu rto_us %llu srtt_us %llu local_tx_frames %llu "
 		"local_rx_frames %llu local_lost %llu local_rx_bad %llu local_wake_runs %llu "
 		"local_ring_full %llu local_rx_held %llu local_cma_reads %llu local_cma_bytes %llu "
-		"local_cma_fallbacks %llu local_cma_marks %llu local_cma_done %llu\n",
+		"local_cma_fallbacks %llu local_cma_marks %llu local_cma_done %llu "
+		"sock_rx_ring_full %llu sock_rx_fill_empty %llu sock_rx_dropped %llu\n",
 		a, (unsigned long long)s.tx_frames, (unsigned long long)s.rx_frames,
 		(unsigned long long)s.retransmits, (unsigned long long)s.rx_out_of_order,
 		(unsigned long long)s.rx_dup_frames, (unsigned long long)s.crc_failures,
@@ -334,7 +335,8 @@ static void log_stats(struct xwfi_ep *ep)
 		(unsigned long long)s.local_ring_full, (unsigned long long)s.local_rx_held,
 		(unsigned long long)s.local_cma_reads, (unsigned long long)s.local_cma_bytes,
 		(unsigned long long)s.local_cma_fallbacks, (unsigned long long)s.local_cma_marks,
-		(unsigned long long)s.local_cma_done);
+		(unsigned long long)s.local_cma_done, (unsigned long long)s.sock_rx_ring_full,
+		(unsigned long long)s.sock_rx_fill_empty, (unsigned long long)s.sock_rx_dropped);
 }
 
 static uint64_t mono_ms(void)

@@ -677,6 +677,15 @@ struct xw_endpoint_stats {
 				 * sender did not sleep)                          */
 	__u64 local_cma_done;	/* our large sends to local peers completed by
 				 * such a mark                                    */
+	/* The AF_XDP socket's own counters, kept by the kernel: frames of
+	 * the endpoint's queue dropped before the library saw them (the
+	 * socket is shared by this process's endpoints on the queue; each
+	 * such frame is resent by its sender) */
+	__u64 sock_rx_ring_full;  /* the RX ring was full: the process took
+				   * frames too late (it did not run)      */
+	__u64 sock_rx_fill_empty; /* no receive frame was posted            */
+	__u64 sock_rx_dropped;	  /* dropped for another reason            */
+	__u64 sock_invalid_descs; /* invalid RX or TX descriptors (a bug)  */
 };
 /** Fill @st (st->sz set by the caller) with the endpoint's counters (and
  *  its socket's, shared with the process's other endpoints on the same
@@ -815,6 +824,10 @@ struct xw_wait_stats {
 				 * large message was being pulled (polled
 				 * until pull_spin x B after the last pass
 				 * that found work, xw_endpoint_opts)      */
+	__u64 sleep_acks;	/* sleeps before which the delayed ACKs
+				 * owed were sent at once (not at the end
+				 * of their delay, which would have ended
+				 * the sleep to send them)                 */
 };
 /** Fill @st (st->sz set by the caller); -EINVAL when st->sz is too small. */
 XW_API int xw_endpoint__wait_stats(const struct xw_endpoint *ep, struct xw_wait_stats *st);

@@ -2400,6 +2400,49 @@ static void rone(int a, int b, size_t len, __u32 seed, const char *what)
 	rbatch_free(&m, 1);
 }
 
+/*
+ * The ACKs a thread owes go at once when it is about to sleep
+ * (xwi_engine_ack_owed): a receiver that took one frame owes a delayed ACK
+ * (its next timer is that delay); asked, it sends exactly that ACK, its
+ * deadline no longer waits for it, and a second ask sends nothing; with
+ * nothing owed, nothing is sent.
+ */
+static void test_rel_ack_owed(void)
+{
+	struct xwi_engine_cfg c = rel_cfg(1), d = rel_cfg(2);
+	struct rmsgt m = { .a = 0, .b = 1, .len = 10, .seed = 1790 };
+	struct rmsgt *v[2] = { &m, &m + 1 };
+	__u64 due;
+	size_t n0;
+
+	rnet_init2(c, d, 1790);
+	rone(0, 1, 10, 1789, "ack_owed: the connection");
+	rsettle();
+	CHECK(xwi_engine_ack_owed(xwt_nodes[1].e) == 0, "ack_owed: an ACK with nothing owed");
+	rbatch_post(&m, 1, false);
+	/* the sender's frame out, then delivered, the receiver not progressed */
+	xwi_engine_progress(xwt_nodes[0].e, 64);
+	REQUIRE(xwt_nodes[1].q.n == 1, "ack_owed: %zu frames to the receiver", xwt_nodes[1].q.n);
+	rdeliver(1);
+	due = xwi_engine_next_deadline(xwt_nodes[1].e);
+	CHECK(due > rclock && due <= rclock + d.ack_delay_ns,
+	      "ack_owed: the receiver's next timer %llu ns from now, not its ACK delay %llu",
+	      (unsigned long long)(due - rclock), (unsigned long long)d.ack_delay_ns);
+	n0 = xwt_nodes[0].q.n;
+	CHECK(xwi_engine_ack_owed(xwt_nodes[1].e) == 1, "ack_owed: the owed ACK not sent");
+	CHECK(xwt_nodes[0].q.n == n0 + 1 &&
+		      xwt_lq_at(&xwt_nodes[0].q, n0)->h.type == XW_PKT_ACK,
+	      "ack_owed: %zu frames to the sender, not one ACK", xwt_nodes[0].q.n - n0);
+	CHECK(xwi_engine_next_deadline(xwt_nodes[1].e) != due,
+	      "ack_owed: the receiver still wakes for the ACK it sent");
+	CHECK(xwi_engine_ack_owed(xwt_nodes[1].e) == 0, "ack_owed: the ACK sent twice");
+	CHECK(rpump(all_done, v, 10ULL * 1000000000ULL), "ack_owed: the message not done");
+	rbatch_check(&m, 1, "ack_owed");
+	rbatch_free(&m, 1);
+	rsettle();
+	rnet_free();
+}
+
 static bool sack_resent(void *arg)
 {
 	(void)arg;
@@ -2954,6 +2997,7 @@ int main(void)
 	test_rel_sack();
 	test_loss_rtt_samples();
 	test_loss_tail_probe();
+	test_rel_ack_owed();
 	test_loss_lost_rtx();
 	test_loss_rto_floor();
 	test_loss_forged_sack();

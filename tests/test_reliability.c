@@ -314,6 +314,19 @@ static struct xw_endpoint *open_connected(struct xwf_topo *t, __u32 give_up,
 	return ep;
 }
 
+/* Warnings naming a given-up peer (the library's log, outage_host). */
+static int gave_up_msgs;
+static char gave_up_last[512];
+
+static void gave_up_cb(enum xw_log_level level, const char *msg, void *ctx)
+{
+	(void)ctx;
+	if (level == XW_LOG_WARN && strstr(msg, "given up")) {
+		gave_up_msgs++;
+		snprintf(gave_up_last, sizeof(gave_up_last), "%s", msg);
+	}
+}
+
 /* An outage longer than give_up_ms: the send fails cleanly with
  * -ETIMEDOUT at give_up_ms, the connection is counted as given up, and
  * after the outage a new exchange works (a new session).  The outage
@@ -337,10 +350,23 @@ static int outage_host(struct xwf_topo *t, void *arg)
 		xwf_blackhole_in(&bh, 0, 600000);
 		xwf_set(t, XWF_A_TO_B, &bh);
 		xwf_set(t, XWF_B_TO_A, &bh);
+		xw_set_log(gave_up_cb, NULL, XW_LOG_WARN);
 		t0 = xwu_now_ns();
 		err = xw_endpoint__send(ep, &peer, buf, sizeof(buf), 2, 10000);
 		ms = (xwu_now_ns() - t0) / 1000000;
+		xw_set_log(NULL, NULL, XW_LOG_ERROR);
 		xw_endpoint__stats(ep, &st);
+		{
+			/* the failure is said once, naming the peer */
+			char pa[XW_ADDR_STRLEN];
+
+			REQUIRE(xw_addr_format(&peer, pa, sizeof(pa)) > 0, "format the peer");
+			pa[strcspn(pa, "/")] = 0; /* its MAC or IPv4:port part */
+			CHECK(gave_up_msgs == 1 && strstr(gave_up_last, pa) &&
+				      strstr(gave_up_last, "-ETIMEDOUT"),
+			      "%d warnings of a given-up peer (%s), last \"%s\"", gave_up_msgs, pa,
+			      gave_up_last);
+		}
 		/* given up (not the call's own 10 s timeout), never before
 		 * give_up_ms */
 		CHECK(err == -ETIMEDOUT, "send through an outage: %s", xw_strerror(err));

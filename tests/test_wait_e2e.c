@@ -28,7 +28,10 @@
  *     at once): the receiver blocks at most about once per message, more
  *     only as often as a CPU was found wanted or the sender was preempted;
  *     with the pull spin off (xw_endpoint__set_pull_spin(ep, 0)) no spin
- *     goes past the spin time, and the data is whole either way.
+ *     goes past the spin time, and the data is whole either way;
+ * 10. one-way messages to a blocked receiver: the ACK each owes goes
+ *     before the receiver sleeps again (no sleep ends at the ACK's delay
+ *     only to send it: one wake-up per message, not two).
  *
  * Nothing asserts how fast anything ran (that is bench/'s job): bounds on
  * durations only guard against hangs, or follow from the library's own
@@ -1526,6 +1529,62 @@ static void part_steady(struct xw_endpoint *ep, const struct xw_addr *peer)
 	free(buf);
 }
 
+/* ---- 10. the ACK before the sleep ------------------------------------------ */
+
+#define ONEWAY_N 40
+
+/* Host A sends ONEWAY_N small messages, one every 3 ms (it computes in
+ * between, without calling the library); host B receives each with the
+ * block strategy.  Each message leaves B owing a delayed ACK (nothing of
+ * B's carries it); B's next wait sends it before sleeping, so no sleep
+ * ends by its timeout to send it. */
+static void part_ack_sleep(struct xw_endpoint *ep, const struct xw_addr *peer)
+{
+	char buf[64];
+	struct xw_request *req;
+	XW_OPTS(xw_status, st);
+	int err;
+
+	if (hosts.is_b) {
+		struct xw_wait_stats a, b;
+
+		bar("oneway start");
+		a = xwt_wait_stats(ep);
+		for (int i = 0; i < ONEWAY_N; i++) {
+			REQUIRE(xw_endpoint__irecv(ep, buf, sizeof(buf), 0x0A0000ULL + i, ~0ULL,
+						   &req) == 0, "irecv %d", i);
+			err = wait_with(req, &st, XW_WAIT_BLOCK, TMO);
+			CHECK(err == 0 && st.error == 0 && st.len == 8 && !memcmp(buf, "one-way", 8),
+			      "one-way message %d: %s / %d", i, xw_strerror(err), st.error);
+		}
+		b = xwt_wait_stats(ep);
+		/* The ACK owed for message i goes before the sleep awaiting
+		 * message i+1: once per message but the last (and the first,
+		 * when the connection was idle before).  A sleep ended by its
+		 * timeout with nothing to do would be such an ACK's delay. */
+		CHECK(D(a, b, sleep_acks) >= ONEWAY_N / 2,
+		      "one-way: ACKs sent before %llu sleeps of %llu, for %d messages",
+		      D(a, b, sleep_acks), D(a, b, blocks), ONEWAY_N);
+		CHECK(D(a, b, sleep_timeouts) <= 2,
+		      "one-way: %llu sleeps ended by their timeout (a delayed ACK's), %llu ACKs "
+		      "before a sleep", D(a, b, sleep_timeouts), D(a, b, sleep_acks));
+		printf("10. one-way, %d messages 3 ms apart to a blocked receiver: %llu sleeps, %llu "
+		       "wakes, %llu ACKs sent before a sleep, %llu sleeps ended by a timeout\n",
+		       ONEWAY_N, D(a, b, blocks), D(a, b, wakes), D(a, b, sleep_acks),
+		       D(a, b, sleep_timeouts));
+	} else {
+		bar("oneway start");
+		for (int i = 0; i < ONEWAY_N; i++) {
+			compute(3 * MS);
+			REQUIRE(xw_endpoint__isend(ep, peer, "one-way", 8, 0x0A0000ULL + i, &req) == 0,
+				"isend %d", i);
+			err = wait_with(req, &st, XW_WAIT_SPIN, TMO);
+			CHECK(err == 0 && st.error == 0, "one-way send %d: %s", i, xw_strerror(err));
+		}
+	}
+	bar("oneway done");
+}
+
 /* ---- the two hosts -------------------------------------------------------- */
 
 static bool part(int n)
@@ -1561,6 +1620,8 @@ static void run_host(const char *ifname)
 		part_pull(ep, &peer);
 	if (part(9))
 		part_steady(ep, &peer);
+	if (part(10))
+		part_ack_sleep(ep, &peer);
 	bar("final");
 	bar_ep = NULL;
 	xw_endpoint__close(ep);

@@ -93,6 +93,7 @@ struct wire_phase_ok {
 	/* a CPU shared with other tasks (xw_wait_stats, issue 27) */                   \
 	X(spin_probes) X(shared_spins) X(shared_waits) X(sleep_timeouts) X(late_wakes)  \
 	X(pull_spins)       /* spins extended while a message was pulled */            \
+	X(sleep_acks)       /* sleeps before which the owed ACKs went at once */       \
 	X(block_cost_ns)    /* the endpoint's B at the end (learned, not a delta) */
 
 #define SIDE_FIELD(n) __u64 n;

@@ -223,6 +223,7 @@ void perf_side_delta(struct side *d, const struct snap *a, const struct snap *b,
 	d->sleep_timeouts = d64(b->ws.sleep_timeouts, a->ws.sleep_timeouts);
 	d->late_wakes = d64(b->ws.late_wakes, a->ws.late_wakes);
 	d->pull_spins = d64(b->ws.pull_spins, a->ws.pull_spins);
+	d->sleep_acks = d64(b->ws.sleep_acks, a->ws.sleep_acks);
 	d->block_cost_ns = b->ws.block_cost_ns;
 }
 

@@ -1556,9 +1556,17 @@ static void conn_send(struct xwi_engine *e, struct peer *p, __u64 t)
 	p->cn.conn_due = t + (r < e->cfg.rto_max_ns ? r : e->cfg.rto_max_ns);
 }
 
-static void give_up(struct xwi_engine *e, struct peer *p)
+/* Give @p up, silent since @since (now @t) while @what was owed; the
+ * endpoint layer logs it (ops.gave_up): it fails the application's
+ * requests with the peer. */
+static void give_up(struct xwi_engine *e, struct peer *p, __u64 t, __u64 since, const char *what)
 {
 	e->st.timeouts++;
+	if (e->ops.gave_up)
+		e->ops.gave_up(e->ctx, &p->addr, what, t - since,
+			       p->cn.probing_since && t > p->cn.probing_since
+				       ? t - p->cn.probing_since
+				       : 0);
 	xwi_conn_reset(e, p, -ETIMEDOUT, RM_GIVEUP);
 }
 
@@ -1603,7 +1611,8 @@ int xwi_conn_timers(struct xwi_engine *e)
 			/* a peer endpoint that is alive but does not
 			 * poll (it computes, or is stopped) is waited for */
 			if (t >= giveup_at(e, p, max64(p->cn.conn_start, p->cn.last_alive))) {
-				give_up(e, p);
+				give_up(e, p, t, max64(p->cn.conn_start, p->cn.last_alive),
+					"no answer to our CONNECT");
 				continue;
 			}
 			if (unread(e, p)) {
@@ -1638,7 +1647,8 @@ int xwi_conn_timers(struct xwi_engine *e)
 				__u64 quiet = t - xwi_conn_heard(p);
 
 				if (t >= giveup_at(e, p, xwi_conn_heard(p))) {
-					give_up(e, p);
+					give_up(e, p, t, xwi_conn_heard(p),
+						"silent while our large sends wait for its PULLs");
 					continue;
 				}
 				n += live_check(e, p, t, xwi_conn_heard(p));
@@ -1652,7 +1662,8 @@ int xwi_conn_timers(struct xwi_engine *e)
 			}
 			if (p->cn.rx_known && xwi_msg_awaits_data(p)) {
 				if (t >= giveup_at(e, p, xwi_conn_heard(p)))
-					give_up(e, p);
+					give_up(e, p, t, xwi_conn_heard(p),
+						"silent while we wait for the rest of its message");
 				else
 					n += live_check(e, p, t, xwi_conn_heard(p));
 			}
@@ -1669,7 +1680,7 @@ int xwi_conn_timers(struct xwi_engine *e)
 					    p->cn.last_alive);
 
 			if (t >= giveup_at(e, p, since)) {
-				give_up(e, p);
+				give_up(e, p, t, since, "nothing we sent acknowledged");
 				continue;
 			}
 			n += live_check(e, p, t, since);
@@ -1679,9 +1690,9 @@ int xwi_conn_timers(struct xwi_engine *e)
 	return n;
 }
 
-int xwi_conn_acks(struct xwi_engine *e)
+int xwi_conn_acks(struct xwi_engine *e, bool owed)
 {
-	__u64 t = now(e);
+	__u64 t = owed ? UINT64_MAX : now(e);
 	int n = 0;
 
 	for (struct xl *l = e->peers.next; l != &e->peers; l = l->next) {

@@ -174,8 +174,9 @@ void xwi_conn_close_all(struct xwi_engine *e, bool send_close);
 /* Timers of every connection: handshake retries, introductions, CONNECT
  * replies, probes, retransmissions, give-ups.  Frames sent. */
 int xwi_conn_timers(struct xwi_engine *e);
-/* ACKs that are due.  Frames sent. */
-int xwi_conn_acks(struct xwi_engine *e);
+/* ACKs that are due; with @owed, every ACK owed, its delay cut short.
+ * Frames sent. */
+int xwi_conn_acks(struct xwi_engine *e, bool owed);
 /* Is a connection frame owed at once (reply, resend, ack)? */
 bool xwi_conn_pending(const struct xwi_engine *e);
 /* The next connection timer (0: now; UINT64_MAX: none). */

@@ -145,6 +145,23 @@ static void ep_conn_event(void *ctx, const struct xw_addr *peer, __u32 session)
 	__atomic_fetch_add(&ep->shared->conns_gen, 1, __ATOMIC_SEQ_CST);
 }
 
+/* A peer given up fails the application's requests with it: said once,
+ * with what the engine waited for and how long. */
+static void ep_gave_up(void *ctx, const struct xw_addr *peer, const char *why, __u64 silent_ns,
+		       __u64 probing_ns)
+{
+	struct xw_endpoint *ep = ctx;
+	char a[XW_ADDR_STRLEN];
+
+	if (xw_addr_format(peer, a, sizeof(a)) < 0)
+		snprintf(a, sizeof(a), "(unprintable address)");
+	xwi_warn("endpoint %u: peer %s given up, its requests fail with -ETIMEDOUT: %s for %llu "
+		 "ms, our liveness probes unanswered for %llu ms (the bound: give_up_ms, "
+		 "FI_XDPWAKE_GIVE_UP_MS in the provider)",
+		 ep->id, a, why, (unsigned long long)(silent_ns / 1000000),
+		 (unsigned long long)(probing_ns / 1000000));
+}
+
 static const struct xwi_engine_ops engine_ops = {
 	.send = ep_send,
 	.send_crc = ep_send_crc,
@@ -156,6 +173,7 @@ static const struct xwi_engine_ops engine_ops = {
 	.lossless = ep_lossless,
 	.cma_read = ep_cma_read,
 	.cma_done = ep_cma_done,
+	.gave_up = ep_gave_up,
 };
 
 /* One received frame for the endpoint went to its engine (@rc), from the
@@ -686,6 +704,16 @@ XW_API int xw_endpoint__stats(const struct xw_endpoint *ep, struct xw_endpoint_s
 	st->local_cma_fallbacks = es.cma_fallbacks;
 	st->local_cma_marks = es.cma_marks;
 	st->local_cma_done = es.cma_done;
+	{
+		struct xwi_sock_stats ss;
+
+		if (!xwi_port_sock_stats(p, &ss)) {
+			st->sock_rx_ring_full = ss.rx_ring_full;
+			st->sock_rx_fill_empty = ss.rx_fill_empty;
+			st->sock_rx_dropped = ss.rx_dropped;
+			st->sock_invalid_descs = ss.rx_invalid + ss.tx_invalid;
+		}
+	}
 	xwi_port_lock(p);
 	st->peers_unacked = xwi_engine_peers_unacked(ep->eng);
 	xwi_port_unlock(p);

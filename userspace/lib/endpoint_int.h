@@ -170,6 +170,8 @@ int xwi_ifref_port(struct xw_iface *ifc, const char *ifname, int ifindex, __u32 
 /* One progress pass: the RX ring, the inbox, the engine's transmit work
  * and timers.  Caller holds the port lock; returns the frames handled. */
 int xwi_ep_progress_locked(struct xw_endpoint *ep);
+/* The delayed ACKs now, before the calling thread sleeps (waitloop.c). */
+void xwi_ep_ack_before_sleep(struct xw_endpoint *ep);
 /* The same, only if it would find work (frames, transmit work, a timer
  * due); 0 otherwise. */
 int xwi_ep_progress_if_due_locked(struct xw_endpoint *ep);

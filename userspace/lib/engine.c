@@ -325,8 +325,13 @@ int xwi_engine_progress(struct xwi_engine *e, int budget)
 	}
 	n += xwi_tx_run(e, budget);
 	if (e->cfg.reliable)
-		n += xwi_conn_acks(e);
+		n += xwi_conn_acks(e, false);
 	return n;
+}
+
+int xwi_engine_ack_owed(struct xwi_engine *e)
+{
+	return e && e->cfg.reliable ? xwi_conn_acks(e, true) : 0;
 }
 
 bool xwi_engine_tx_pending(const struct xwi_engine *e)

@@ -166,6 +166,12 @@ struct xwi_engine_ops {
 	 * the second finds no send).
 	 */
 	int (*cma_done)(void *ctx, const struct xw_addr *peer, __u32 msg_id, __u32 session);
+	/* Optional: @peer was given up (its requests fail with -ETIMEDOUT):
+	 * silent for @silent_ns while @why was owed, our liveness probes
+	 * unanswered for @probing_ns (0: none sent).  For the endpoint's
+	 * log: the engine prints nothing. */
+	void (*gave_up)(void *ctx, const struct xw_addr *peer, const char *why, __u64 silent_ns,
+			__u64 probing_ns);
 };
 
 /* Request states. */
@@ -240,6 +246,15 @@ int xwi_engine_rx_local(struct xwi_engine *e, const struct xw_addr *src, const s
  * frames emitted (>= 0).
  */
 int xwi_engine_progress(struct xwi_engine *e, int budget);
+/*
+ * Every delayed ACK now: the caller is about to sleep.  An ACK is delayed
+ * (cfg.ack_delay_ns) in case a frame of ours can carry it; a thread that
+ * sleeps sends none, and its sleep would end at the delay only to send the
+ * ACK - one more wake-up, and on a busy host the sender's timer running
+ * out meanwhile (a resend the receiver takes as a duplicate).  Returns the
+ * frames emitted (>= 0); the caller flushes them.
+ */
+int xwi_engine_ack_owed(struct xwi_engine *e);
 
 /* True when the engine has frames waiting to be emitted. */
 bool xwi_engine_tx_pending(const struct xwi_engine *e);

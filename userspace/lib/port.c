@@ -455,6 +455,23 @@ int xwi_port_get(const char *ifname, int ifindex, __u32 queue, __u32 umem_frames
 	return err;
 }
 
+int xwi_port_sock_stats(const struct xwi_port *p, struct xwi_sock_stats *st)
+{
+	struct xdp_statistics xs;
+	socklen_t len = sizeof(xs);
+
+	memset(st, 0, sizeof(*st));
+	memset(&xs, 0, sizeof(xs));
+	if (getsockopt(p->fd, SOL_XDP, XDP_STATISTICS, &xs, &len))
+		return -errno;
+	st->rx_dropped = xs.rx_dropped;
+	st->rx_invalid = xs.rx_invalid_descs;
+	st->tx_invalid = xs.tx_invalid_descs;
+	st->rx_ring_full = xs.rx_ring_full;
+	st->rx_fill_empty = xs.rx_fill_ring_empty_descs;
+	return 0;
+}
+
 bool xwi_port_have(int ifindex, __u32 queue)
 {
 	struct xwi_port *p;

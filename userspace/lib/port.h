@@ -142,6 +142,17 @@ int xwi_port_get(const char *ifname, int ifindex, __u32 queue, __u32 umem_frames
 		 unsigned int flags, int queues_fd, struct xwi_port **portp);
 /* Whether this process has a port on (@ifindex, @queue). */
 bool xwi_port_have(int ifindex, __u32 queue);
+/* The socket's own counters, kept by the kernel (XDP_STATISTICS): frames
+ * it dropped before the library could see them.  Zero where the kernel
+ * keeps fewer (an older kernel's shorter struct). */
+struct xwi_sock_stats {
+	__u64 rx_dropped;    /* dropped for other reasons (no memory, ...) */
+	__u64 rx_ring_full;  /* the RX ring was full: not taken in time     */
+	__u64 rx_fill_empty; /* no fill-ring frame to receive into          */
+	__u64 rx_invalid;    /* invalid RX descriptors                      */
+	__u64 tx_invalid;    /* invalid TX descriptors                      */
+};
+int xwi_port_sock_stats(const struct xwi_port *p, struct xwi_sock_stats *st);
 /* RX queues of @ifname as the kernel reports them (ethtool channels, else
  * the queues in sysfs); at least 1. */
 __u32 xwi_rx_queues(const char *ifname);

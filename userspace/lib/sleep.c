@@ -247,6 +247,8 @@ XW_API int xw_endpoint__arm(struct xw_endpoint *ep)
 	if (!ep)
 		return -EINVAL;
 	armed = &ep->shared->armed;
+	/* the application sleeps next: the delayed ACKs go now */
+	xwi_ep_ack_before_sleep(ep);
 	ring_buffer__consume(ep->rb);
 	__atomic_store_n(armed, 1, __ATOMIC_SEQ_CST);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);

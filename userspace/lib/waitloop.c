@@ -54,6 +54,28 @@ static int pass_engine(struct xw_endpoint *ep)
 	return n;
 }
 
+/* Before the endpoint's thread sleeps: the ACKs it owes go now
+ * (xwi_engine_ack_owed), and its sleep no longer ends at their delay.
+ * Skipped when another thread holds the port (its pass sends them). */
+void xwi_ep_ack_before_sleep(struct xw_endpoint *ep)
+{
+	__u64 d;
+
+	if (!xwi_port_trylock(ep->port))
+		return;
+	if (xwi_engine_ack_owed(ep->eng) > 0) {
+		xwi_port_flush(ep->port);
+		/* the next timer, unless a pass is due anyway (0: a pass
+		 * stopped after its receive half, see pass_cut) */
+		d = __atomic_load_n(&ep->eng_deadline, __ATOMIC_RELAXED);
+		if (d)
+			__atomic_store_n(&ep->eng_deadline, xwi_engine_next_deadline(ep->eng),
+					 __ATOMIC_RELAXED);
+		ep->ws.sleep_acks++;
+	}
+	xwi_port_unlock(ep->port);
+}
+
 /* Caller holds the port lock. */
 int xwi_ep_progress_locked(struct xw_endpoint *ep)
 {
@@ -423,6 +445,8 @@ int xwi_wait_for(struct xwi_wait_target *w, enum xw_wait_strategy s, __u64 spin,
 			sched_yield();
 			break;
 		case XWI_ACT_BLOCK:
+			for (int i = 0; !notify && i < neps; i++)
+				xwi_ep_ack_before_sleep(eps[i]);
 			if (notify)
 				xwi_notify_await(ep, seen, deadline);
 			else if (neps > 1)
