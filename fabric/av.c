@@ -24,7 +24,68 @@ static int av_close(struct fid *fid)
 	pthread_mutex_unlock(&av->dom->lock);
 	free(av->tab);
 	free(av->used);
+	free(av->hbucket);
+	free(av->hnext);
 	free(av);
+	return 0;
+}
+
+/* The hash of what xw_addr_equal() compares: encapsulation, endpoint id,
+ * and the IPv4 address and port (UDP) or the MAC address. */
+static size_t av_hash(const struct xw_addr *a)
+{
+	__u64 h = 0xcbf29ce484222325ULL; /* FNV-1a */
+	unsigned char k[12];
+	size_t n = 0;
+
+	k[n++] = a->encap;
+	memcpy(k + n, &a->ep, sizeof(a->ep));
+	n += sizeof(a->ep);
+	if (a->encap == XW_ENCAP_UDP) {
+		memcpy(k + n, &a->ip, sizeof(a->ip));
+		n += sizeof(a->ip);
+		memcpy(k + n, &a->port, sizeof(a->port));
+		n += sizeof(a->port);
+	} else {
+		memcpy(k + n, a->mac, 6);
+		n += 6;
+	}
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ k[i]) * 0x100000001b3ULL;
+	return (size_t)(h ^ (h >> 32));
+}
+
+/* Put index @i (valid; the entries before it indexed already) into the
+ * reverse map.  Caller holds the domain lock and has hnext sized for it;
+ * the buckets grow here, to keep at most two entries per bucket on average
+ * (0, or -FI_ENOMEM with the map unchanged and still whole). */
+static int av_index(struct xwfi_av *av, size_t i)
+{
+	size_t b;
+
+	if (i + 1 > 2 * av->nbucket) {
+		size_t nb = av->nbucket ? 2 * av->nbucket : 64, *t;
+
+		while (i + 1 > 2 * nb)
+			nb *= 2;
+		t = calloc(nb, sizeof(*t));
+		if (!t)
+			return -FI_ENOMEM;
+		free(av->hbucket);
+		av->hbucket = t;
+		av->nbucket = nb;
+		/* rehash the valid entries before @i */
+		for (size_t j = 0; j < i; j++) {
+			if (!av->used[j])
+				continue;
+			b = av_hash(&av->tab[j]) & (nb - 1);
+			av->hnext[j] = av->hbucket[b];
+			av->hbucket[b] = j + 1;
+		}
+	}
+	b = av_hash(&av->tab[i]) & (av->nbucket - 1);
+	av->hnext[i] = av->hbucket[b];
+	av->hbucket[b] = i + 1;
 	return 0;
 }
 
@@ -47,6 +108,7 @@ static int av_insert(struct fid_av *fav, const void *addr, size_t count, fi_addr
 	if (av->n + count > av->cap) {
 		size_t cap = av->cap ? av->cap : 64;
 		struct xw_addr *t;
+		size_t *h;
 		bool *u;
 
 		while (cap < av->n + count)
@@ -55,11 +117,14 @@ static int av_insert(struct fid_av *fav, const void *addr, size_t count, fi_addr
 		if (t)
 			av->tab = t;
 		u = t ? realloc(av->used, cap * sizeof(*u)) : NULL;
-		if (!t || !u) {
+		if (u)
+			av->used = u;
+		h = u ? realloc(av->hnext, cap * sizeof(*h)) : NULL;
+		if (!t || !u || !h) {
 			pthread_mutex_unlock(&av->dom->lock);
 			return -FI_ENOMEM;
 		}
-		av->used = u;
+		av->hnext = h;
 		av->cap = cap;
 	}
 	/* Address i of the call gets index n + i (FI_AV_TABLE: in order, so an
@@ -69,20 +134,28 @@ static int av_insert(struct fid_av *fav, const void *addr, size_t count, fi_addr
 	for (size_t i = 0; i < count; i++) {
 		char text[XW_ADDR_STRLEN];
 		struct xw_addr a;
-		bool ok;
+		bool ok, nomem;
 
 		memcpy(&a, in + i * sizeof(a), sizeof(a));
 		/* Only what xw_addr_format() accepts is a valid address. */
 		ok = xw_addr_format(&a, text, sizeof(text)) >= 0;
-		av->used[av->n] = ok;
 		if (!ok)
 			memset(&a, 0, sizeof(a));
 		av->tab[av->n] = a;
+		av->hnext[av->n] = 0;
+		av->used[av->n] = false;
+		/* out of memory for the reverse map: this one not inserted */
+		nomem = ok && av_index(av, av->n);
+		ok = ok && !nomem;
+		av->used[av->n] = ok;
 		if (fi_addr)
 			fi_addr[i] = ok ? av->n : FI_ADDR_NOTAVAIL;
 		if (sync_err)
-			sync_err[i] = ok ? 0 : FI_EINVAL;
-		if (!ok)
+			sync_err[i] = ok ? 0 : nomem ? FI_ENOMEM : FI_EINVAL;
+		if (nomem)
+			FI_WARN(&xwfi_prov, FI_LOG_AV, "address %zu of %zu: out of memory\n", i,
+				count);
+		else if (!ok)
 			FI_INFO(&xwfi_prov, FI_LOG_AV, "address %zu of %zu: not an xdpwake "
 				"address (index %zu left unused)\n", i, count, av->n);
 		av->n++;
@@ -210,14 +283,21 @@ int xwfi_av_lookup_addr(struct xwfi_av *av, fi_addr_t fa, struct xw_addr *out)
 	return 0;
 }
 
+/* The lowest valid index holding @a (an address inserted twice: the
+ * first one still in use), through the hash chain of its bucket. */
 fi_addr_t xwfi_av_reverse(struct xwfi_av *av, const struct xw_addr *a)
 {
-	if (!av)
+	fi_addr_t best = FI_ADDR_NOTAVAIL;
+
+	if (!av || !av->nbucket)
 		return FI_ADDR_NOTAVAIL;
-	for (size_t i = 0; i < av->n; i++)
-		if (av->used[i] && xw_addr_equal(&av->tab[i], a))
-			return i;
-	return FI_ADDR_NOTAVAIL;
+	for (size_t k = av->hbucket[av_hash(a) & (av->nbucket - 1)]; k; k = av->hnext[k - 1]) {
+		size_t i = k - 1;
+
+		if (av->used[i] && i < best && xw_addr_equal(&av->tab[i], a))
+			best = i;
+	}
+	return best;
 }
 
 int xwfi_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **avp,

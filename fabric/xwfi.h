@@ -177,6 +177,12 @@ struct xwfi_av {
 	struct xw_addr *tab;
 	bool *used;
 	size_t n, cap;
+	/* The reverse map (address -> index, for a completion's source): a
+	 * hash of the valid entries' addresses (xw_addr_equal's fields),
+	 * chained through hnext (index + 1; 0 ends a chain), nbucket a power
+	 * of two kept >= n / 2 (av.c, av_index).  An O(1) lookup per receive
+	 * instead of a scan of every rank's address. */
+	size_t *hbucket, *hnext, nbucket;
 	int refs;
 };
 

@@ -1588,6 +1588,51 @@ int main(int argc, char **argv)
 		get_comp(&b, &a, &e, NULL, &ee);
 	}
 
+	/* A completion's source among many ranks' addresses (the AV's
+	 * reverse map): 3,000 other addresses after A's, then A's again; the
+	 * source is the first index holding it, the second once the first is
+	 * removed, and none once both are. */
+	{
+		/* struct xw_addr's bytes (xdpwake.h): encap, MAC (1-6), endpoint
+		 * id (8-9, host order), UDP port (10-11), IPv4 (12-15), nonce */
+		unsigned char pa[XWA_LEN], x[XWA_LEN];
+		size_t len = sizeof(pa);
+		fi_addr_t dup = FI_ADDR_NOTAVAIL, fa;
+		int bad = 0;
+
+		REQUIRE(!fi_av_lookup(b.av, b.peer, pa, &len) && len == XWA_LEN,
+			"av lookup of A");
+		for (int i = 0; i < 3000; i++) {
+			uint16_t id = (uint16_t)(i % 1024);
+
+			memcpy(x, pa, sizeof(x));
+			x[4] = (unsigned char)(0xA0 + (i >> 16)); /* MAC bytes 3-5 */
+			x[5] = (unsigned char)(i >> 8);
+			x[6] = (unsigned char)i;
+			memcpy(x + 8, &id, sizeof(id));
+			x[12] = 10, x[13] = 99, x[14] = (unsigned char)(i >> 8), x[15] = (unsigned char)i;
+			bad += fi_av_insert(b.av, x, 1, &fa, 0, NULL) != 1;
+		}
+		CHECK(!bad, "%d of 3,000 addresses not inserted", bad);
+		REQUIRE(fi_av_insert(b.av, pa, 1, &dup, 0, NULL) == 1, "A's address again");
+		for (int k = 0; k < 3; k++) {
+			fi_addr_t want = k == 0 ? b.peer : k == 1 ? dup : FI_ADDR_NOTAVAIL;
+
+			if (k == 1)
+				REQUIRE(!fi_av_remove(b.av, &b.peer, 1, 0), "remove A's first index");
+			if (k == 2)
+				REQUIRE(!fi_av_remove(b.av, &dup, 1, 0), "remove A's second index");
+			REQUIRE(!fi_trecv(b.ep, rbuf, 100, NULL, FI_ADDR_UNSPEC, 0x5A0 + k, 0,
+					  &ctx[0]), "trecv");
+			REQUIRE(!fi_tsend(a.ep, "src", 4, NULL, a.peer, 0x5A0 + k, &ctx[1]), "tsend");
+			r = get_comp(&b, &a, &e, &src, &ee);
+			CHECK(!r && e.op_context == &ctx[0] && src == want,
+			      "source among 3,002 addresses, step %d: %llu, want %llu", k,
+			      (unsigned long long)src, (unsigned long long)want);
+			get_comp(&a, &b, &e, NULL, &ee);
+		}
+	}
+
 	CHECK(fit_close_side(&a) + fit_close_side(&b) == 0,
 	      "close the endpoints, CQs, counters, AVs, domains, fabrics");
 	printf("%s: %d checks, %d failed\n", fails ? "FAIL" : "ok", checks, fails);
