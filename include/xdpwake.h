@@ -683,8 +683,12 @@ struct xw_endpoint_stats {
 	 * such frame is resent by its sender) */
 	__u64 sock_rx_ring_full;  /* the RX ring was full: the process took
 				   * frames too late (it did not run)      */
-	__u64 sock_rx_fill_empty; /* no receive frame was posted            */
-	__u64 sock_rx_dropped;	  /* dropped for another reason            */
+	__u64 sock_rx_dropped;	  /* dropped for want of a receive frame,
+				   * or too long; frames lost in all:
+				   * sock_rx_ring_full + sock_rx_dropped   */
+	__u64 sock_rx_fill_empty; /* of those, the times the fill ring had
+				   * no receive frame (the process had not
+				   * given the frames back in time)        */
 	__u64 sock_invalid_descs; /* invalid RX or TX descriptors (a bug)  */
 };
 /** Fill @st (st->sz set by the caller) with the endpoint's counters (and
