@@ -219,8 +219,9 @@ static int serve_client(struct perf *p, const struct wire_config *cfg,
 		   be32toh(cfg->think_us) > 1000000 || be32toh(cfg->spin_us) > 1000000 ||
 		   be32toh(cfg->pull_spin) > XW_PULL_SPIN_MAX + 1) {
 		status = -EINVAL;
-		snprintf(rd.msg, sizeof(rd.msg), "bad CONFIG (mode %u, wait %u, policy %u, %u sizes)",
-			 mode, wait, pol, nsizes);
+		snprintf(rd.msg, sizeof(rd.msg),
+			 "bad CONFIG (mode %u, wait %u, policy %u, %u sizes, pull spin %u)", mode,
+			 wait, pol, nsizes, be32toh(cfg->pull_spin));
 	}
 	p->mode = (enum perf_mode)mode;
 	p->think_us = be32toh(cfg->think_us);
