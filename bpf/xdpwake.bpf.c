@@ -663,26 +663,27 @@ static __always_inline int data_type(__u8 type)
  * queue): the peer asks whether the endpoint's socket is open, because the
  * endpoint has been silent while something is owed (its process may be
  * computing for minutes, or stopped).  Answered here when the AF_XDP socket
- * is in the XSKMAP (the kernel removes it when the socket is closed: a
- * process that died answers nothing), without touching the endpoint's RX
- * ring or waking it, as the kernel answers TCP's zero-window probes for a
- * process that does not read.  The reply is the probe turned around in
- * place (proto.h): addresses and endpoint ids swapped, type PROBE_REPLY,
- * csum the value the prober put in `data`, data the endpoint's consumed
- * count (outside the CRC).
+ * is in the XSKMAP, without touching the endpoint's RX ring or waking it,
+ * as the kernel answers TCP's zero-window probes for a process that does
+ * not read.  The reply is the probe turned around in place (proto.h):
+ * addresses and endpoint ids swapped, type PROBE_REPLY, csum the value the
+ * prober put in `data`, data the endpoint's consumed count (outside the
+ * CRC).  When the socket is not there - the kernel removes it when the
+ * socket is closed, so the process exited or died - or the endpoint is not
+ * in use (@sh NULL), the answer says so, as a closed TCP port answers with
+ * a reset: flags XW_F_GONE, csum the value the prober put in `rsvd2`,
+ * rsvd2 and data 0.  The prober gives the endpoint it spoke to up at once,
+ * instead of waiting out a silence that may also be a lossy path.
  */
 static __always_inline int probe_answer(struct ethhdr *eth, struct iphdr *ip, struct xw_hdr *h,
 					void *data_end, __u32 ep, struct xw_shared *sh,
 					struct xw_map_stats *s)
 {
+	int gone = !sh || !bpf_map_lookup_elem(&xsks, &ep);
 	__u8 mac[ETH_ALEN];
 	__be32 a;
 	__be16 e;
 
-	if (!bpf_map_lookup_elem(&xsks, &ep)) {
-		s->drop_nosocket++;
-		return XDP_DROP;
-	}
 	if (eth->h_dest[0] & 1) { /* a probe is unicast: no reply from a multicast address */
 		s->drop_type++;
 		return XDP_DROP;
@@ -709,6 +710,14 @@ static __always_inline int probe_answer(struct ethhdr *eth, struct iphdr *ip, st
 	e = h->dst_ep;
 	h->dst_ep = h->src_ep;
 	h->src_ep = e;
+	if (gone) {
+		h->flags = XW_F_GONE;
+		h->csum = h->rsvd2;
+		h->rsvd2 = 0;
+		h->data = 0;
+		s->probes_gone++;
+		return XDP_TX;
+	}
 	h->csum = h->data;
 	/* whether the process polls: a peer that polls (its consumed count
 	 * moves) but ignores the prober's frames is not kept alive */
@@ -868,7 +877,14 @@ int xw_xdp(struct xdp_md *ctx)
 	s = bpf_map_lookup_elem(&stats, &ep);
 	sh = bpf_map_lookup_elem(&shared, &ep);
 	ws = bpf_map_lookup_elem(&wake_state, &ep);
-	if (!epi || !s || !sh || !ws || !(epi->flags & XW_EPF_ACTIVE)) {
+	if (!epi || !s || !sh || !ws) {
+		g->drop_endpoint++;
+		return XDP_DROP;
+	}
+	if (!(epi->flags & XW_EPF_ACTIVE)) {
+		/* nobody there: a prober learns it (probe_answer) */
+		if (h->type == XW_PKT_PROBE)
+			return probe_answer(eth, ip, h, data_end, ep, NULL, s);
 		g->drop_endpoint++;
 		return XDP_DROP;
 	}

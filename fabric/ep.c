@@ -313,7 +313,7 @@ static void log_stats(struct xwfi_ep *ep)
 		"endpoint %s closed: tx_frames %llu rx_frames %llu retransmits %llu "
 		"rx_out_of_order %llu rx_dup_frames %llu crc_failures %llu sessions %llu "
 		"conn_timeouts %llu peer_resets %llu peer_closes %llu live_probes %llu live_replies %llu "
-		"live_local %llu rto_timeouts %llu sack_rtx %llu tail_probes %llu lost_rtx %llu "
+		"live_local %llu peers_gone %llu rto_timeouts %llu sack_rtx %llu tail_probes %llu lost_rtx %llu "
 		"spurious_rtx %llu rto_us %llu srtt_us %llu local_tx_frames %llu "
 		"local_rx_frames %llu local_lost %llu local_rx_bad %llu local_wake_runs %llu "
 		"local_ring_full %llu local_rx_held %llu local_cma_reads %llu local_cma_bytes %llu "
@@ -326,7 +326,7 @@ static void log_stats(struct xwfi_ep *ep)
 		(unsigned long long)s.peer_resets, (unsigned long long)s.peer_closes,
 		(unsigned long long)s.live_probes,
 		(unsigned long long)s.live_replies, (unsigned long long)s.live_local,
-		(unsigned long long)s.rto_timeouts, (unsigned long long)s.sack_rtx,
+		(unsigned long long)s.peers_gone, (unsigned long long)s.rto_timeouts, (unsigned long long)s.sack_rtx,
 		(unsigned long long)s.tail_probes, (unsigned long long)s.lost_rtx,
 		(unsigned long long)s.spurious_rtx, (unsigned long long)(s.rto_ns / 1000),
 		(unsigned long long)(s.srtt_ns / 1000), (unsigned long long)s.local_tx_frames,
@@ -354,8 +354,11 @@ static uint64_t mono_ms(void)
  * endpoint closes - an application that closes right after its last send
  * (MPI_Finalize) would lose it.  So progress runs until every peer has
  * acknowledged what was sent to it (peers_unacked 0) or was given up: the
- * library gives a silent peer up after its give-up time (5 s), and the wait
- * is bounded a little above that.  Then the acks we owe go out: the library
+ * library gives a peer whose endpoint closed or whose process died up
+ * within about a second (its liveness probe's answer); one that answers
+ * nothing takes its give-up time (60 s), longer than a close should wait:
+ * the wait is bounded at 6 s, and what is still unacknowledged then is
+ * dropped, with a warning.  Then the acks we owe go out: the library
  * delays an ack up to 200 us after a frame and drops it with the endpoint,
  * which would leave a peer lingering on its own close (MPI_Finalize on both
  * sides) until it gives us up.

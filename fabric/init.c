@@ -61,9 +61,12 @@ static const struct {
 	  "(default 8; 0: off, at most 1000)" },
 	{ "give_up_ms", FI_PARAM_INT, &xwfi_params.give_up_ms,
 	  "A peer whose endpoint neither answers nor acknowledges for this long "
-	  "while something is owed is given up: its operations fail (default "
-	  "5000). A peer that computes or is stopped is not given up: its XDP "
-	  "program answers the liveness probes while its endpoint is open" },
+	  "while something is owed is given up: its operations fail with "
+	  "FI_ETIMEDOUT (default 60000: a lost path or a host down). A peer that "
+	  "computes or is stopped is not given up: its XDP program answers the "
+	  "liveness probes while its endpoint is open; one whose endpoint closed "
+	  "or whose process died is given up when a probe (after at most 1 s of "
+	  "silence) finds it so, its operations failing with FI_ECONNRESET" },
 	{ "idle_sleep_usecs", FI_PARAM_INT, &xwfi_params.idle_sleep_usecs,
 	  "Longest sleep of one non-blocking fi_cq_read once the CQ's reads have "
 	  "found nothing for longer than the spin time: the read sleeps until the "

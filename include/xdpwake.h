@@ -351,9 +351,12 @@ struct xw_endpoint_opts {
 	__u64 spin_ns;
 	/* Polling watchdog period (0: off); see xw_endpoint__set_watchdog(). */
 	__u32 watchdog_usecs;
-	/* Reliability: a connection with no progress (nothing acknowledged)
-	 * for give_up_ms (0: 5000) is reset and its requests complete with
-	 * -ETIMEDOUT. */
+	/* Reliability: a peer silent while something is owed is probed
+	 * (after at most 1 s of silence, then every second); one whose
+	 * endpoint is closed or whose process died is given up when the
+	 * answer says so, its requests -ECONNRESET.  One that answers
+	 * nothing and acknowledges nothing for give_up_ms (0: 60000) is
+	 * given up, its requests -ETIMEDOUT: a lost path, or a host down. */
 	__u32 give_up_ms;
 	/* The watchdog thread's SCHED_FIFO priority (see xw_watchdog_opts). */
 	__u32 watchdog_rt_prio;
@@ -613,7 +616,9 @@ struct xw_endpoint_stats {
 	__u64 local_wake_runs;	/* wake decisions run for a sleeping local peer
 				 * (one BPF_PROG_TEST_RUN each)                   */
 	/* Liveness of silent peers (a peer that computes or is stopped is
-	 * waited for; one that died is given up after give_up_ms) */
+	 * waited for; one whose endpoint closed or whose process died is
+	 * given up when a probe finds it so: peers_gone below; one that
+	 * answers nothing after give_up_ms) */
 	__u64 live_probes;	/* PROBEs sent to peers silent while owing us     */
 	__u64 live_replies;	/* PROBE_REPLYs taken: the peer endpoint is open  */
 	__u64 live_local;	/* peers on this host found alive without a probe */
@@ -690,6 +695,13 @@ struct xw_endpoint_stats {
 				   * no receive frame (the process had not
 				   * given the frames back in time)        */
 	__u64 sock_invalid_descs; /* invalid RX or TX descriptors (a bug)  */
+	/* Liveness (see live_probes) */
+	__u64 peers_gone;	  /* peers given up at once because their
+				   * endpoint is closed or their process
+				   * died (their XDP program said so, or
+				   * for a peer on this host its inbox):
+				   * requests -ECONNRESET; not in
+				   * conn_timeouts                         */
 };
 /** Fill @st (st->sz set by the caller) with the endpoint's counters (and
  *  its socket's, shared with the process's other endpoints on the same

@@ -341,7 +341,7 @@ static void test_stats(void)
 		      "xw_stat_value(%s)", name);
 	}
 	CHECK(xw_stat_value(&s, 0) == s.frames_passed, "xw_stat_value(0) is frames_passed");
-	CHECK(xw_stat_value(&s, n - 1) == s.probes_answered, "last counter is probes_answered");
+	CHECK(xw_stat_value(&s, n - 1) == s.probes_gone, "last counter is probes_gone");
 	CHECK(xw_stat_name(-1) == NULL && xw_stat_help(-1) == NULL, "stat -1");
 	CHECK(xw_stat_name(n) == NULL && xw_stat_help(n) == NULL, "stat count");
 	CHECK(xw_stat_name(INT_MAX) == NULL, "stat INT_MAX");

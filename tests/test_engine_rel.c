@@ -41,6 +41,11 @@ static struct impair {
 	 * its queue (beyond XWT_BUSY_Q they are dropped, as by a full RX
 	 * ring) and its "XDP program" answers PROBEs at once */
 	bool busy[XWT_MAXN];
+	/* node d is dead (its engine freed) and its "XDP program" answers
+	 * PROBEs with the "gone" answer (its socket closed); without this a
+	 * dead node answers nothing (its host is down) */
+	bool gone[XWT_MAXN];
+	bool gone_badcrc; /* ... with a wrong CRC32C */
 	unsigned long dropped, duplicated, reordered, corrupted, blackholed;
 } imp;
 
@@ -103,6 +108,21 @@ static void xdp_answer(int s, int d, const struct xw_hdr *h)
 	rq_push(s, &r, NULL, 0, d);
 }
 
+/* The same program's answer for an endpoint whose socket is closed. */
+static void xdp_answer_gone(int s, int d, const struct xw_hdr *h)
+{
+	struct xw_hdr r = *h;
+
+	r.type = XW_PKT_PROBE_REPLY;
+	r.flags = XW_F_GONE;
+	r.dst_ep = h->src_ep;
+	r.src_ep = h->dst_ep;
+	r.csum = imp.gone_badcrc ? h->rsvd2 ^ htonl(1) : h->rsvd2;
+	r.rsvd2 = 0;
+	r.data = 0;
+	rq_push(s, &r, NULL, 0, d);
+}
+
 /* The bytes every data frame node 0 sends of one large message (by its
  * match) must carry at its frag_off: checked in each transmission, the
  * retransmissions of lazily kept fragments too (test_lazy_*). */
@@ -142,8 +162,11 @@ static int r_send(void *ctx, const struct xw_addr *dst, const struct xw_hdr *h,
 	}
 	REQUIRE(d >= 0, "frame to an unknown address");
 	CHECK(len == ntohs(h->payload_len), "len %zu payload_len %u", len, ntohs(h->payload_len));
-	if (!xwt_nodes[d].e)
-		return 0; /* a dead node */
+	if (!xwt_nodes[d].e) { /* a dead node */
+		if (imp.gone[d] && h->type == XW_PKT_PROBE && !imp.blackhole)
+			xdp_answer_gone(s, d, h);
+		return 0;
+	}
 	CHECK(!(h->flags & XW_F_LAT) || (h->type != XW_PKT_ACK && h->type != XW_PKT_CONNECT &&
 					  h->type != XW_PKT_CONNECT_REPLY && h->type != XW_PKT_CLOSE),
 	      "LAT on type %u", h->type);
@@ -1659,6 +1682,117 @@ static void test_rel_probe(void)
 }
 
 /*
+ * A peer whose endpoint is gone (its process died; its XDP program answers
+ * our PROBE with the "gone" answer) is given up on that answer, long
+ * before the give-up time (60 s, the default): its requests fail with
+ * -ECONNRESET within the first probe (at most live_probe_ns, 1 s, of
+ * silence), counted in live_gone, not in timeouts.  The same answer about
+ * a peer whose session we never had (it may not be open yet) gives
+ * nothing up: that silence is waited out, -ETIMEDOUT at the give-up time.
+ * A "gone" answer with a wrong CRC32C (the flag flipped on the way) is
+ * dropped.
+ */
+static void test_rel_gone_peer(void)
+{
+	struct xwi_engine_cfg c[2] = { rel_cfg(1), rel_cfg(2) };
+	const __u64 G = c[0].give_up_ns, P = c[0].live_probe_ns;
+	struct xwi_engine_stats s0;
+	unsigned char *sb = malloc(20000), rb[100];
+	struct xw_request *sr, *rr;
+	__u64 t0;
+
+	REQUIRE(sb, "malloc");
+	REQUIRE(G == 60000000000ULL && P == 1000000000ULL, "defaults: give_up %llu ns, probe %llu ns",
+		(unsigned long long)G, (unsigned long long)P);
+	xwt_epat_fill(sb, 20000, 41);
+	for (int crc_bad = 0; crc_bad < 2; crc_bad++) {
+		rnet_init(2, c, 1710 + crc_bad);
+		rx_rc_bad = 0;
+		{ /* a first exchange: the connection is up */
+			struct rmsgt w[1] = { { .a = 0, .b = 1, .len = 100, .seed = 40 } };
+			struct rmsgt *wv[2] = { w, w + 1 };
+
+			rbatch_post(w, 1, false);
+			CHECK(rpump(all_done, wv, 10 * P), "gone peer: warm-up");
+			rbatch_free(w, 1);
+		}
+		/* a large send waits for its PULLs, a receive for its message */
+		REQUIRE(xwi_engine_isend(xwt_nodes[0].e, &xwt_nodes[1].addr, sb, 20000, 9, &sr) == 0,
+			"isend");
+		REQUIRE(xwi_engine_irecv_from(xwt_nodes[0].e, rb, sizeof(rb), 7, ~0ULL,
+					      &xwt_nodes[1].addr, &rr) == 0, "irecv");
+		rpump(NULL, NULL, P / 10);
+		CHECK(sr->state != XWI_REQ_DONE && rr->state != XWI_REQ_DONE,
+		      "gone peer: requests done (%d/%d) before the peer died", sr->status.error,
+		      rr->status.error);
+		xwi_engine_free(xwt_nodes[1].e);
+		xwt_nodes[1].e = NULL;
+		xwt_drop_queue(1);
+		imp.gone[1] = true;
+		imp.gone_badcrc = crc_bad;
+		t0 = rclock;
+		while ((sr->state != XWI_REQ_DONE || rr->state != XWI_REQ_DONE) &&
+		       rclock - t0 < 2 * G)
+			if (!rpass())
+				rpump(NULL, NULL, P / 100);
+		s0 = rst(0);
+		if (!crc_bad) {
+			CHECK(sr->state == XWI_REQ_DONE && sr->status.error == -ECONNRESET &&
+				      rr->state == XWI_REQ_DONE && rr->status.error == -ECONNRESET &&
+				      rclock - t0 <= P + P / 2,
+			      "gone peer: send %d/%d, receive %d/%d after %llu ms (probe %llu ms, "
+			      "give_up %llu ms)", sr->state, sr->status.error, rr->state,
+			      rr->status.error, (unsigned long long)((rclock - t0) / 1000000),
+			      (unsigned long long)(P / 1000000), (unsigned long long)(G / 1000000));
+			CHECK(s0.live_gone == 1 && s0.timeouts == 0,
+			      "gone peer: live_gone %llu, timeouts %llu",
+			      (unsigned long long)s0.live_gone, (unsigned long long)s0.timeouts);
+			printf("reliability: a gone peer (its program's answer) given up after %llu ms "
+			       "(give_up %llu s): -ECONNRESET\n",
+			       (unsigned long long)((rclock - t0) / 1000000),
+			       (unsigned long long)(G / 1000000000));
+		} else {
+			CHECK(sr->state == XWI_REQ_DONE && sr->status.error == -ETIMEDOUT &&
+				      rclock - t0 >= G - P && s0.live_gone == 0 && s0.timeouts == 1 &&
+				      s0.crc_failures >= G / P / 2,
+			      "corrupted gone answers: send %d/%d after %llu ms, live_gone %llu, "
+			      "timeouts %llu, crc failures %llu", sr->state, sr->status.error,
+			      (unsigned long long)((rclock - t0) / 1000000),
+			      (unsigned long long)s0.live_gone, (unsigned long long)s0.timeouts,
+			      (unsigned long long)s0.crc_failures);
+			printf("reliability: corrupted \"gone\" answers dropped (%llu CRC failures), "
+			       "the peer given up at give_up: -ETIMEDOUT\n",
+			       (unsigned long long)s0.crc_failures);
+		}
+		xwi_request_free(sr);
+		xwi_request_free(rr);
+		rnet_free();
+	}
+
+	/* a peer that was never open: "gone" answers, no give-up before G */
+	rnet_init(2, c, 1712);
+	xwi_engine_free(xwt_nodes[1].e);
+	xwt_nodes[1].e = NULL;
+	imp.gone[1] = true;
+	REQUIRE(xwi_engine_isend(xwt_nodes[0].e, &xwt_nodes[1].addr, sb, 20000, 9, &sr) == 0, "isend");
+	t0 = rclock;
+	while (sr->state != XWI_REQ_DONE && rclock - t0 < 2 * G)
+		if (!rpass())
+			rpump(NULL, NULL, P / 100);
+	s0 = rst(0);
+	CHECK(sr->state == XWI_REQ_DONE && sr->status.error == -ETIMEDOUT && rclock - t0 >= G - P &&
+		      s0.live_gone == 0 && s0.live_gone_unknown >= G / P / 2,
+	      "never open: send %d/%d after %llu ms, live_gone %llu, unknown %llu", sr->state,
+	      sr->status.error, (unsigned long long)((rclock - t0) / 1000000),
+	      (unsigned long long)s0.live_gone, (unsigned long long)s0.live_gone_unknown);
+	printf("reliability: a peer never open answers \"gone\" %llu times: waited out, "
+	       "-ETIMEDOUT at give_up\n", (unsigned long long)s0.live_gone_unknown);
+	xwi_request_free(sr);
+	rnet_free();
+	free(sb);
+}
+
+/*
  * A peer that computes (or is stopped) for 20x the give-up time between
  * posting and waiting is never given up: its endpoint answers the liveness
  * PROBEs without the process (the link answers for it, as its XDP program
@@ -2280,9 +2414,13 @@ static void test_rel_close_last_ack(void)
 	for (int k = 0; k < 3; k++) {
 		bool with_close = k != 1, data_lost = k == 2;
 		struct rmsgt m = { .a = 1, .b = 0, .len = 100, .seed = 31 + (__u32)k };
+		struct xwi_engine_cfg c1 = rel_cfg(1), c2 = rel_cfg(2);
 		struct xwi_engine_stats s;
 
-		rnet_init2(rel_cfg(1), rel_cfg(2), 1400 + (__u32)k);
+		/* the closed node answers nothing (no "gone" answer: its
+		 * host is down), given up after give_up_ns */
+		c1.give_up_ns = c2.give_up_ns = 5000000000ULL;
+		rnet_init2(c1, c2, 1400 + (__u32)k);
 		rx_rc_bad = 0;
 		rmix(4, 0, false, 1400, "before the last message", 10ULL * 1000000000ULL);
 		rsettle();
@@ -3015,6 +3153,7 @@ int main(void)
 	test_rel_close_last_ack();
 	test_rel_killed();
 	test_rel_busy_peer();
+	test_rel_gone_peer();
 	xwt_log_free();
 	return xwt_done();
 }

@@ -13,7 +13,11 @@
  *  1. Peer killed mid-rendezvous.  A sends B a 32 MiB message and receives
  *     one of 32 MiB from B while C ping-pongs with A.  B is killed
  *     (SIGKILL) while both transfers are under way.  A's two requests fail
- *     cleanly with -ETIMEDOUT within its give-up time, its UMEM frames all
+ *     cleanly with -ETIMEDOUT within its give-up time (B's program cannot
+ *     answer A's liveness probes here: the bridge ports run no XDP program,
+ *     so its XDP_TX goes nowhere - a host unreachable; the "gone" answer of
+ *     a killed process is checked by fi_unit --peer-death and
+ *     test_mpi_alive.sh), its UMEM frames all
  *     come back, it holds no bytes for B, and C's ping-pong goes on
  *     throughout without an error or a long stall.
  *  2. Floods.  B sends A 200 messages (100 B .. 200 KiB, verified byte for

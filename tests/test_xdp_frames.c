@@ -150,8 +150,12 @@ static const struct fx table[] = {
 	  .payload_len = 8, .present = -1 }, .verdict = XDP_DROP, .delta = { D(drop_nosocket, 1) } },
 	/* liveness probes: answered (XDP_TX) when the socket is open, never
 	 * redirected or woken for */
-	{ "PROBE, no AF_XDP socket (the process died): no answer", { .type = XW_PKT_PROBE,
-	  .dst_ep = EP_NOSOCK, .session = 0x1234 }, .verdict = XDP_DROP, .delta = { D(drop_nosocket, 1) } },
+	{ "PROBE, no AF_XDP socket (the process died): answered gone", { .type = XW_PKT_PROBE,
+	  .dst_ep = EP_NOSOCK, .session = 0x1234 }, .verdict = XDP_TX, .delta = { D(probes_gone, 1) } },
+	{ "PROBE to an endpoint not in use: answered gone", { .type = XW_PKT_PROBE,
+	  .dst_ep = EP_OFF, .session = 0x1234 }, .verdict = XDP_TX, .delta = { D(probes_gone, 1) } },
+	{ "PROBE to an endpoint id out of range: no answer", { .type = XW_PKT_PROBE, .dst_ep = 9999,
+	  .session = 0x1234 }, .verdict = XDP_DROP, .delta = { D(drop_endpoint, 1) } },
 	{ "PROBE with a wrong session: no answer", { .type = XW_PKT_PROBE, .session = 0x9999 },
 	  .knobs = { K(session, 0x1234) }, .verdict = XDP_DROP, .delta = { D(drop_session, 1) } },
 	{ "PROBE on the wrong queue: no answer", { .type = XW_PKT_PROBE, .session = 0x1234 }, .queue = 1,
@@ -911,21 +915,28 @@ static void other_host(struct xwt_xdp *x)
 
 /* The PROBE turned into its PROBE_REPLY in place: addresses and endpoint
  * ids swapped, type, csum from data, data the endpoint's consumed count
- * (low 32 bits), nothing else changed (both encapsulations). */
+ * (low 32 bits), nothing else changed (both encapsulations); to an
+ * endpoint without a socket or not in use, the "gone" answer: flags
+ * XW_F_GONE, csum from rsvd2, rsvd2 and data 0. */
 static void probe_reply(struct xwt_xdp *x)
 {
 	static __u8 in[XWT_MAX_FRAME], out[XWT_MAX_FRAME];
+	static const __u16 dst[3] = { EP, EP_NOSOCK, EP_OFF };
+	static const char *const what[3] = { "open", "no socket", "not in use" };
 
-	for (int udp = 0; udp < 2; udp++) {
+	for (int k = 0; k < 6; k++) {
+		int udp = k & 1, g = k / 2;
 		struct xwt_frame f = { .encap = udp ? XWT_ENC_UDP : XWT_ENC_ETH, .type = XW_PKT_PROBE,
-				       .dst_ep = EP, .src_ep = 7, .session = 0xabcd };
+				       .dst_ep = dst[g], .src_ep = 7, .session = 0xabcd };
 		int len = xwt_build(&f, in), out_len = 0, off = udp ? 14 + 20 + 8 : 14, v;
 		struct xw_shared sh;
 		struct xw_hdr hi, ho;
+		bool hdr_ok;
 
 		memcpy(&hi, in + off, sizeof(hi));
 		hi.seq = htonl(0x5eed);
 		hi.data = htonl(0xc0ffee);
+		hi.rsvd2 = htonl(0xdeadbeef);
 		memcpy(in + off, &hi, sizeof(hi));
 		if (udp) /* a nonzero UDP checksum: the reply's is 0 */
 			in[14 + 20 + 6] = 0x12;
@@ -935,33 +946,41 @@ static void probe_reply(struct xwt_xdp *x)
 		sh.consumed = 0x1234567890ULL + udp;
 		xwt_set_shared(x, EP, &sh);
 		v = xwt_run(x, in, len, 0, &out_len, out);
-		CHECK(v == XDP_TX && out_len == len, "probe (%s): verdict %s, length %d of %d",
-		      udp ? "udp" : "eth", xwt_verdict(v), out_len, len);
+		CHECK(v == XDP_TX && out_len == len, "probe (%s, %s): verdict %s, length %d of %d",
+		      udp ? "udp" : "eth", what[g], xwt_verdict(v), out_len, len);
 		if (v != XDP_TX || out_len != len)
 			continue;
 		memcpy(&ho, out + off, sizeof(ho));
 		CHECK(!memcmp(out, in + 6, 6) && !memcmp(out + 6, in, 6),
-		      "probe (%s): MAC addresses not swapped", udp ? "udp" : "eth");
+		      "probe (%s, %s): MAC addresses not swapped", udp ? "udp" : "eth", what[g]);
 		if (udp) {
 			CHECK(!memcmp(out + 26, in + 30, 4) && !memcmp(out + 30, in + 26, 4),
-			      "probe: IPv4 addresses not swapped");
+			      "probe (%s): IPv4 addresses not swapped", what[g]);
 			CHECK(!memcmp(out + 34, in + 36, 2) && !memcmp(out + 36, in + 34, 2),
-			      "probe: UDP ports not swapped");
-			CHECK(out[40] == 0 && out[41] == 0, "probe: UDP checksum %02x%02x, want 0",
-			      out[40], out[41]);
+			      "probe (%s): UDP ports not swapped", what[g]);
+			CHECK(out[40] == 0 && out[41] == 0, "probe (%s): UDP checksum %02x%02x, want 0",
+			      what[g], out[40], out[41]);
 			CHECK(!memcmp(out + 14, in + 14, 10) && out[24] == in[24] && out[25] == in[25],
-			      "probe: IPv4 header changed beyond the addresses");
+			      "probe (%s): IPv4 header changed beyond the addresses", what[g]);
 		}
-		CHECK(ho.type == XW_PKT_PROBE_REPLY && ho.dst_ep == hi.src_ep &&
-		      ho.src_ep == hi.dst_ep && ho.session == hi.session && ho.seq == hi.seq &&
-		      ho.csum == hi.data && ho.data == htonl(0x34567890 + udp) &&
-		      ho.version == hi.version &&
-		      ho.ack == hi.ack && ho.payload_len == hi.payload_len && ho.match == hi.match,
-		      "probe (%s): reply header (type %u, eps %u/%u, csum %08x)", udp ? "udp" : "eth",
-		      ho.type, ntohs(ho.dst_ep), ntohs(ho.src_ep), ntohl(ho.csum));
+		hdr_ok = ho.type == XW_PKT_PROBE_REPLY && ho.dst_ep == hi.src_ep &&
+			 ho.src_ep == hi.dst_ep && ho.session == hi.session && ho.seq == hi.seq &&
+			 ho.version == hi.version && ho.ack == hi.ack &&
+			 ho.payload_len == hi.payload_len && ho.match == hi.match;
+		if (g == 0)
+			hdr_ok = hdr_ok && ho.flags == hi.flags && ho.csum == hi.data &&
+				 ho.rsvd2 == hi.rsvd2 && ho.data == htonl(0x34567890 + udp);
+		else
+			hdr_ok = hdr_ok && ho.flags == XW_F_GONE && ho.csum == hi.rsvd2 &&
+				 ho.rsvd2 == 0 && ho.data == 0;
+		CHECK(hdr_ok, "probe (%s, %s): reply header (type %u, flags %#x, eps %u/%u, csum %08x, "
+		      "data %08x, rsvd2 %08x)", udp ? "udp" : "eth", what[g], ho.type, ho.flags,
+		      ntohs(ho.dst_ep), ntohs(ho.src_ep), ntohl(ho.csum), ntohl(ho.data),
+		      ntohl(ho.rsvd2));
 	}
 	restore_knobs(x);
-	printf("PROBE: turned into its PROBE_REPLY in place (Ethernet and UDP)\n");
+	printf("PROBE: turned into its PROBE_REPLY in place (Ethernet and UDP); to an endpoint "
+	       "without a socket or not in use, the \"gone\" answer\n");
 }
 
 int main(void)

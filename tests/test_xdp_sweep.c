@@ -125,7 +125,7 @@ static void check_accounting(const char *phase, const struct xw_stats *a, const 
 {
 	long long passed = delta(a, b, C(frames_passed)), ours = delta(a, b, C(frames_ours)),
 		  redir = delta(a, b, C(frames_redirected)), dropped = drops(a, b),
-		  answered = delta(a, b, C(probes_answered)),
+		  answered = delta(a, b, C(probes_answered)) + delta(a, b, C(probes_gone)),
 		  bytes = delta(a, b, C(bytes_passed)) + delta(a, b, C(bytes_ours));
 
 	/* Frames seen = passed + ours. */
@@ -134,9 +134,9 @@ static void check_accounting(const char *phase, const struct xw_stats *a, const 
 	CHECK(bytes == t->bytes, "%s: bytes_passed + bytes_ours = %lld, bytes run %lld", phase,
 	      bytes, t->bytes);
 	CHECK(ours == redir + answered + dropped,
-	      "%s: frames_ours %lld != frames_redirected %lld + probes_answered %lld + drop_* %lld",
+	      "%s: frames_ours %lld != frames_redirected %lld + probes_answered/gone %lld + drop_* %lld",
 	      phase, ours, redir, answered, dropped);
-	CHECK(answered == t->v[XDP_TX], "%s: probes_answered +%lld, TX verdicts %lld", phase,
+	CHECK(answered == t->v[XDP_TX], "%s: probes_answered/gone +%lld, TX verdicts %lld", phase,
 	      answered, t->v[XDP_TX]);
 	CHECK(passed == t->v[XDP_PASS], "%s: frames_passed +%lld, PASS verdicts %lld", phase, passed,
 	      t->v[XDP_PASS]);
@@ -588,10 +588,11 @@ int main(void)
 
 	total = xwt_stats(&x);
 	CHECK(total.frames_ours == total.frames_redirected + total.probes_answered +
-					   drops(&(struct xw_stats){ 0 }, &total),
-	      "whole run: frames_ours %llu != redirected %llu + answered %llu + drops %lld",
+					   total.probes_gone + drops(&(struct xw_stats){ 0 }, &total),
+	      "whole run: frames_ours %llu != redirected %llu + answered %llu + gone %llu + drops %lld",
 	      (unsigned long long)total.frames_ours, (unsigned long long)total.frames_redirected,
-	      (unsigned long long)total.probes_answered, drops(&(struct xw_stats){ 0 }, &total));
+	      (unsigned long long)total.probes_answered, (unsigned long long)total.probes_gone,
+	      drops(&(struct xw_stats){ 0 }, &total));
 	printf("%llu frames in %.1f s (EtherType sweep %.1f s, UDP sweep %.1f s, fuzz %.1f s; "
 	       "%.2f us per frame)\n",
 	       (unsigned long long)(total.frames_passed + total.frames_ours), (t3 - t0) / 1e9,

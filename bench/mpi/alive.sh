@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 # Issue 23's "alive while computing" at full length, the default give-up
-# time (5 s), Open MPI over xdpwake and over its TCP BTL on the same two
+# time (60 s), Open MPI over xdpwake and over its TCP BTL on the same two
 # namespace hosts (tests/mpi/hosts.sh, veth), the project's
 # tests/mpi/xw_mpi_alive.c:
 #   base   every rank computes with nothing pending (the compute rate alone)
@@ -28,7 +28,7 @@ md=$out/alive.md
 
 hosts 2 veth || exit 1
 {
-	echo "Two namespace hosts (veth), one rank each, default give-up time (5 s),"
+	echo "Two namespace hosts (veth), one rank each, default give-up time (60 s),"
 	echo "computing $COMPUTE s, stopped $STOP s; $(date -u +%F) on $(uname -r)."
 	echo
 	echo "| transport | run | part | result | detail |"

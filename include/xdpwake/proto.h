@@ -97,6 +97,10 @@ enum xw_pkt_type {
  * (it went before the connection was established): ack it at once.  Other
  * local frames are not kept and not acknowledged. */
 #define XW_F_ACKREQ 0x20u
+/* PROBE_REPLY only: the probed endpoint's socket is closed - its slot is
+ * not in use, or its process exited or died (the kernel removed the socket
+ * from the XSKMAP): the endpoint the prober spoke to is gone for good. */
+#define XW_F_GONE 0x40u
 #define XW_F_KNOWN (XW_F_LAT | XW_F_MORE | XW_F_LAST | XW_F_DATA)
 /* Largest value of a message's data (the header's 32-bit `data`). */
 #define XW_DATA_MAX 0xFFFFFFFFu
@@ -130,7 +134,8 @@ enum xw_pkt_type {
  *               PROBE: session = the prober's session id (the one the
  *               peer's `conns` entry expects from it, if it has one), seq
  *               = the prober's nonce, data = the CRC32C the reply must
- *               carry, payload 0.  The receiver's XDP program answers it
+ *               carry, rsvd2 = the CRC32C a "gone" reply must carry (below),
+ *               payload 0.  The receiver's XDP program answers it
  *               without waking anyone when the destination endpoint's
  *               AF_XDP socket is open (and the session, if known, is
  *               right): PROBE_REPLY = the same header with type
@@ -138,7 +143,11 @@ enum xw_pkt_type {
  *               probe's data, data = the low 32 bits of the endpoint's
  *               count of frames consumed (not covered by the CRC32C: csum
  *               is computed with data 0), sent back (XDP_TX) with the
- *               Ethernet (and IPv4, UDP) addresses swapped.  A PROBE_REPLY
+ *               Ethernet (and IPv4, UDP) addresses swapped.  When the
+ *               endpoint is not in use or its socket is closed (its
+ *               process died) the program answers all the same, with
+ *               flags XW_F_GONE, csum = the probe's rsvd2 (the CRC32C the
+ *               prober computed for that answer), rsvd2 and data 0.  A PROBE_REPLY
  *               is not checked against `conns` (it carries the prober's
  *               own session): the prober's library takes it only when
  *               session and nonce are its own.  A library that receives a
@@ -338,7 +347,8 @@ enum xw_wake_reason {
 	X(timer_fires, "coalescing timer expiries")                          \
 	X(adapt_switches, "adaptive policy mode switches")                   \
 	X(pass_other_host, "passed: ours, but addressed to another host's MAC") \
-	X(probes_answered, "PROBEs answered (XDP_TX): the endpoint's socket is open")
+	X(probes_answered, "PROBEs answered (XDP_TX): the endpoint's socket is open") \
+	X(probes_gone, "PROBEs answered (XDP_TX): the endpoint is closed or its process died")
 
 /* One __u64 per counter, in XW_STATS order: the fields of struct xw_stats
  * (xdpwake.h, what applications read) and of the BPF map's value (the

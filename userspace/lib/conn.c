@@ -159,6 +159,13 @@ static int emit_probe(struct xwi_engine *e, struct peer *p)
 	r.type = XW_PKT_PROBE_REPLY;
 	r.dst_ep = h.src_ep;
 	r.src_ep = h.dst_ep;
+	/* the "gone" answer's (flags XW_F_GONE, rsvd2 0) in rsvd2, then the
+	 * "alive" answer's, which keeps rsvd2, in data */
+	r.flags = XW_F_GONE;
+	hdr_seal(e, NULL, &r, NULL, 0);
+	h.rsvd2 = r.csum;
+	r.flags = h.flags;
+	r.rsvd2 = h.rsvd2;
 	hdr_seal(e, NULL, &r, NULL, 0);
 	h.data = r.csum;
 	hdr_seal(e, NULL, &h, NULL, 0);
@@ -170,12 +177,22 @@ static int emit_probe(struct xwi_engine *e, struct peer *p)
 	return 1;
 }
 
+static __u64 min64(__u64 a, __u64 b)
+{
+	return a < b ? a : b;
+}
+
 /* The peer has been silent since @since while something is owed: after a
- * quarter of give_up_ns of it, ask whether it is alive, every eighth (the
- * endpoint layer answers for a peer on this host, a PROBE the others). */
+ * quarter of give_up_ns of it (at most live_probe_ns), ask whether it is
+ * alive, then every eighth (at most live_probe_ns; the endpoint layer
+ * answers for a peer on this host, a PROBE the others).  A peer that is
+ * gone says so at once: the silence it takes to find a dead peer does not
+ * grow with give_up_ns, which only bounds a silence nobody answers. */
 static __u64 live_due(const struct xwi_engine *e, const struct peer *p, __u64 since)
 {
-	__u64 d = since + e->cfg.give_up_ns / 4, r = p->cn.last_liveprobe + e->cfg.give_up_ns / 8;
+	__u64 lp = e->cfg.live_probe_ns ? e->cfg.live_probe_ns : UINT64_MAX;
+	__u64 d = since + min64(e->cfg.give_up_ns / 4, lp);
+	__u64 r = p->cn.last_liveprobe + min64(e->cfg.give_up_ns / 8, lp);
 
 	return d > r ? d : r;
 }
@@ -197,9 +214,34 @@ static __u64 giveup_at(const struct xwi_engine *e, const struct peer *p, __u64 s
 	return g > q ? g : q;
 }
 
+static void give_up(struct xwi_engine *e, struct peer *p, __u64 t, __u64 since, int err,
+		    const char *what);
+
+/*
+ * The peer endpoint @p, silent since @since, is gone for certain (@how:
+ * its "gone" answer, or the endpoint layer's look at a peer on this host).
+ * When we had a session with it, that endpoint is the one that is gone:
+ * given up at once, its requests -ECONNRESET (a peer that restarts has a
+ * new session; it reconnects).  Else it may not be open yet (a peer that
+ * starts later): no evidence, its silence is waited out.  1 if given up.
+ */
+static int live_gone(struct xwi_engine *e, struct peer *p, __u64 t, __u64 since, const char *how)
+{
+	if (!p->cn.rx_known) {
+		e->st.live_gone_unknown++;
+		return 0;
+	}
+	e->st.live_gone++;
+	give_up(e, p, t, since, -ECONNRESET, how);
+	return 1;
+}
+
+/* Whether @p, silent since @since, is alive (see live_due).  1 if a probe
+ * went out or @p was given up (@p may be forgotten: the caller must not
+ * touch it then; see live_check's return). */
 static int live_check(struct xwi_engine *e, struct peer *p, __u64 t, __u64 since)
 {
-	int a = -1;
+	int a = -EOPNOTSUPP;
 
 	if (t < live_due(e, p, since))
 		return 0;
@@ -213,7 +255,10 @@ static int live_check(struct xwi_engine *e, struct peer *p, __u64 t, __u64 since
 		e->st.live_local++;
 		return 0;
 	}
-	return a == 0 ? 0 : emit_probe(e, p);
+	if (a == 0)
+		return live_gone(e, p, t, since, "its endpoint on this host is closed or its "
+					       "process is gone") ? -1 : 0;
+	return a == -EOPNOTSUPP ? emit_probe(e, p) : 0;
 }
 
 static __u64 max64(__u64 a, __u64 b)
@@ -1398,6 +1443,16 @@ static int rx_probe_reply(struct xwi_engine *e, const struct xw_addr *src, const
 	}
 	e->st.rx_frames[XW_PKT_PROBE_REPLY]++;
 	p->cn.probe_nonce = 0; /* one answer per probe */
+	if (h->flags & XW_F_GONE) {
+		/* its program says nobody is there: the endpoint closed, or
+		 * its process died (the kernel closed its socket) */
+		__u64 t = now(e), since = max64(xwi_conn_heard(p), p->cn.last_alive);
+
+		live_gone(e, p, t, since,
+			  "its endpoint is closed or its process died (its XDP program "
+			  "answered our liveness probe)");
+		return 0;
+	}
 	/* Its endpoint is open.  Alive, unless the process polls (its
 	 * consumed count moved since the last answer) and still neither
 	 * acknowledges nor answers us: a peer that takes our frames and
@@ -1556,18 +1611,21 @@ static void conn_send(struct xwi_engine *e, struct peer *p, __u64 t)
 	p->cn.conn_due = t + (r < e->cfg.rto_max_ns ? r : e->cfg.rto_max_ns);
 }
 
-/* Give @p up, silent since @since (now @t) while @what was owed; the
- * endpoint layer logs it (ops.gave_up): it fails the application's
- * requests with the peer. */
-static void give_up(struct xwi_engine *e, struct peer *p, __u64 t, __u64 since, const char *what)
+/* Give @p up, silent since @since (now @t) while @what was owed
+ * (-ETIMEDOUT), or gone (-ECONNRESET, @what how we know); the endpoint
+ * layer logs it (ops.gave_up): it fails the application's requests with
+ * the peer. */
+static void give_up(struct xwi_engine *e, struct peer *p, __u64 t, __u64 since, int err,
+		    const char *what)
 {
-	e->st.timeouts++;
+	if (err == -ETIMEDOUT)
+		e->st.timeouts++;
 	if (e->ops.gave_up)
-		e->ops.gave_up(e->ctx, &p->addr, what, t - since,
+		e->ops.gave_up(e->ctx, &p->addr, err, what, t > since ? t - since : 0,
 			       p->cn.probing_since && t > p->cn.probing_since
 				       ? t - p->cn.probing_since
 				       : 0);
-	xwi_conn_reset(e, p, -ETIMEDOUT, RM_GIVEUP);
+	xwi_conn_reset(e, p, err, RM_GIVEUP);
 }
 
 int xwi_conn_timers(struct xwi_engine *e)
@@ -1611,7 +1669,7 @@ int xwi_conn_timers(struct xwi_engine *e)
 			/* a peer endpoint that is alive but does not
 			 * poll (it computes, or is stopped) is waited for */
 			if (t >= giveup_at(e, p, max64(p->cn.conn_start, p->cn.last_alive))) {
-				give_up(e, p, t, max64(p->cn.conn_start, p->cn.last_alive),
+				give_up(e, p, t, max64(p->cn.conn_start, p->cn.last_alive), -ETIMEDOUT,
 					"no answer to our CONNECT");
 				continue;
 			}
@@ -1623,8 +1681,15 @@ int xwi_conn_timers(struct xwi_engine *e)
 				n++;
 			}
 		}
-		if (p->cn.cstate == C_SYN && !(p->cn.probe && !p->cn.rx_known))
-			n += live_check(e, p, t, max64(p->cn.conn_start, p->cn.last_alive));
+		if (p->cn.cstate == C_SYN && !(p->cn.probe && !p->cn.rx_known)) {
+			int r = live_check(e, p, t, max64(p->cn.conn_start, p->cn.last_alive));
+
+			if (r < 0) { /* given up */
+				n++;
+				continue;
+			}
+			n += r;
+		}
 		if (p->cn.reply_owed && p->cn.cstate != C_NONE && p->cn.rx_known) {
 			if (!emit_ctl(e, p, XW_PKT_CONNECT_REPLY, p->cn.isn, p->cn.peer_sid)) {
 				if (p->cn.last_reply)
@@ -1645,13 +1710,19 @@ int xwi_conn_timers(struct xwi_engine *e)
 				 * which an alive peer answers; one that stays
 				 * silent for give_up_ns is given up. */
 				__u64 quiet = t - xwi_conn_heard(p);
+				int r;
 
 				if (t >= giveup_at(e, p, xwi_conn_heard(p))) {
-					give_up(e, p, t, xwi_conn_heard(p),
+					give_up(e, p, t, xwi_conn_heard(p), -ETIMEDOUT,
 						"silent while our large sends wait for its PULLs");
 					continue;
 				}
-				n += live_check(e, p, t, xwi_conn_heard(p));
+				r = live_check(e, p, t, xwi_conn_heard(p));
+				if (r < 0) {
+					n++;
+					continue;
+				}
+				n += r;
 				if (quiet >= e->cfg.give_up_ns / 4 &&
 				    t - p->cn.last_probe >= e->cfg.give_up_ns / 8 &&
 				    !emit_ctl(e, p, XW_PKT_CONNECT, p->cn.isn, 0)) {
@@ -1661,11 +1732,15 @@ int xwi_conn_timers(struct xwi_engine *e)
 				}
 			}
 			if (p->cn.rx_known && xwi_msg_awaits_data(p)) {
+				int r;
+
 				if (t >= giveup_at(e, p, xwi_conn_heard(p)))
-					give_up(e, p, t, xwi_conn_heard(p),
+					give_up(e, p, t, xwi_conn_heard(p), -ETIMEDOUT,
 						"silent while we wait for the rest of its message");
-				else
-					n += live_check(e, p, t, xwi_conn_heard(p));
+				else if ((r = live_check(e, p, t, xwi_conn_heard(p))) > 0)
+					n += r;
+				else if (r < 0)
+					n++;
 			}
 			continue;
 		}
@@ -1678,12 +1753,18 @@ int xwi_conn_timers(struct xwi_engine *e)
 		{
 			__u64 since = max64(max64(p->cn.last_progress, p->cn.last_dupack),
 					    p->cn.last_alive);
+			int r;
 
 			if (t >= giveup_at(e, p, since)) {
-				give_up(e, p, t, since, "nothing we sent acknowledged");
+				give_up(e, p, t, since, -ETIMEDOUT, "nothing we sent acknowledged");
 				continue;
 			}
-			n += live_check(e, p, t, since);
+			r = live_check(e, p, t, since);
+			if (r < 0) {
+				n++;
+				continue;
+			}
+			n += r;
 		}
 		n += rtx_timers(e, p, t);
 	}

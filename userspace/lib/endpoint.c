@@ -146,20 +146,27 @@ static void ep_conn_event(void *ctx, const struct xw_addr *peer, __u32 session)
 }
 
 /* A peer given up fails the application's requests with it: said once,
- * with what the engine waited for and how long. */
-static void ep_gave_up(void *ctx, const struct xw_addr *peer, const char *why, __u64 silent_ns,
-		       __u64 probing_ns)
+ * with why (what the engine waited for and how long, or how it knows the
+ * peer is gone). */
+static void ep_gave_up(void *ctx, const struct xw_addr *peer, int err, const char *why,
+		       __u64 silent_ns, __u64 probing_ns)
 {
 	struct xw_endpoint *ep = ctx;
 	char a[XW_ADDR_STRLEN];
 
 	if (xw_addr_format(peer, a, sizeof(a)) < 0)
 		snprintf(a, sizeof(a), "(unprintable address)");
-	xwi_warn("endpoint %u: peer %s given up, its requests fail with -ETIMEDOUT: %s for %llu "
-		 "ms, our liveness probes unanswered for %llu ms (the bound: give_up_ms, "
-		 "FI_XDPWAKE_GIVE_UP_MS in the provider)",
-		 ep->id, a, why, (unsigned long long)(silent_ns / 1000000),
-		 (unsigned long long)(probing_ns / 1000000));
+	if (err == -ETIMEDOUT)
+		xwi_warn("endpoint %u: peer %s given up, its requests fail with -ETIMEDOUT: %s "
+			 "for %llu ms, our liveness probes unanswered for %llu ms (the bound: "
+			 "give_up_ms, FI_XDPWAKE_GIVE_UP_MS in the provider)",
+			 ep->id, a, why, (unsigned long long)(silent_ns / 1000000),
+			 (unsigned long long)(probing_ns / 1000000));
+	else
+		xwi_warn("endpoint %u: peer %s is gone, its requests fail with %s: %s, silent "
+			 "for %llu ms",
+			 ep->id, a, err == -ECONNRESET ? "-ECONNRESET" : "an error", why,
+			 (unsigned long long)(silent_ns / 1000000));
 }
 
 static const struct xwi_engine_ops engine_ops = {
@@ -662,6 +669,7 @@ XW_API int xw_endpoint__stats(const struct xw_endpoint *ep, struct xw_endpoint_s
 	st->live_probes = es.live_probes;
 	st->live_replies = es.live_replies;
 	st->live_local = es.live_local;
+	st->peers_gone = es.live_gone;
 	st->peer_resets = es.peer_restarts + es.peer_closes_cut;
 	st->peer_closes = es.peer_closes;
 	st->sessions = es.sessions;

@@ -71,7 +71,8 @@ void xwi_engine_cfg_default(struct xwi_engine_cfg *cfg, __u16 ep, __u32 frag_pay
 	cfg->rto_init_ns = 20000000;
 	cfg->rto_min_ns = 1000000;
 	cfg->rto_max_ns = 250000000;
-	cfg->give_up_ns = 5000000000ULL;
+	cfg->give_up_ns = 60000000000ULL;
+	cfg->live_probe_ns = 1000000000ULL;
 	cfg->sack = true;
 }
 

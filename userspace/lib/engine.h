@@ -71,7 +71,12 @@ struct xwi_engine_cfg {
 	__u64 rto_init_ns;	/* RTO before an RTT sample (default 20 ms)          */
 	__u64 rto_min_ns;	/* RTO floor (default 1 ms)                          */
 	__u64 rto_max_ns;	/* RTO cap, backoff included (default 250 ms)        */
-	__u64 give_up_ns;	/* no progress this long: -ETIMEDOUT (default 5 s)   */
+	__u64 give_up_ns;	/* silent and no answer to our probes this long:
+				 * -ETIMEDOUT (default 60 s)                        */
+	__u64 live_probe_ns;	/* a silent peer is probed after min(give_up/4, this)
+				 * of silence, then every min(give_up/8, this)
+				 * (default 1 s): a dead one is given up on the
+				 * answer, -ECONNRESET                               */
 	__u32 drop_first_type;	/* test only: drop the first transmission of this
 				 * packet type (0: none)                            */
 	bool isn_fixed;		/* test only: initial sequence numbers = isn         */
@@ -131,9 +136,12 @@ struct xwi_engine_ops {
 	 * caller's flush. */
 	void (*kick)(void *ctx);
 	/* Optional: is the peer endpoint @peer alive (its process there, its
-	 * endpoint open)?  1 yes, 0 no (dead or closed), negative: not known
-	 * here (the engine sends a PROBE frame, which the peer's XDP program
-	 * answers).  The endpoint layer knows for peers on this host. */
+	 * endpoint open)?  1 yes; 0 no, for certain (closed, or its process
+	 * died: the engine gives up a peer it had a session with at once);
+	 * -EOPNOTSUPP: not known here (the engine sends a PROBE frame, which
+	 * the peer's XDP program answers); another negative errno: cannot
+	 * tell now (no evidence either way).  The endpoint layer knows for
+	 * peers on this host. */
 	int (*alive)(void *ctx, const struct xw_addr *peer);
 	/* Optional: does the lossless peer @peer still hold frames of ours
 	 * it has not read (in its ring: not lost, not refused - it is
@@ -166,12 +174,14 @@ struct xwi_engine_ops {
 	 * the second finds no send).
 	 */
 	int (*cma_done)(void *ctx, const struct xw_addr *peer, __u32 msg_id, __u32 session);
-	/* Optional: @peer was given up (its requests fail with -ETIMEDOUT):
-	 * silent for @silent_ns while @why was owed, our liveness probes
-	 * unanswered for @probing_ns (0: none sent).  For the endpoint's
-	 * log: the engine prints nothing. */
-	void (*gave_up)(void *ctx, const struct xw_addr *peer, const char *why, __u64 silent_ns,
-			__u64 probing_ns);
+	/* Optional: @peer was given up, its requests fail with @err:
+	 * -ETIMEDOUT: silent for @silent_ns while @why was owed, our liveness
+	 * probes unanswered for @probing_ns (0: none sent); -ECONNRESET: its
+	 * endpoint is closed or its process died (@why says how we know),
+	 * found after @silent_ns of silence.  For the endpoint's log: the
+	 * engine prints nothing. */
+	void (*gave_up)(void *ctx, const struct xw_addr *peer, int err, const char *why,
+			__u64 silent_ns, __u64 probing_ns);
 };
 
 /* Request states. */
@@ -394,6 +404,12 @@ struct xwi_engine_stats {
 	__u64 live_polling;	   /* ... from a peer that polls, yet ignores
 				    * us (not counted as alive)             */
 	__u64 live_local;	   /* liveness answered by ops.alive          */
+	__u64 live_gone;	   /* peers given up because their endpoint is
+				    * closed or their process died (a "gone"
+				    * PROBE_REPLY, or ops.alive): -ECONNRESET */
+	__u64 live_gone_unknown;   /* "gone" answers about a peer whose
+				    * session we never had (not open yet?):
+				    * waited for as silence                  */
 	__u64 probes_answered;	   /* PROBEs answered by the library itself  */
 	__u64 hook_drops;	   /* frames dropped by drop_first_type      */
 	__u64 rx_nobufs;	   /* frames refused over the bounds (resent) */

@@ -339,8 +339,11 @@ int xwi_local_alive(struct xwi_local *l, __u16 id)
 
 	if (!l || id >= XW_MAX_ENDPOINTS)
 		return 0;
+	errno = 0;
 	d = dst_get(l, id);
-	return d && !owner_dead(d->hdr) ? 1 : 0;
+	if (!d) /* closed (its flag), removed (ENOENT) or not an inbox: gone */
+		return errno && errno != ENOENT ? -errno : 0;
+	return owner_dead(d->hdr) ? 0 : 1;
 }
 
 int xwi_local_unread(struct xwi_local *l, __u16 id)
