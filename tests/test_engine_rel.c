@@ -273,6 +273,14 @@ static void rnode_restart(int i)
 	REQUIRE(xwt_nodes[i].e, "xwi_engine_new");
 }
 
+/* Two nodes of which node 1 never existed (its engine freed at once). */
+static void rnet_init_dead1(const struct xwi_engine_cfg *cfgs, __u32 seed)
+{
+	rnet_init(2, cfgs, seed);
+	xwi_engine_free(xwt_nodes[1].e);
+	xwt_nodes[1].e = NULL;
+}
+
 static void rnet_free(void)
 {
 	for (int i = 0; i < xwt_nnodes; i++) {
@@ -1770,9 +1778,7 @@ static void test_rel_gone_peer(void)
 	}
 
 	/* a peer that was never open: "gone" answers, no give-up before G */
-	rnet_init(2, c, 1712);
-	xwi_engine_free(xwt_nodes[1].e);
-	xwt_nodes[1].e = NULL;
+	rnet_init_dead1(c, 1712);
 	imp.gone[1] = true;
 	REQUIRE(xwi_engine_isend(xwt_nodes[0].e, &xwt_nodes[1].addr, sb, 20000, 9, &sr) == 0, "isend");
 	t0 = rclock;
@@ -1926,9 +1932,7 @@ static void test_rel_busy_peer(void)
 	}
 	xwi_request_free(sr);
 	rnet_free();
-	rnet_init(2, c, 1702);
-	xwi_engine_free(xwt_nodes[1].e);
-	xwt_nodes[1].e = NULL;
+	rnet_init_dead1(c, 1702);
 	REQUIRE(xwi_engine_isend(xwt_nodes[0].e, &xwt_nodes[1].addr, sb, 200, 11, &sr) == 0, "isend");
 	t0 = rclock;
 	rpump(NULL, NULL, 5 * G);
