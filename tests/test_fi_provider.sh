@@ -103,8 +103,9 @@ if FI_LOG_LEVEL=warn ip netns exec "$NS_A" timeout 120 "$BIN" --watchdog xwa xwb
 else
 	echo "FAIL: fi_unit --watchdog"; sed 's/^/    | /' "$OUTPUT/tests/fi_unit_wd.err" | tail -20; fail=1
 fi
-# B in a child process, killed: A's requests with it fail once the library
-# gives it up (5 s); the program bounds its own waits to 60 s
+# B in a child process, killed: A's requests with it fail with FI_ECONNRESET
+# once B's program answers a liveness probe "gone" (about 1 s); the program
+# bounds its own waits to 30 s, half the give-up time for a silent peer
 if ip netns exec "$NS_A" timeout 120 "$BIN" --peer-death xwa xwb; then
 	echo "ok:   fi_unit --peer-death"
 else
