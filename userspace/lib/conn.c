@@ -237,8 +237,8 @@ static int live_gone(struct xwi_engine *e, struct peer *p, __u64 t, __u64 since,
 }
 
 /* Whether @p, silent since @since, is alive (see live_due).  1 if a probe
- * went out or @p was given up (@p may be forgotten: the caller must not
- * touch it then; see live_check's return). */
+ * went out, -1 if @p was given up (gone: the caller leaves it alone for
+ * this pass), else 0. */
 static int live_check(struct xwi_engine *e, struct peer *p, __u64 t, __u64 since)
 {
 	int a = -EOPNOTSUPP;
