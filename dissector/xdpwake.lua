@@ -26,6 +26,7 @@ f.lat = ProtoField.bool("xdpwake.flags.lat", "LAT (latency-sensitive)", 8, nil, 
 f.more = ProtoField.bool("xdpwake.flags.more", "MORE (more frames queued)", 8, nil, 0x02)
 f.last = ProtoField.bool("xdpwake.flags.last", "LAST (last fragment)", 8, nil, 0x04)
 f.dataf = ProtoField.bool("xdpwake.flags.data", "DATA (message carries 32 bits of data)", 8, nil, 0x08)
+f.gone = ProtoField.bool("xdpwake.flags.gone", "GONE (PROBE_REPLY: the endpoint is closed or its process died)", 8, nil, 0x40)
 f.data = ProtoField.uint32("xdpwake.data", "Message data", base.HEX)
 f.dst_ep = ProtoField.uint16("xdpwake.dst_ep", "Destination endpoint", base.DEC)
 f.src_ep = ProtoField.uint16("xdpwake.src_ep", "Source endpoint", base.DEC)
@@ -80,6 +81,9 @@ function p.dissector(buf, pinfo, tree)
 	ft:add(f.more, buf(2, 1))
 	ft:add(f.last, buf(2, 1))
 	ft:add(f.dataf, buf(2, 1))
+	if ty == 12 then
+		ft:add(f.gone, buf(2, 1))
+	end
 	if bit.band(flags, 8) ~= 0 then
 		t:add(f.data, buf(56, 4))
 	end
@@ -133,6 +137,7 @@ function p.dissector(buf, pinfo, tree)
 	if bit.band(flags, 2) ~= 0 then fl[#fl + 1] = "MORE" end
 	if bit.band(flags, 4) ~= 0 then fl[#fl + 1] = "LAST" end
 	if bit.band(flags, 8) ~= 0 then fl[#fl + 1] = "DATA" end
+	if ty == 12 and bit.band(flags, 0x40) ~= 0 then fl[#fl + 1] = "GONE" end
 	pinfo.cols.info = string.format("%s %u->%u msg %u frag %u/%u len %u%s",
 		types[ty] or ("type " .. ty), buf(6, 2):uint(), buf(4, 2):uint(),
 		buf(20, 4):uint(), buf(32, 4):uint(), buf(36, 4):uint(), plen,
