@@ -232,6 +232,17 @@ static int r_send(void *ctx, const struct xw_addr *dst, const struct xw_hdr *h,
 static const struct xwi_engine_ops r_ops = { .send = r_send, .now_ns = r_now,
 					     .random = r_random };
 
+static bool r_lossless(void *ctx, const struct xw_addr *peer)
+{
+	(void)ctx;
+	(void)peer;
+	return true;
+}
+
+/* The nodes as peers on one host (ops.lossless: the local ring). */
+static const struct xwi_engine_ops l_ops = { .send = r_send, .now_ns = r_now,
+					     .random = r_random, .lossless = r_lossless };
+
 static struct xwi_engine_cfg rel_cfg(__u16 ep)
 {
 	struct xwi_engine_cfg c;
@@ -292,6 +303,7 @@ static void rnet_free(void)
 }
 
 static int rx_rc_bad; /* rx returned something else than 0, -EBADMSG */
+static bool rlocal;   /* the nodes are local peers: lossless, no CRC */
 
 /* Deliver what node @i's queue holds now (nothing else moves); any? */
 static bool rdeliver(int i)
@@ -304,7 +316,8 @@ static bool rdeliver(int i)
 		int rc;
 
 		src.nonce = 0; /* a frame's source carries none */
-		rc = xwi_engine_rx(xwt_nodes[i].e, &src, &f.h, f.pl, f.len);
+		rc = rlocal ? xwi_engine_rx_local(xwt_nodes[i].e, &src, &f.h, f.pl, f.len)
+			    : xwi_engine_rx(xwt_nodes[i].e, &src, &f.h, f.pl, f.len);
 
 		if (rc && rc != -EBADMSG)
 			rx_rc_bad++;
@@ -3117,6 +3130,87 @@ static void test_loss_forged_sack(void)
 	       "forged selective acks ignored\n");
 }
 
+/*
+ * The short path of a one-frame send to an established lossless peer
+ * (msg.c, send_direct): it completes at isend, its frame out at once; a
+ * ring found full queues it and every later send behind it (order), and
+ * the queue drains in order when there is room again.
+ */
+static void test_rel_direct(void)
+{
+	enum { N = 40 };
+	struct xwi_engine_cfg c0 = rel_cfg(1), c1 = rel_cfg(2);
+	struct rmsgt m[3 * N + 1] = {};
+	struct rmsgt *v[2];
+	struct xwi_engine_stats a;
+	size_t k = 0;
+
+	rlocal = true;
+	memset(&imp, 0, sizeof(imp));
+	rseed = 7;
+	rng_state = 7 * 0x2545F4914F6CDD1DULL + 1;
+	rclock = 1000000000ULL;
+	xwt_nlog = 0;
+	xwt_nnodes = 2;
+	xwt_node_start(0, &c0, &l_ops, 4096);
+	xwt_node_start(1, &c1, &l_ops, 4096);
+	/* the first opens the connection: the long way */
+	m[k++] = (struct rmsgt){ .a = 0, .b = 1, .len = 8, .seed = 500 };
+	rbatch_post(m, 1, false);
+	v[0] = m;
+	v[1] = m + 1;
+	CHECK(rpump(all_done, v, 1000000000ULL), "direct: the first message");
+	rsettle(); /* the handshake's end (frames may go before it) */
+	CHECK(rst(0).sends_direct == 0, "direct: a send before the handshake went direct");
+	/* established: each one-frame send completes at isend */
+	for (int i = 0; i < N; i++)
+		m[k++] = (struct rmsgt){ .a = 0, .b = 1, .len = (size_t)(i * 7 % 65),
+					 .seed = 600 + (__u32)i };
+	rbatch_post(m + 1, N, false);
+	for (size_t i = 1; i < k; i++)
+		CHECK(m[i].sr->state == XWI_REQ_DONE, "direct: send %zu pending after isend", i);
+	a = rst(0);
+	CHECK(a.sends_direct == N, "direct: %llu of %d sends direct",
+	      (unsigned long long)a.sends_direct, N);
+	/* a full ring: queued, and what follows waits behind it */
+	xwt_nodes[1].cap = xwt_nodes[1].q.n + 2 + 3;
+	for (int i = 0; i < N; i++)
+		m[k++] = (struct rmsgt){ .a = 0, .b = 1, .len = (size_t)(i * 5 % 65),
+					 .seed = 700 + (__u32)i };
+	rbatch_post(m + 1 + N, N, false);
+	a = rst(0);
+	CHECK(a.sends_direct == N + 3, "direct: %llu sends direct with a full ring (want %d)",
+	      (unsigned long long)a.sends_direct, N + 3);
+	xwt_nodes[1].cap = 4096;
+	/* more after the queue drained: direct again */
+	v[1] = m + k;
+	CHECK(rpump(all_done, v, 1000000000ULL), "direct: the queued sends");
+	for (int i = 0; i < N; i++)
+		m[k++] = (struct rmsgt){ .a = 0, .b = 1, .len = 64, .seed = 800 + (__u32)i };
+	rbatch_post(m + 1 + 2 * N, N, false);
+	v[1] = m + k;
+	CHECK(rpump(all_done, v, 1000000000ULL), "direct: all messages");
+	rbatch_check(m, k, "direct");
+	a = rst(0);
+	CHECK(a.sends_direct == 2 * N + 3 && a.sends_done == k,
+	      "direct: %llu direct, %llu done of %zu", (unsigned long long)a.sends_direct,
+	      (unsigned long long)a.sends_done, k);
+	CHECK(rtx_total(&a) == 0 && rx_rc_bad == 0, "direct: retransmissions or refused frames");
+	/* in order: each receive matched its own message (tags differ) and
+	 * the frames went in send order */
+	for (size_t i = 1, last = 0; i < xwt_nlog; i++)
+		if (xwt_flog[i].src == 0 && xwt_flog[i].h.type == XW_PKT_SMALL) {
+			CHECK(!last || ntohl(xwt_flog[i].h.msg_id) == ntohl(xwt_flog[last].h.msg_id) + 1,
+			      "direct: msg ids out of order at frame %zu", i);
+			last = i;
+		}
+	rbatch_free(m, k);
+	printf("reliability: %d one-frame sends to a lossless peer direct, %d queued behind a "
+	       "full ring, in order\n", 2 * N + 3, N - 3);
+	rnet_free();
+	rlocal = false;
+}
+
 int main(void)
 {
 	test_crc32c();
@@ -3158,6 +3252,7 @@ int main(void)
 	test_rel_killed();
 	test_rel_busy_peer();
 	test_rel_gone_peer();
+	test_rel_direct();
 	xwt_log_free();
 	return xwt_done();
 }

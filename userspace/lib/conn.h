@@ -97,6 +97,16 @@ static inline bool xwi_conn_lossless(const struct peer *p)
 	return p->cn.lossless;
 }
 
+/* Does a frame to @p go out at once and stay nowhere: a lossless peer
+ * (the local ring) whose connection is established, with room in the
+ * window - xwi_conn_emit() hands it to ops.send, keeps no copy, arms no
+ * timer (the message layer's short path for a one-frame send). */
+static inline bool xwi_conn_direct(const struct xwi_engine *e, const struct peer *p)
+{
+	return e->cfg.reliable && p->cn.lossless && p->cn.cstate == C_EST &&
+	       p->cn.inflight < e->cfg.window;
+}
+
 /* Our session of @p's connection (the `session` of the frames we send). */
 static inline __u32 xwi_conn_my_sid(const struct peer *p)
 {

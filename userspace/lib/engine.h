@@ -373,6 +373,8 @@ struct xwi_engine_stats {
 	__u64 unexpected_bytes;	   /* bytes held now for unexpected messages */
 	__u64 pushed_bytes;	   /* bytes held now for unexpected pushes   */
 	__u64 sends_done, recvs_done;
+	__u64 sends_direct;	   /* of sends_done: one frame, out at once to a
+				    * lossless peer (msg.c's short path)     */
 	/* reliability */
 	__u64 rtx_frames[XW_PKT_TYPE_MAX]; /* retransmissions per type     */
 	__u64 rtx_timeouts;	   /* retransmission timer expiries          */

@@ -347,6 +347,65 @@ int xwi_tx_run(struct xwi_engine *e, int budget)
 
 /* ---- sends ---------------------------------------------------------------- */
 
+/*
+ * The short path of a one-frame message to a peer whose frames go out at
+ * once (xwi_conn_direct: the local ring, established) with nothing queued
+ * before it: the frame tx_send() would build goes out now and the request
+ * is handed out completed, as the long way ends for it (queued, emitted,
+ * completed) - without the reserved copy, the queue and the scheduler's
+ * round, or a pending request made only to be completed.  -EAGAIN (the
+ * ring is full, nothing done): the long way queues it.
+ */
+static int send_direct(struct xwi_engine *e, struct peer *p, const void *buf, size_t len,
+		       __u64 match, __u32 flags, __u32 data, struct xw_request **reqp)
+{
+	bool more = flags & XWI_SEND_MORE;
+	struct reqbox *b;
+	struct xw_hdr h;
+	int err;
+
+	b = xwi_cache_get(&e->c_req);
+	if (!b)
+		return -ENOMEM;
+	hdr_init(e, &h, p, XW_PKT_SMALL);
+	/* as tx_send: the last (only) frame, nothing else queued */
+	if (more)
+		h.flags = XW_F_MORE;
+	else if (e->cfg.marks & XWI_MARK_SMALL)
+		h.flags = XW_F_LAT;
+	if (flags & XWI_SEND_DATA) {
+		h.flags |= XW_F_DATA;
+		h.data = htonl(data);
+	}
+	h.msg_id = htonl(p->ms.tx_next_id);
+	h.msg_len = htonl((__u32)len);
+	h.frag_count = htonl(1);
+	h.match = htobe64(match);
+	e->kick_early = !more;
+	err = xwi_conn_emit(e, p, &h, len ? buf : NULL, len, NULL);
+	e->kick_early = false;
+	if (err) {
+		xwi_cache_put(&e->c_req, b);
+		return -EAGAIN;
+	}
+	p->ms.tx_next_id++;
+	memset(&b->pub, 0, sizeof(b->pub));
+	b->pub.eng = e;
+	b->pub.kind = XWI_REQ_SEND;
+	b->pub.state = XWI_REQ_DONE;
+	b->pub.priv = &b->priv;
+	b->pub.status.len = len;
+	b->pub.status.msg_len = len;
+	b->pub.status.match = match;
+	b->priv.req = &b->pub;
+	b->priv.internal = false;
+	xl_init(&b->priv.elink);
+	e->st.sends_done++;
+	e->st.sends_direct++;
+	*reqp = &b->pub;
+	return 0;
+}
+
 int xwi_msg_send(struct xwi_engine *e, const struct xw_addr *dst, const void *buf, size_t len,
 		 __u64 match, __u32 flags, __u32 data, struct xw_request **reqp)
 {
@@ -372,6 +431,13 @@ int xwi_msg_send(struct xwi_engine *e, const struct xw_addr *dst, const void *bu
 	cma = xwi_conn_lossless(p) && e->ops.cma_read && !p->ms.cma_tx_off;
 	eager = len <= (cma && e->cfg.local_eager_max < e->cfg.eager_max ? e->cfg.local_eager_max
 									    : e->cfg.eager_max);
+	if (eager && len <= P && xl_empty(&p->ms.dataq) && xl_empty(&p->ms.ctrlq) &&
+	    xwi_conn_direct(e, p)) {
+		int err = send_direct(e, p, buf, len, match, flags, data, reqp);
+
+		if (err != -EAGAIN)
+			return err;
+	}
 	if (eager && len > 0) {
 		/* reserved now, filled only if frames must wait */
 		copy = xwi_copy_alloc(e, len);
