@@ -207,6 +207,10 @@ struct xwfi_cqe {
 struct xwfi_epref {
 	struct xw_endpoint *xep;
 	int (*progress)(struct xwfi_epref *ref);
+	/* Whether a progress pass would find nothing: no frame, no timer
+	 * due, no completion to collect (the fast path of an empty read,
+	 * cq.c).  Called without the domain lock. */
+	bool (*idle)(struct xwfi_epref *ref);
 };
 
 struct xwfi_cq {
