@@ -275,12 +275,8 @@ static bool cq_empty_fast(struct xwfi_cq *cq)
 	    __atomic_load_n(&cq->signaled, __ATOMIC_RELAXED) ||
 	    __atomic_load_n(&cq->ws.fd_armed, __ATOMIC_RELAXED))
 		return false;
-	for (int i = 0; i < neps; i++) {
-		struct xwfi_epref *ref = __atomic_load_n(&cq->eps[i], __ATOMIC_ACQUIRE);
-
-		if (!ref || !ref->idle(ref))
-			return false;
-	}
+	if (!xwfi_eps_idle(cq->eps, neps))
+		return false;
 	if (xwfi_params.idle_sleep_usecs <= 0 || xwfi_wait_mode() == XWFI_IDLE_SPIN)
 		return true;
 	/* cq_idle's spin: idle already, nothing active since, not yielding,

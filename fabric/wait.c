@@ -655,6 +655,17 @@ int xwfi_eps_progress(struct xwfi_epref **eps, int n)
 	return frames;
 }
 
+bool xwfi_eps_idle(struct xwfi_epref **eps, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct xwfi_epref *ref = __atomic_load_n(&eps[i], __ATOMIC_ACQUIRE);
+
+		if (!ref || !ref->idle(ref))
+			return false;
+	}
+	return true;
+}
+
 /* Polls for the spin time (longer while a large message is pulled:
  * pull_spin_ns), then sleeps on the wait set. */
 int xwfi_wait_ready(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_epref **eps,

@@ -314,6 +314,9 @@ void xwfi_wset_kick(struct xwfi_wset *ws);
 __u64 xwfi_eps_deadline(struct xwfi_epref **eps, int n);
 /* One progress pass over each of @eps: the frames handled. */
 int xwfi_eps_progress(struct xwfi_epref **eps, int n);
+/* Whether a pass over each of @eps would find nothing (ref->idle);
+ * without the domain lock (@n read by the caller). */
+bool xwfi_eps_idle(struct xwfi_epref **eps, int n);
 /*
  * Sleep until an endpoint of @eps is woken, @ws is kicked, a protocol
  * timer of theirs is due or @until (CLOCK_MONOTONIC ns); ready(arg) is
