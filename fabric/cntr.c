@@ -25,7 +25,7 @@ static uint64_t cntr_get(struct fid_cntr *fc, bool err)
 	/* nothing to do (issue 28, as cq.c's cq_empty_fast): the value
 	 * without the lock; what races it is seen by the next read */
 	if (!__atomic_load_n(&c->ws.fd_armed, __ATOMIC_RELAXED) &&
-	    xwfi_eps_idle(c->eps, __atomic_load_n(&c->neps, __ATOMIC_ACQUIRE))) {
+	    xwfi_eps_idle(&c->ws, c->eps, &c->neps)) {
 		v = __atomic_load_n(err ? &c->err : &c->val, __ATOMIC_RELAXED);
 		__atomic_store_n(err ? &c->seen_err : &c->seen_val, v, __ATOMIC_RELAXED);
 		return v;

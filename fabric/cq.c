@@ -268,14 +268,13 @@ static ssize_t cq_idle(struct xwfi_cq *cq, int frames, void *buf, size_t count, 
  */
 static bool cq_empty_fast(struct xwfi_cq *cq)
 {
-	int neps = __atomic_load_n(&cq->neps, __ATOMIC_ACQUIRE);
 	unsigned int v;
 
 	if (__atomic_load_n(&cq->n, __ATOMIC_RELAXED) || __atomic_load_n(&cq->en, __ATOMIC_RELAXED) ||
 	    __atomic_load_n(&cq->signaled, __ATOMIC_RELAXED) ||
 	    __atomic_load_n(&cq->ws.fd_armed, __ATOMIC_RELAXED))
 		return false;
-	if (!xwfi_eps_idle(cq->eps, neps))
+	if (!xwfi_eps_idle(&cq->ws, cq->eps, &cq->neps))
 		return false;
 	if (xwfi_params.idle_sleep_usecs <= 0 || xwfi_wait_mode() == XWFI_IDLE_SPIN)
 		return true;
