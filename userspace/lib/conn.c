@@ -1446,9 +1446,7 @@ static int rx_probe_reply(struct xwi_engine *e, const struct xw_addr *src, const
 	if (h->flags & XW_F_GONE) {
 		/* its program says nobody is there: the endpoint closed, or
 		 * its process died (the kernel closed its socket) */
-		__u64 t = now(e), since = max64(xwi_conn_heard(p), p->cn.last_alive);
-
-		live_gone(e, p, t, since,
+		live_gone(e, p, now(e), xwi_conn_heard(p),
 			  "its endpoint is closed or its process died (its XDP program "
 			  "answered our liveness probe)");
 		return 0;

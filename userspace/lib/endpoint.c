@@ -163,9 +163,9 @@ static void ep_gave_up(void *ctx, const struct xw_addr *peer, int err, const cha
 			 ep->id, a, why, (unsigned long long)(silent_ns / 1000000),
 			 (unsigned long long)(probing_ns / 1000000));
 	else
-		xwi_warn("endpoint %u: peer %s is gone, its requests fail with %s: %s, silent "
-			 "for %llu ms",
-			 ep->id, a, err == -ECONNRESET ? "-ECONNRESET" : "an error", why,
+		xwi_warn("endpoint %u: peer %s is gone, its requests fail with %d (%s): %s, "
+			 "silent for %llu ms",
+			 ep->id, a, err, xw_strerror(err), why,
 			 (unsigned long long)(silent_ns / 1000000));
 }
 

@@ -338,7 +338,7 @@ int xwi_local_alive(struct xwi_local *l, __u16 id)
 	struct local_dst *d;
 
 	if (!l || id >= XW_MAX_ENDPOINTS)
-		return 0;
+		return -EINVAL; /* no evidence either way */
 	errno = 0;
 	d = dst_get(l, id);
 	if (!d) /* closed (its flag), removed (ENOENT) or not an inbox: gone */

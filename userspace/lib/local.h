@@ -177,7 +177,7 @@ bool xwi_local_is_local(const struct xwi_local *l, const struct xw_addr *dst);
 /* Is the local endpoint @id alive (its inbox open, its owner process
  * there - running or stopped)?  1 yes; 0 no, for certain (its inbox
  * closed or removed, or its owner process gone); -errno: cannot tell (its
- * inbox could not be opened). */
+ * inbox could not be opened; -EINVAL: no local peer @id). */
 int xwi_local_alive(struct xwi_local *l, __u16 id);
 /* Does the inbox of local endpoint @id hold records of ours its owner has
  * not taken yet (our ring's prod ahead of its cons)?  1 or 0. */
