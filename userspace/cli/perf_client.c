@@ -266,6 +266,12 @@ static int client_phase(struct perf *p, unsigned int idx, __u64 size, struct siz
 		} else {
 			last = n + 1 >= p->o->iters;
 		}
+		/* SIGINT/SIGTERM: this round or batch is the phase's last, so
+		 * the server ends it and sends its result as after the full
+		 * phase (the waits only see cli_stop when nothing arrives for
+		 * 200 ms, which a running ping-pong never lets happen). */
+		if (cli_stop)
+			last = true;
 		if (p->mode == MODE_PINGPONG) {
 			err = pp_round(p, sbuf, rbuf, size, last ? F_LAST : 0, &sample);
 			if (!err)
@@ -377,11 +383,16 @@ int perf_run_client(struct perf *p)
 		done++;
 		if (!cli_json)
 			perf_text_line(p, &res[i]);
+		if (cli_stop)
+			break; /* the phase was cut short: no further sizes */
 	}
 	if (cli_json)
 		perf_report_client_json(p, &rd, spin, res, done);
 	perf_ep_close(p);
 	perf_iface_close(p);
+	if (cli_stop)
+		return cli_fail(EXIT_RUNTIME, -EINTR, "interrupted after %d of %d sizes", done,
+				p->o->nsizes);
 	return EXIT_OK;
 fail:
 	perf_ep_close(p);
