@@ -6,6 +6,11 @@
 # tests/mpi/hosts.sh joined by a veth pair, at MTU 1500 and 9000, over
 #   xdpwake   pml cm, mtl ofi, provider xdpwake
 #   tcp-btl   pml ob1, btl self,tcp
+#   tcp-mtu   the same with the veths' TSO and GSO off: a veth hands the TCP
+#             stack's 64 KiB segments across whole, so the TCP BTL never
+#             pays a per-packet cost per MTU there, as it does on a wire
+#             (where a NIC's TSO cuts them in hardware and the receiver
+#             handles each packet); this one cuts them in software
 # in the same run (each run does both in turn at one MTU), and at each MTU
 # the raw AF_XDP floor for MTU-sized frames on the same veth:
 #   afxdp-raw bench/afxdp_raw --mode stream, frames of the MTU (minus its
@@ -18,7 +23,7 @@
 # iteration policy), plus -time 1.5 bounding each size.
 # Writes RESULTS_DIR/bulk.csv, bulk.md and the bandwidth plot bulk.png
 # (bench/mpi/bulk_report.py).
-#   bench/mpi/bulk.sh [--out DIR] [--runs N]   MTUS="1500 9000" ONLY="xdpwake tcp-btl"
+#   bench/mpi/bulk.sh [--out DIR] [--runs N]   MTUS="1500 9000" ONLY="xdpwake tcp-btl tcp-mtu"
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/common.sh"
@@ -28,6 +33,7 @@ CFG[xdpwake]="--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include xdpwake 
 # messages: 8 B PingPong 280 us against 93 us without, one loaded run)
 [ "${XW_BULK_LOG:-0}" = 1 ] && CFG[xdpwake]+=" -x FI_LOG_LEVEL=info -x FI_LOG_PROV=xdpwake"
 CFG[tcp-btl]="--mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include xwd0"
+CFG[tcp-mtu]=${CFG[tcp-btl]}
 RAW=$OUTPUT/bench/afxdp_raw
 BUILD=${BUILD:-/tmp/xwbulk-imb}
 BENCHES=(PingPong Sendrecv Uniband Allreduce Alltoall)
@@ -53,13 +59,26 @@ printf '%s\n' 8 4096 65536 262144 1048576 4194304 >"$TMP/sizes"
 csv=$out/bulk.csv
 echo "transport,mtu,run,bench,size,t_us,mb_per_s" >"$csv"
 
+# segments on|off: the veths' TSO and GSO (tcp-mtu runs with them off)
+segments() {
+	local h
+	for h in "${HOSTS[@]}"; do
+		ip netns exec "$h" ethtool -K xwd0 tso "$1" gso "$1" >/dev/null 2>&1 || return 1
+	done
+}
+
 # imb T: IMB-MPI1 over transport T on the two hosts, rows into $csv
 imb() {
-	local t=$1
+	local t=$1 rc=0
+	if [ "$t" = tcp-mtu ]; then
+		segments off || { echo "tcp-mtu: ethtool -K xwd0 tso off gso off failed" >&2; return 1; }
+	fi
 	# shellcheck disable=SC2086 # CFG entries are option lists
 	timeout --kill-after=10 900 mpirun "${LAUNCH[@]}" --host "$hl" -np 2 ${CFG[$t]} \
 		"$BUILD/IMB-MPI1" -msglen "$TMP/sizes" -time 1.5 -mem 1 "${BENCHES[@]}" \
-		>"$TMP/$t.out" 2>"$TMP/$t.err" || return 1
+		>"$TMP/$t.out" 2>"$TMP/$t.err" || rc=1
+	[ "$t" = tcp-mtu ] && segments on
+	[ "$rc" -eq 0 ] || return 1
 	/usr/bin/python3 - "$TMP/$t.out" "$t,$mtu,$run" <<'PY' >>"$csv"
 import re, sys
 bench = None
@@ -112,7 +131,7 @@ for mtu in ${MTUS:-1500 9000}; do
 	MTU=$mtu hosts 2 veth || exit 1
 	hl=$(IFS=,; echo "${HOSTS[*]}")
 	for run in $(seq 1 "$runs"); do
-		for t in ${ONLY:-xdpwake tcp-btl afxdp-raw}; do
+		for t in ${ONLY:-xdpwake tcp-btl tcp-mtu afxdp-raw}; do
 			case $t in
 			afxdp-raw) raw ;;
 			*) imb "$t" ;;

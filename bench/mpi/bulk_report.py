@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """bench/mpi/bulk.sh's CSV -> markdown: per MTU, IMB-MPI1 over xdpwake and
-over Open MPI's TCP BTL (median of the runs) and their ratio, and the raw
-AF_XDP floor for MTU-sized frames.  Usage: bulk_report.py bulk.csv [--plot PNG]
+over Open MPI's TCP BTL (median of the runs) and their ratio, the same for
+the TCP BTL with MTU-sized packets (tcp-mtu: the veths' TSO/GSO off) where
+it ran, and the raw AF_XDP floor for MTU-sized frames.  Usage: bulk_report.py bulk.csv [--plot PNG]
 (--plot: PingPong and Uniband bandwidth against message size, xdpwake and the
 TCP BTL at each MTU, drawn with matplotlib)"""
 import csv
@@ -33,24 +34,31 @@ ROWS = [("PingPong", "time", 0, False), ("PingPong", "bandwidth", 1, True),
         ("Allreduce", "time", 0, False), ("Alltoall", "time", 0, False)]
 mtus = sorted({k[1] for k in vals})
 sizes = sorted({k[3] for k in vals if k[0] != "afxdp-raw"})
-runs = defaultdict(set)
-print("| MTU | benchmark | size | xdpwake | TCP BTL | xdpwake / TCP |")
-print("|---|---|---|---|---|---|")
+seg = any(k[0] == "tcp-mtu" for k in vals)
+print("| MTU | benchmark | size | xdpwake | TCP BTL | xdpwake / TCP |" +
+      (" TCP BTL, MTU-sized packets | xdpwake / it |" if seg else ""))
+print("|---|---|---|---|---|---|" + ("---|---|" if seg else ""))
+
+
+def ratio(x, t, up):
+    if not (x and t):
+        return "-"
+    r = "%.2fx" % (x / t)
+    return r if up else r + " (%s)" % ("faster" if x < t else "slower")
+
+
 for mtu in mtus:
     for bench, what, i, up in ROWS:
         for size in sizes:
             x, t = med("xdpwake", mtu, bench, size, i), med("tcp-btl", mtu, bench, size, i)
-            if x is None and t is None:
+            m = med("tcp-mtu", mtu, bench, size, i)
+            if x is None and t is None and m is None:
                 continue
             unit = " MB/s" if i else " µs"
             fmt = (lambda v: "-" if v is None else ("%.0f" % v if i else "%.2f" % v) + unit)
-            ratio = "-"
-            if x and t:
-                ratio = "%.2fx" % (x / t)
-                if not up:
-                    ratio += " (%s)" % ("faster" if x < t else "slower")
             print("| %d | %s %s | %s | %s | %s | %s |" % (mtu, bench, what, size_s(size), fmt(x),
-                                                          fmt(t), ratio))
+                                                          fmt(t), ratio(x, t, up)) +
+                  (" %s | %s |" % (fmt(m), ratio(x, m, up)) if seg else ""))
 n = defaultdict(set)
 for k in vals:
     n[k[0]].add(len(vals[k]))
@@ -72,12 +80,14 @@ if plot:
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
     for ax, bench in zip(axes, ("PingPong", "Uniband")):
         for mtu in mtus:
-            for t, style in (("xdpwake", "-o"), ("tcp-btl", "--s")):
+            for t, style in (("xdpwake", "-o"), ("tcp-btl", "--s"), ("tcp-mtu", ":^")):
                 pts = [(sz, med(t, mtu, bench, sz, 1)) for sz in sizes]
                 pts = [(sz, v) for sz, v in pts if v]
                 if pts:
                     ax.plot([p[0] for p in pts], [p[1] for p in pts], style,
-                            label="%s MTU %d" % ("TCP BTL" if t == "tcp-btl" else t, mtu))
+                            label="%s MTU %d" % ({"tcp-btl": "TCP BTL",
+                                                  "tcp-mtu": "TCP BTL, MTU-sized packets"}
+                                                 .get(t, t), mtu))
         if bench == "Uniband":
             # the raw AF_XDP floor for MTU-sized frames, where measured
             for k in sorted(k for k in vals if k[0] == "afxdp-raw"):
