@@ -71,6 +71,7 @@ struct xw_endpoint {
 	 * takes a time read before it took the lock takes no earlier one,
 	 * so no stamp the engine made goes backwards (see pass_rx). */
 	__u64 eng_t;
+	bool pass_early; /* the pass under way took such a time */
 	__u64 last_pass; /* the time of the last pass's start */
 	__u64 wake_lat; /* the last wake record's wake-up latency (xwi_wake_ring_cb) */
 

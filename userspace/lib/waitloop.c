@@ -40,7 +40,8 @@ static int pass_rx(struct xw_endpoint *ep, __u64 early, int *local)
 {
 	int n, l;
 
-	if (!early || xwi_port_rx_ready(ep->port))
+	ep->pass_early = early && !xwi_port_rx_ready(ep->port);
+	if (!ep->pass_early)
 		early = xwi_now_ns();
 	else if (early < ep->eng_t)
 		early = ep->eng_t;
@@ -208,10 +209,12 @@ XW_API int xw_endpoint__progress(struct xw_endpoint *ep)
 		return -EINVAL;
 	if (__atomic_load_n(&ep->quiet, __ATOMIC_ACQUIRE) && !xwi_ep_rx_ready(ep) && !timer_due(ep))
 		return 0;
-	/* The pass reads its own time under the lock: one read before it
-	 * may precede another thread's send (a negative RTT sample). */
 	xwi_port_lock(ep->port);
-	n = pass_rx(ep, 0, &local);
+	/* Frames of the inbox take the coarse clock's time (no counter read,
+	 * behind by a tick at most; pass_rx: never before a time the engine
+	 * had): when the peer was last heard, that much early, only makes
+	 * its liveness check look a few milliseconds sooner. */
+	n = pass_rx(ep, coarse_margin() != UINT64_MAX ? xwi_coarse_ns() : 0, &local);
 	/* Frames from local peers only (lossless: they owe no ACK, arm no
 	 * timer): their completions are made, the caller gets them now, and
 	 * the engine's half goes to the next call, as a wait's pass does
@@ -220,6 +223,10 @@ XW_API int xw_endpoint__progress(struct xw_endpoint *ep)
 		xwi_port_unlock(ep->port);
 		return n;
 	}
+	/* Timers and transmit work at the precise time (not behind eng_t:
+	 * the coarse clock never runs ahead of it). */
+	if (ep->pass_early)
+		ep->pass_now = ep->eng_t = xwi_now_ns();
 	n += pass_engine(ep);
 	__atomic_store_n(&ep->quiet,
 			 !xwi_engine_tx_pending(ep->eng) && !xwi_port_tx_unkicked(ep->port),
