@@ -102,12 +102,13 @@ int xwi_ep_progress_locked(struct xw_endpoint *ep)
 }
 
 /* May the pass under way stop after its receive half (see pass_for): the
- * engine owes nothing at once, no timer is due, the last pass did not stop
- * early.  If so, it stops: the engine half is moved to the next pass. */
-static bool pass_cut(struct xw_endpoint *ep)
+ * engine owes nothing at once, no timer is due (nor within @slack of the
+ * pass's time: how far behind that time may be), the last pass did not
+ * stop early.  If so, it stops: the engine half is moved to the next pass. */
+static bool pass_cut(struct xw_endpoint *ep, __u64 slack)
 {
 	if (xwi_engine_tx_pending(ep->eng) || xwi_port_tx_unkicked(ep->port) ||
-	    ep->pass_now >= __atomic_load_n(&ep->eng_deadline, __ATOMIC_RELAXED))
+	    ep->pass_now + slack >= __atomic_load_n(&ep->eng_deadline, __ATOMIC_RELAXED))
 		return false;
 	ep->pass_now = 0;
 	__atomic_store_n(&ep->eng_deadline, 0, __ATOMIC_RELAXED);
@@ -134,7 +135,7 @@ static int pass_for(struct xw_endpoint *ep, struct xw_request *req, __u64 early,
 {
 	int n = pass_rx(ep, early, NULL);
 
-	*cut = n && req && xwi_req_is_done(req) && pass_cut(ep);
+	*cut = n && req && xwi_req_is_done(req) && pass_cut(ep, 0);
 	return *cut ? n : n + pass_engine(ep);
 }
 
@@ -203,6 +204,7 @@ int xwi_ep_progress_if_due_locked(struct xw_endpoint *ep)
  */
 XW_API int xw_endpoint__progress(struct xw_endpoint *ep)
 {
+	__u64 m = coarse_margin();
 	int n, local;
 
 	if (!ep)
@@ -214,12 +216,14 @@ XW_API int xw_endpoint__progress(struct xw_endpoint *ep)
 	 * behind by a tick at most; pass_rx: never before a time the engine
 	 * had): when the peer was last heard, that much early, only makes
 	 * its liveness check look a few milliseconds sooner. */
-	n = pass_rx(ep, coarse_margin() != UINT64_MAX ? xwi_coarse_ns() : 0, &local);
+	n = pass_rx(ep, m != UINT64_MAX ? xwi_coarse_ns() : 0, &local);
 	/* Frames from local peers only (lossless: they owe no ACK, arm no
 	 * timer): their completions are made, the caller gets them now, and
 	 * the engine's half goes to the next call, as a wait's pass does
-	 * (pass_for).  A frame from the wire makes the full pass. */
-	if (local && local == n && pass_cut(ep)) {
+	 * (pass_for).  A frame from the wire makes the full pass, and so
+	 * does a timer that may be due (within the coarse clock's margin:
+	 * another peer's delayed ACK is not left to a later call). */
+	if (local && local == n && pass_cut(ep, ep->pass_early ? m : 0)) {
 		xwi_port_unlock(ep->port);
 		return n;
 	}
