@@ -361,7 +361,7 @@ int xwi_wait_for(struct xwi_wait_target *w, enum xw_wait_strategy s, __u64 spin,
 	__u64 start = xwi_now_ns(), spin_start = start, t, seen = 0, spun = 0, probed = 0;
 	__u64 worked = start; /* the last pass that found work */
 	/* The last clock reading, if nothing waited since: the next pass's
-	 * time for frames of the inbox (pass_rx).  0 after a yield. */
+	 * time (pass_rx).  0 after a yield. */
 	__u64 early = start;
 	bool notify, cut = false, hybrid, decided = false, shared = false, alone = false;
 	bool pull = false, gap = false;
