@@ -114,7 +114,10 @@ static __u64 ep_now(void *ctx)
 {
 	struct xw_endpoint *ep = ctx;
 
-	return ep->pass_now ? ep->pass_now : xwi_now_ns();
+	if (ep->pass_now)
+		return ep->pass_now;
+	ep->eng_t = xwi_now_ns();
+	return ep->eng_t;
 }
 
 /* The peer's session goes into the XDP program's `conns` map, so frames

@@ -67,6 +67,11 @@ struct xw_endpoint {
 	 * a spinning wait skips it (see xwi_wait_for). */
 	bool quiet;
 	__u64 pass_now; /* the time of the progress pass under way, else 0 */
+	/* The latest time handed to the engine (port lock): a pass that
+	 * takes a time read before it took the lock takes no earlier one,
+	 * so no stamp the engine made goes backwards (see pass_rx). */
+	__u64 eng_t;
+	bool pass_early; /* the pass under way took such a time */
 	__u64 last_pass; /* the time of the last pass's start */
 	__u64 wake_lat; /* the last wake record's wake-up latency (xwi_wake_ring_cb) */
 
@@ -132,21 +137,6 @@ static inline bool xwi_req_is_done(const struct xw_request *req)
 	return __atomic_load_n(&req->state, __ATOMIC_ACQUIRE) == XWI_REQ_DONE;
 }
 
-/* The deadline @timeout_ms from now (0: none, for @timeout_ms < 0). */
-static inline __u64 xwi_deadline_ms(int timeout_ms)
-{
-	return timeout_ms < 0 ? 0 : xwi_now_ns() + (__u64)timeout_ms * 1000000ULL;
-}
-
-/* The deadline of a wait's options (0: none): timeout_ms when timeout_set,
- * else none (zeroed options wait as NULL options do). */
-static inline __u64 xwi_wait_opts_deadline(const struct xw_wait_opts *opts)
-{
-	if (!XWI_OPT(opts, timeout_set, false))
-		return 0;
-	return xwi_deadline_ms(XWI_OPT(opts, timeout_ms, -1));
-}
-
 /* endpoint.c */
 /* The fd of the map @name of @ep's interface. */
 int xwi_ep_map_fd(struct xw_endpoint *ep, const char *name);
@@ -184,7 +174,12 @@ struct xwi_wait_target {
 	int ready;		    /* index found */
 	bool keep_lock;		    /* a request's wait may return holding the port lock */
 	bool locked;		    /* ...and does: the caller unlocks */
+	int timeout_ms;		    /* with deadline XWI_WAIT_REL: from the wait's start */
 };
+/* A wait's deadline that is @w->timeout_ms (< 0: none) after the wait
+ * starts, taken from the wait's first clock read: a wait that finds its
+ * request done, or ready after one pass, reads the clock once (or never). */
+#define XWI_WAIT_REL UINT64_MAX
 /* Progress until @w is ready or @deadline (0: none) passes (-ETIMEDOUT),
  * waiting between passes as strategy @s (XW_WAIT_DEFAULT: the endpoint's)
  * and @spin (0: the endpoint's) say. */

@@ -42,12 +42,13 @@ static void collect(struct xw_endpoint *ep, struct xw_request *req, struct xw_st
 	collect_locked(ep, req, st);
 }
 
-/* Wait for @req as strategy @s and @spin say, then collect it into @st
- * (the wait's last pass may hand over the port lock for it). */
+/* Wait for @req as strategy @s and @spin say, until @deadline (0: none;
+ * XWI_WAIT_REL: @timeout_ms from the wait's start), then collect it into
+ * @st (the wait's last pass may hand over the port lock for it). */
 static int wait_collect(struct xw_endpoint *ep, struct xw_request *req, enum xw_wait_strategy s,
-			__u64 spin, __u64 deadline, struct xw_status *st)
+			__u64 spin, __u64 deadline, int timeout_ms, struct xw_status *st)
 {
-	struct xwi_wait_target w = { .req = req, .keep_lock = true };
+	struct xwi_wait_target w = { .req = req, .keep_lock = true, .timeout_ms = timeout_ms };
 	int err;
 
 	if (xwi_req_is_done(req)) {
@@ -200,7 +201,7 @@ XW_API int xw_request__wait(struct xw_request *req, struct xw_status *st, int ti
 {
 	if (!req || !status_ok(st))
 		return -EINVAL;
-	return wait_collect(req->ep, req, XW_WAIT_DEFAULT, 0, xwi_deadline_ms(timeout_ms), st);
+	return wait_collect(req->ep, req, XW_WAIT_DEFAULT, 0, XWI_WAIT_REL, timeout_ms, st);
 }
 
 XW_API int xw_request__wait_opts(struct xw_request *req, struct xw_status *st,
@@ -209,7 +210,9 @@ XW_API int xw_request__wait_opts(struct xw_request *req, struct xw_status *st,
 	if (!req || !xwi_wait_opts_valid(opts) || !status_ok(st))
 		return -EINVAL;
 	return wait_collect(req->ep, req, XWI_OPT(opts, strategy, XW_WAIT_DEFAULT),
-			    XWI_OPT(opts, spin_ns, 0), xwi_wait_opts_deadline(opts), st);
+			    XWI_OPT(opts, spin_ns, 0),
+			    XWI_OPT(opts, timeout_set, false) ? XWI_WAIT_REL : 0,
+			    XWI_OPT(opts, timeout_ms, -1), st);
 }
 
 XW_API int xw_request__cancel(struct xw_request *req)
@@ -251,20 +254,24 @@ XW_API int xw_endpoint__send(struct xw_endpoint *ep, const struct xw_addr *dst, 
 {
 	struct xw_request *req;
 	struct xw_status st = { .sz = sizeof(st) };
-	__u64 deadline = xwi_deadline_ms(timeout_ms);
+	/* the deadline read only if the send has to wait for room */
+	__u64 deadline = XWI_WAIT_REL, t;
 	int err;
 
 	for (;;) {
 		err = xw_endpoint__isend(ep, dst, buf, len, match, &req);
 		if (err != -EAGAIN)
 			break;
-		if (deadline && xwi_now_ns() >= deadline)
+		t = xwi_now_ns();
+		if (deadline == XWI_WAIT_REL)
+			deadline = timeout_ms < 0 ? 0 : t + (__u64)timeout_ms * 1000000ULL;
+		if (deadline && t >= deadline)
 			return -ETIMEDOUT;
 		xw_endpoint__progress(ep);
 	}
 	if (err)
 		return err;
-	err = wait_collect(ep, req, XW_WAIT_DEFAULT, 0, deadline, &st);
+	err = wait_collect(ep, req, XW_WAIT_DEFAULT, 0, deadline, timeout_ms, &st);
 	if (err == -ETIMEDOUT)
 		return timed_out(ep, req, &st);
 	return err ? err : st.error;
@@ -282,7 +289,7 @@ XW_API int xw_endpoint__recv(struct xw_endpoint *ep, void *buf, size_t len, __u6
 	err = xw_endpoint__irecv(ep, buf, len, match, mask, &req);
 	if (err)
 		return err;
-	err = wait_collect(ep, req, XW_WAIT_DEFAULT, 0, xwi_deadline_ms(timeout_ms), &s);
+	err = wait_collect(ep, req, XW_WAIT_DEFAULT, 0, XWI_WAIT_REL, timeout_ms, &s);
 	if (err == -ETIMEDOUT)
 		err = timed_out(ep, req, &s);
 	if (st)

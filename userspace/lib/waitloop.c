@@ -23,12 +23,29 @@
  * The first half of a pass: the frames waiting in the RX ring and the
  * inbox, handed to the engine; *@local (if not NULL): how many came from
  * the inbox.  Caller holds the port lock.
+ *
+ * The pass's time (the engine's clock while it runs, ep_now): @early, a
+ * time the caller read just before it took the lock (a wait reads one
+ * when it starts and one per spin; 0: none), else a fresh reading.  A
+ * wait that finds its message in a pass then reads no clock for it.
+ * Early by the few hundred nanoseconds since that reading, as a pass's
+ * time is late by the time the pass takes: a timer due in between fires
+ * at the next pass, a peer was heard or a frame sent that much earlier.
+ * Never earlier than a time the engine was given before (eng_t: another
+ * thread's send or pass between the caller's reading and the lock), so
+ * no difference the engine takes is negative.  Frames in the RX ring come
+ * from the wire (their acks give RTT samples): a fresh reading for them.
  */
-static int pass_rx(struct xw_endpoint *ep, int *local)
+static int pass_rx(struct xw_endpoint *ep, __u64 early, int *local)
 {
 	int n, l;
 
-	ep->pass_now = xwi_now_ns();
+	ep->pass_early = early && !xwi_port_rx_ready(ep->port);
+	if (!ep->pass_early)
+		early = xwi_now_ns();
+	else if (early < ep->eng_t)
+		early = ep->eng_t;
+	ep->pass_now = ep->eng_t = early;
 	/* read by a waiter whose target another thread's pass made ready */
 	__atomic_store_n(&ep->last_pass, ep->pass_now, __ATOMIC_RELAXED);
 	n = xwi_port_rx(ep->port, 64);
@@ -79,18 +96,19 @@ void xwi_ep_ack_before_sleep(struct xw_endpoint *ep)
 /* Caller holds the port lock. */
 int xwi_ep_progress_locked(struct xw_endpoint *ep)
 {
-	int n = pass_rx(ep, NULL);
+	int n = pass_rx(ep, 0, NULL);
 
 	return n + pass_engine(ep);
 }
 
 /* May the pass under way stop after its receive half (see pass_for): the
- * engine owes nothing at once, no timer is due, the last pass did not stop
- * early.  If so, it stops: the engine half is moved to the next pass. */
-static bool pass_cut(struct xw_endpoint *ep)
+ * engine owes nothing at once, no timer is due (nor within @slack of the
+ * pass's time: how far behind that time may be), the last pass did not
+ * stop early.  If so, it stops: the engine half is moved to the next pass. */
+static bool pass_cut(struct xw_endpoint *ep, __u64 slack)
 {
 	if (xwi_engine_tx_pending(ep->eng) || xwi_port_tx_unkicked(ep->port) ||
-	    ep->pass_now >= __atomic_load_n(&ep->eng_deadline, __ATOMIC_RELAXED))
+	    ep->pass_now + slack >= __atomic_load_n(&ep->eng_deadline, __ATOMIC_RELAXED))
 		return false;
 	ep->pass_now = 0;
 	__atomic_store_n(&ep->eng_deadline, 0, __ATOMIC_RELAXED);
@@ -113,23 +131,12 @@ static bool pass_cut(struct xw_endpoint *ep)
  * waiting still makes a full pass at least every other time.
  * Caller holds the port lock; *@cut says whether it stopped early.
  */
-static int pass_for(struct xw_endpoint *ep, struct xw_request *req, bool *cut)
+static int pass_for(struct xw_endpoint *ep, struct xw_request *req, __u64 early, bool *cut)
 {
-	int n = pass_rx(ep, NULL);
+	int n = pass_rx(ep, early, NULL);
 
-	*cut = n && req && xwi_req_is_done(req) && pass_cut(ep);
+	*cut = n && req && xwi_req_is_done(req) && pass_cut(ep, 0);
 	return *cut ? n : n + pass_engine(ep);
-}
-
-/* A pass only if it would find work: frames in the RX ring or the inbox,
- * something to transmit or to kick, or an engine timer due.  Caller holds
- * the port lock. */
-int xwi_ep_progress_if_due_locked(struct xw_endpoint *ep)
-{
-	if (!xwi_ep_rx_ready(ep) && !xwi_engine_tx_pending(ep->eng) &&
-	    !xwi_port_tx_unkicked(ep->port) && xwi_now_ns() < xwi_engine_next_deadline(ep->eng))
-		return 0;
-	return xwi_ep_progress_locked(ep);
 }
 
 /*
@@ -153,17 +160,35 @@ static __u64 coarse_margin(void)
 }
 
 /*
- * Whether the engine's next timer, as the last pass left it, is due.  The
- * precise clock is read only when the timer is near (within the coarse
- * clock's margin): none pending, or one far off, costs no clock read.
+ * Whether a timer at @d is due.  The precise clock is read only when the
+ * timer is near (within the coarse clock's margin): none pending, or one
+ * far off, costs no clock read.
  */
-static bool timer_due(struct xw_endpoint *ep)
+static bool due(__u64 d)
 {
-	__u64 d = __atomic_load_n(&ep->eng_deadline, __ATOMIC_RELAXED), m = coarse_margin();
+	__u64 m = coarse_margin();
 
 	if (d == UINT64_MAX || (m < d && xwi_coarse_ns() < d - m))
 		return false;
 	return xwi_now_ns() >= d;
+}
+
+/* Whether the engine's next timer, as the last pass left it, is due. */
+static bool timer_due(struct xw_endpoint *ep)
+{
+	return due(__atomic_load_n(&ep->eng_deadline, __ATOMIC_RELAXED));
+}
+
+/* A pass only if it would find work: frames in the RX ring or the inbox,
+ * something to transmit or to kick, or an engine timer due (no clock
+ * read unless one is near: the wait for an eager send, done at once,
+ * comes here after every send).  Caller holds the port lock. */
+int xwi_ep_progress_if_due_locked(struct xw_endpoint *ep)
+{
+	if (!xwi_ep_rx_ready(ep) && !xwi_engine_tx_pending(ep->eng) &&
+	    !xwi_port_tx_unkicked(ep->port) && !due(xwi_engine_next_deadline(ep->eng)))
+		return 0;
+	return xwi_ep_progress_locked(ep);
 }
 
 /*
@@ -179,24 +204,33 @@ static bool timer_due(struct xw_endpoint *ep)
  */
 XW_API int xw_endpoint__progress(struct xw_endpoint *ep)
 {
+	__u64 m = coarse_margin();
 	int n, local;
 
 	if (!ep)
 		return -EINVAL;
 	if (__atomic_load_n(&ep->quiet, __ATOMIC_ACQUIRE) && !xwi_ep_rx_ready(ep) && !timer_due(ep))
 		return 0;
-	/* The pass reads its own time under the lock: one read before it
-	 * may precede another thread's send (a negative RTT sample). */
 	xwi_port_lock(ep->port);
-	n = pass_rx(ep, &local);
+	/* Frames of the inbox take the coarse clock's time (no counter read,
+	 * behind by a tick at most; pass_rx: never before a time the engine
+	 * had): when the peer was last heard, that much early, only makes
+	 * its liveness check look a few milliseconds sooner. */
+	n = pass_rx(ep, m != UINT64_MAX ? xwi_coarse_ns() : 0, &local);
 	/* Frames from local peers only (lossless: they owe no ACK, arm no
 	 * timer): their completions are made, the caller gets them now, and
 	 * the engine's half goes to the next call, as a wait's pass does
-	 * (pass_for).  A frame from the wire makes the full pass. */
-	if (local && local == n && pass_cut(ep)) {
+	 * (pass_for).  A frame from the wire makes the full pass, and so
+	 * does a timer that may be due (within the coarse clock's margin:
+	 * another peer's delayed ACK is not left to a later call). */
+	if (local && local == n && pass_cut(ep, ep->pass_early ? m : 0)) {
 		xwi_port_unlock(ep->port);
 		return n;
 	}
+	/* Timers and transmit work at the precise time (not behind eng_t:
+	 * the coarse clock never runs ahead of it). */
+	if (ep->pass_early)
+		ep->pass_now = ep->eng_t = xwi_now_ns();
 	n += pass_engine(ep);
 	__atomic_store_n(&ep->quiet,
 			 !xwi_engine_tx_pending(ep->eng) && !xwi_port_tx_unkicked(ep->port),
@@ -326,12 +360,17 @@ int xwi_wait_for(struct xwi_wait_target *w, enum xw_wait_strategy s, __u64 spin,
 	struct xwi_waitpol *pol, tmp;
 	__u64 start = xwi_now_ns(), spin_start = start, t, seen = 0, spun = 0, probed = 0;
 	__u64 worked = start; /* the last pass that found work */
+	/* The last clock reading, if nothing waited since: the next pass's
+	 * time (pass_rx).  0 after a yield. */
+	__u64 early = start;
 	bool notify, cut = false, hybrid, decided = false, shared = false, alone = false;
 	bool pull = false, gap = false;
 	enum xwi_wait_act act;
 
 	if (!neps)
 		return -EINVAL;
+	if (deadline == XWI_WAIT_REL)
+		deadline = w->timeout_ms < 0 ? 0 : start + (__u64)w->timeout_ms * 1000000ULL;
 	ep = eps[0];
 	pol = &ep->wait;
 	if (s != XW_WAIT_DEFAULT || spin) {
@@ -359,7 +398,7 @@ int xwi_wait_for(struct xwi_wait_target *w, enum xw_wait_strategy s, __u64 spin,
 			if (spun && pass_idle(eps[i], t))
 				continue;
 			xwi_port_lock(eps[i]->port);
-			n += pass_for(eps[i], w->req, &cut);
+			n += pass_for(eps[i], w->req, early, &cut);
 			if (cut && w->keep_lock) {
 				/* the caller collects the request under it */
 				w->locked = true;
@@ -373,7 +412,7 @@ int xwi_wait_for(struct xwi_wait_target *w, enum xw_wait_strategy s, __u64 spin,
 		}
 		if (target_ready(w))
 			break;
-		t = xwi_now_ns();
+		early = t = xwi_now_ns();
 		if (spun) {
 			/* One clock read per spin: the time since the last. */
 			ep->ws.spin_ns += t - spun;
@@ -426,7 +465,7 @@ int xwi_wait_for(struct xwi_wait_target *w, enum xw_wait_strategy s, __u64 spin,
 				else
 					alone = true;
 				ep->ws.spin_ns += t1 - t0;
-				t = t1;
+				early = t = t1;
 				continue;
 			}
 		}
@@ -443,6 +482,7 @@ int xwi_wait_for(struct xwi_wait_target *w, enum xw_wait_strategy s, __u64 spin,
 		case XWI_ACT_YIELD:
 			ep->ws.yields++;
 			sched_yield();
+			early = 0; /* another task may have run long */
 			break;
 		case XWI_ACT_BLOCK:
 			for (int i = 0; !notify && i < neps; i++)
@@ -459,7 +499,7 @@ int xwi_wait_for(struct xwi_wait_target *w, enum xw_wait_strategy s, __u64 spin,
 							       xwi_port_tx_busy(ep->port)
 						       ? 1
 						       : XWI_MAX_SLEEP_MS);
-			spin_start = xwi_now_ns();
+			early = spin_start = xwi_now_ns();
 			probed = 0;
 			gap = false;
 			break;
@@ -495,7 +535,8 @@ bool xwi_wait_opts_valid(const struct xw_wait_opts *opts)
 
 XW_API int xw_wait_any(struct xw_waitable *items, int n, const struct xw_wait_opts *opts)
 {
-	struct xwi_wait_target w = { .items = items, .n = n, .opts = opts, .ready = -1 };
+	struct xwi_wait_target w = { .items = items, .n = n, .opts = opts, .ready = -1,
+				     .timeout_ms = XWI_OPT(opts, timeout_ms, -1) };
 	int err;
 
 	if (!items || n <= 0 || !xwi_wait_opts_valid(opts))
@@ -506,7 +547,7 @@ XW_API int xw_wait_any(struct xw_waitable *items, int n, const struct xw_wait_op
 		if (!items[i].req && !items[i].ep)
 			return -EINVAL;
 	err = xwi_wait_for(&w, XWI_OPT(opts, strategy, XW_WAIT_DEFAULT), XWI_OPT(opts, spin_ns, 0),
-			   xwi_wait_opts_deadline(opts));
+			   XWI_OPT(opts, timeout_set, false) ? XWI_WAIT_REL : 0);
 	return err ? err : w.ready;
 }
 
