@@ -598,6 +598,7 @@ int xwfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep 
 	ep->ep.atomic = &xwfi_atomic_ops;
 	ep->ep.collective = &xwfi_collective_ops;
 	ep->ref.progress = xwfi_ep_ref_progress;
+	ep->ref.idle = xwfi_ep_ref_idle;
 	pthread_mutex_lock(&dom->lock);
 	if (dom->neps == XWFI_DOMAIN_EPS) {
 		pthread_mutex_unlock(&dom->lock);

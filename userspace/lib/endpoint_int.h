@@ -67,6 +67,9 @@ struct xw_endpoint {
 	 * a spinning wait skips it (see xwi_wait_for). */
 	bool quiet;
 	__u64 pass_now; /* the time of the progress pass under way, else 0 */
+	/* Progress passes finished (any thread's; a request completes in a
+	 * pass or in the call that posts or cancels it): xw_endpoint__passes */
+	__u64 passes;
 	__u64 last_pass; /* the time of the last pass's start */
 	__u64 wake_lat; /* the last wake record's wake-up latency (xwi_wake_ring_cb) */
 
