@@ -22,6 +22,9 @@ skip() { echo "SKIP $*"; exit 77; }
 command -v fi_pingpong >/dev/null || skip "fi_pingpong missing (libfabric-bin)"
 PROVDIR=$OUTPUT/fabric
 [ -f "$PROVDIR/libxdpwake-fi.so" ] || skip "provider not built (libfabric-dev missing?)"
+# a provider built with sanitizers: their runtimes preloaded into fi_pingpong
+. "$XW_SRC/tests/fabric/san_preload.sh"
+san_preload "$PROVDIR/libxdpwake-fi.so"
 T=$$
 TMP=$(mktemp -d /tmp/xwlossy.XXXXXX)
 . "$here/mpi/hosts.sh"
