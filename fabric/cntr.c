@@ -24,12 +24,7 @@ static uint64_t cntr_get(struct fid_cntr *fc, bool err)
 
 	/* nothing to do (issue 28, as cq.c's cq_empty_fast): the value
 	 * without the lock; what races it is seen by the next read */
-	unsigned int k = __atomic_load_n(&c->fast_reads, __ATOMIC_RELAXED) + 1;
-
-	/* (a racing read's increment may be lost: the count only spaces
-	 * out the locked reads, as cq.c's idle reads) */
-	__atomic_store_n(&c->fast_reads, k, __ATOMIC_RELAXED);
-	if (k % 8 && !__atomic_load_n(&c->ws.fd_armed, __ATOMIC_RELAXED) &&
+	if (!__atomic_load_n(&c->ws.fd_armed, __ATOMIC_RELAXED) &&
 	    xwfi_eps_idle(&c->ws, c->eps, &c->neps)) {
 		v = __atomic_load_n(err ? &c->err : &c->val, __ATOMIC_RELAXED);
 		__atomic_store_n(err ? &c->seen_err : &c->seen_val, v, __ATOMIC_RELAXED);

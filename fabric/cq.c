@@ -277,10 +277,7 @@ static bool cq_empty_fast(struct xwfi_cq *cq)
 	if (!xwfi_eps_idle(&cq->ws, cq->eps, &cq->neps))
 		return false;
 	if (xwfi_params.idle_sleep_usecs <= 0 || xwfi_wait_mode() == XWFI_IDLE_SPIN)
-		/* no idle phase to keep: still every XWFI_IDLE_CLOCK_READS-th
-		 * read makes its pass and walk (a safety net: a completion
-		 * the idle check cannot see waits 8 reads, not for a timer) */
-		return bump(&cq->idle_reads) % XWFI_IDLE_CLOCK_READS != 0;
+		return true;
 	/* cq_idle's spin: idle already, nothing active since, not yielding,
 	 * and this read not one that reads the clock */
 	if (!__atomic_load_n(&cq->idle_since, __ATOMIC_RELAXED) ||

@@ -28,6 +28,7 @@ static ssize_t ep_cancel(fid_t fid, void *ctx)
 		if (op->kind != XWFI_OP_RECV || op->ctx != ctx || !op->ctx)
 			continue;
 		ret = 0;
+		xwfi_ep_touched(ep);
 		if (xw_request__cancel(op->req))
 			break; /* matched already: it completes normally */
 		xw_request__test(op->req, &st);

@@ -20,6 +20,11 @@ void xwfi_op_link(struct xwfi_ep *ep, struct xwfi_op *op)
 	op->next = &ep->ops;
 	ep->ops.prev->next = op;
 	ep->ops.prev = op;
+	xwfi_ep_touched(ep);
+}
+
+void xwfi_ep_touched(struct xwfi_ep *ep)
+{
 	__atomic_store_n(&ep->walk_due, true, __ATOMIC_RELEASE);
 }
 
@@ -204,12 +209,15 @@ int xwfi_ep_ref_progress(struct xwfi_epref *ref)
 
 /*
  * A request completes only in a library pass (whoever's thread makes it)
- * or in the call that posts or cancels it (the post links an op: walk_due;
- * a cancel completes at once): with no op linked or held since the last
- * walk, no pass since (the library's pass count as the walk read it) and
- * none due (no frame waiting, no timer due, nothing to transmit), a pass
- * and a walk would find nothing.  A post, a frame or another thread's pass
- * racing this check is seen by the next call.
+ * or in a call that posts or cancels one - that request or another: a
+ * send's transmit round also sends what earlier sends left queued, and
+ * the send whose last frame goes completes then (every such call marks
+ * the walk due: xwfi_ep_touched).  So with no op linked or held and no
+ * such call since the last walk, no pass since (the library's pass count
+ * as the walk read it) and none due (no frame waiting, no timer due,
+ * nothing to transmit), a pass and a walk would find nothing.  A post, a
+ * frame or another thread's pass racing this check is seen by the next
+ * call.
  */
 bool xwfi_ep_ref_idle(struct xwfi_epref *ref)
 {

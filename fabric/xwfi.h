@@ -248,8 +248,6 @@ struct xwfi_cntr {
 	int neps;
 	int refs;
 	uint64_t seen_val, seen_err; /* as the last read returned them */
-	unsigned int fast_reads;     /* reads answered without the lock: every
-				      * 8th takes the locked pass anyway     */
 	enum fi_wait_obj wait;
 	struct xwfi_wset ws;
 };
