@@ -137,6 +137,16 @@ static unsigned long activity;
 /* An idle read looks at the clock once in this many (cq_idle). */
 #define XWFI_IDLE_CLOCK_READS 8
 
+/* A count read and written without the lock (lock-free reads too): a
+ * racing read's increment may be lost, a read of it is never torn. */
+static unsigned int bump(unsigned int *c)
+{
+	unsigned int v = __atomic_load_n(c, __ATOMIC_RELAXED) + 1;
+
+	__atomic_store_n(c, v, __ATOMIC_RELAXED);
+	return v;
+}
+
 static void active(void)
 {
 	__atomic_store_n(&activity, __atomic_load_n(&activity, __ATOMIC_RELAXED) + 1,
@@ -178,7 +188,8 @@ static ssize_t cq_idle(struct xwfi_cq *cq, int frames, void *buf, size_t count, 
 	 * library's progress call costs a few loads then), the spin time is
 	 * microseconds.  A CPU found shared hands the CPU over at once
 	 * (below): every read of the yield phase goes on. */
-	if (!cq->yielding && xwfi_spin_ns() && ++cq->idle_reads % XWFI_IDLE_CLOCK_READS)
+	if (!cq->yielding && xwfi_spin_ns() &&
+	    bump(&cq->idle_reads) % XWFI_IDLE_CLOCK_READS)
 		return -FI_EAGAIN;
 	now = xwfi_now_ns();
 	if (now - cq->idle_since < xwfi_spin_ns() && !cq->yielding)
@@ -242,12 +253,58 @@ static ssize_t cq_idle(struct xwfi_cq *cq, int frames, void *buf, size_t count, 
 	return cq_take(cq, buf, count, src);
 }
 
+/*
+ * The fast path of a read that finds nothing (issue 28): without the
+ * domain lock, when the read would return -FI_EAGAIN having changed
+ * nothing but the idle read count: no completion queued, no fi_trywait
+ * armed, every bound endpoint idle (no frame, no timer due, nothing to
+ * collect: xwfi_ep_ref_idle) and cq_idle in its spin with no clock read
+ * due (or not idling at all).  So a read that polls costs a few loads;
+ * every XWFI_IDLE_CLOCK_READS-th idle read still takes the full path (the
+ * spin time, the CPU probe, the sleep), and a protocol timer due makes
+ * its endpoint not idle: retransmissions and ACKs run in the reads'
+ * passes as before.  What races it (a post, a frame, a completion pushed
+ * under the lock) is seen by the next read.
+ */
+static bool cq_empty_fast(struct xwfi_cq *cq)
+{
+	unsigned int v;
+
+	if (__atomic_load_n(&cq->n, __ATOMIC_RELAXED) || __atomic_load_n(&cq->en, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&cq->signaled, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&cq->ws.fd_armed, __ATOMIC_RELAXED))
+		return false;
+	if (!xwfi_eps_idle(&cq->ws, cq->eps, &cq->neps))
+		return false;
+	if (xwfi_params.idle_sleep_usecs <= 0 || xwfi_wait_mode() == XWFI_IDLE_SPIN)
+		return true;
+	/* cq_idle's spin: idle already, nothing active since, not yielding,
+	 * and this read not one that reads the clock */
+	if (!__atomic_load_n(&cq->idle_since, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&cq->yielding, __ATOMIC_RELAXED) || !xwfi_spin_ns() ||
+	    __atomic_load_n(&activity, __ATOMIC_RELAXED) !=
+		    __atomic_load_n(&cq->seen_activity, __ATOMIC_RELAXED))
+		return false;
+	/* the read that reads the clock is cq_idle's: its count there */
+	v = __atomic_load_n(&cq->idle_reads, __ATOMIC_RELAXED) + 1;
+	if (!(v % XWFI_IDLE_CLOCK_READS))
+		return false;
+	__atomic_store_n(&cq->idle_reads, v, __ATOMIC_RELAXED);
+	return true;
+}
+
 static ssize_t cq_readfrom(struct fid_cq *fcq, void *buf, size_t count, fi_addr_t *src)
 {
 	struct xwfi_cq *cq = container_of(fcq, struct xwfi_cq, cq);
 	struct xwfi_domain *dom = cq->dom;
 	ssize_t r;
 
+	if (cq_empty_fast(cq)) {
+		__atomic_store_n(&cq->ws.st.fast_empty,
+				 __atomic_load_n(&cq->ws.st.fast_empty, __ATOMIC_RELAXED) + 1,
+				 __ATOMIC_RELAXED);
+		return -FI_EAGAIN;
+	}
 	pthread_mutex_lock(&dom->lock);
 	xwfi_wset_fd_disarm(dom, &cq->ws, cq->eps, cq->neps);
 	r = cq_take(cq, buf, count, src);
@@ -384,6 +441,11 @@ static int cq_close(struct fid *fid)
 
 	if (err)
 		return err;
+	/* how its reads went, at FI_LOG_LEVEL=info (test_fi_lossy_poll) */
+	FI_INFO(&xwfi_prov, FI_LOG_CQ,
+		"cq closed: fast_empty %llu idle_sleeps %llu idle_probes %llu idle_shared %llu\n",
+		(unsigned long long)cq->ws.st.fast_empty, (unsigned long long)cq->ws.st.idle_sleeps,
+		(unsigned long long)cq->ws.st.idle_probes, (unsigned long long)cq->ws.st.idle_shared);
 	free(cq->ring);
 	free(cq->errs);
 	free(cq);

@@ -28,6 +28,7 @@ static ssize_t ep_cancel(fid_t fid, void *ctx)
 		if (op->kind != XWFI_OP_RECV || op->ctx != ctx || !op->ctx)
 			continue;
 		ret = 0;
+		xwfi_ep_touched(ep);
 		if (xw_request__cancel(op->req))
 			break; /* matched already: it completes normally */
 		xw_request__test(op->req, &st);
@@ -598,6 +599,7 @@ int xwfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep 
 	ep->ep.atomic = &xwfi_atomic_ops;
 	ep->ep.collective = &xwfi_collective_ops;
 	ep->ref.progress = xwfi_ep_ref_progress;
+	ep->ref.idle = xwfi_ep_ref_idle;
 	pthread_mutex_lock(&dom->lock);
 	if (dom->neps == XWFI_DOMAIN_EPS) {
 		pthread_mutex_unlock(&dom->lock);

@@ -62,6 +62,13 @@ struct xwfi_ep {
 	uint64_t caps, tx_flags, rx_flags;
 	bool enabled;
 	struct xwfi_op ops;	/* list head */
+	/* The walk of ops (xwfi_ep_progress) is due whatever the library
+	 * says: an op linked, one held for its acknowledgement, or a call
+	 * into the library outside a pass (xwfi_ep_touched) since the last
+	 * walk; walked: the library's pass count read before it.  Both read
+	 * without the domain lock (xwfi_ep_ref_idle). */
+	bool walk_due;
+	__u64 walked;
 	struct xwfi_op *spare;	/* finished ops kept for the next posts (next) */
 	unsigned int nspare;
 	struct xwfi_claim *claims;
@@ -87,6 +94,11 @@ struct xwfi_op *xwfi_op_new(struct xwfi_ep *ep, enum xwfi_op_kind kind, void *ct
 			    uint64_t cqflags, bool comp);
 void xwfi_op_free(struct xwfi_ep *ep, struct xwfi_op *op);
 void xwfi_op_link(struct xwfi_ep *ep, struct xwfi_op *op);
+/* The domain lock held, @ep's library endpoint was called outside a pass
+ * (a post, a cancel): the call may have completed requests other than its
+ * own (a send's transmit round sends the last frames of an earlier one),
+ * so the next read walks the ops (walk_due). */
+void xwfi_ep_touched(struct xwfi_ep *ep);
 void xwfi_op_unlink(struct xwfi_op *op);
 /* Report @op finished with @st (st->error: 0 or a negative errno) to the
  * endpoint's CQ and counter. */
@@ -96,6 +108,10 @@ bool xwfi_op_complete_now(struct xwfi_ep *ep, struct xwfi_op *op);
  * returns the frames handled (>= 0).  Also ep->ref.progress. */
 int xwfi_ep_progress(struct xwfi_ep *ep);
 int xwfi_ep_ref_progress(struct xwfi_epref *ref);
+/* Whether a pass over @ep would find nothing to do and nothing to collect
+ * (ep->ref.idle); no lock taken: a racing post or frame is seen by the
+ * next call. */
+bool xwfi_ep_ref_idle(struct xwfi_epref *ref);
 /* An operation was posted on @ep: wake threads asleep on its CQs and
  * counters (its completion may need no frame). */
 void xwfi_ep_kick(struct xwfi_ep *ep);

@@ -48,6 +48,9 @@ struct fi_xdpwake_wait_stats {
 	uint64_t progress_runs;	  /* its passes                           */
 	uint64_t progress_sleeps; /* its sleeps on the endpoints' wake fds */
 	uint64_t progress_wakes;  /* ... ended by an endpoint's wake      */
+	/* non-blocking reads that found nothing on the fast path: no lock,
+	 * no pass (every bound endpoint idle, cq.c cq_empty_fast); a CQ's only */
+	uint64_t fast_empty;
 };
 
 #endif

@@ -40,9 +40,12 @@ static ssize_t post_op(struct xwfi_ep *ep, struct xwfi_op *op, int err)
 }
 
 /* A post ends: its completion may need no frame (the sleepers of the
- * endpoint's CQs and counters make a pass); the domain unlocked. */
+ * endpoint's CQs and counters make a pass), and the library's call may
+ * have completed earlier requests (the next read walks); the domain
+ * unlocked. */
 static ssize_t post_end(struct xwfi_ep *ep, ssize_t ret)
 {
+	xwfi_ep_touched(ep);
 	if (!ret)
 		xwfi_ep_kick(ep);
 	pthread_mutex_unlock(&ep->dom->lock);
@@ -208,6 +211,7 @@ ssize_t xwfi_ep_peek(struct xwfi_ep *ep, fi_addr_t src, uint64_t tag, uint64_t i
 	if (ep->rcq)
 		xwfi_cq_push(ep->rcq, &e);
 out:
+	xwfi_ep_touched(ep);
 	pthread_mutex_unlock(&ep->dom->lock);
 	free(c);
 	return ret;

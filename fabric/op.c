@@ -20,6 +20,12 @@ void xwfi_op_link(struct xwfi_ep *ep, struct xwfi_op *op)
 	op->next = &ep->ops;
 	ep->ops.prev->next = op;
 	ep->ops.prev = op;
+	xwfi_ep_touched(ep);
+}
+
+void xwfi_ep_touched(struct xwfi_ep *ep)
+{
+	__atomic_store_n(&ep->walk_due, true, __ATOMIC_RELEASE);
 }
 
 void xwfi_op_unlink(struct xwfi_op *op)
@@ -172,6 +178,10 @@ int xwfi_ep_progress(struct xwfi_ep *ep)
 	if (!ep->ref.xep)
 		return 0;
 	frames = xw_endpoint__progress(ep->ref.xep);
+	/* The pass count before the walk: a pass of another thread that
+	 * completes a request during the walk moves it past ep->walked. */
+	__atomic_store_n(&ep->walked, xw_endpoint__passes(ep->ref.xep), __ATOMIC_RELAXED);
+	__atomic_store_n(&ep->walk_due, false, __ATOMIC_RELAXED);
 	for (op = ep->ops.next; op != &ep->ops; op = next) {
 		next = op->next;
 		if (!op_collect(op))
@@ -180,8 +190,10 @@ int xwfi_ep_progress(struct xwfi_ep *ep)
 		if (op->acked && !op->st.error) {
 			if (unacked == UINT64_MAX)
 				unacked = xwfi_ep_peers_unacked(ep);
-			if (unacked)
+			if (unacked) {
+				__atomic_store_n(&ep->walk_due, true, __ATOMIC_RELAXED);
 				continue;
+			}
 		}
 		xwfi_op_unlink(op);
 		xwfi_op_complete(ep, op, &op->st);
@@ -193,6 +205,30 @@ int xwfi_ep_progress(struct xwfi_ep *ep)
 int xwfi_ep_ref_progress(struct xwfi_epref *ref)
 {
 	return xwfi_ep_progress(container_of(ref, struct xwfi_ep, ref));
+}
+
+/*
+ * A request completes only in a library pass (whoever's thread makes it)
+ * or in a call that posts or cancels one - that request or another: a
+ * send's transmit round also sends what earlier sends left queued, and
+ * the send whose last frame goes completes then (every such call marks
+ * the walk due: xwfi_ep_touched).  So with no op linked or held and no
+ * such call since the last walk, no pass since (the library's pass count
+ * as the walk read it) and none due (no frame waiting, no timer due,
+ * nothing to transmit), a pass and a walk would find nothing.  A post, a
+ * frame or another thread's pass racing this check is seen by the next
+ * call.
+ */
+bool xwfi_ep_ref_idle(struct xwfi_epref *ref)
+{
+	struct xwfi_ep *ep = container_of(ref, struct xwfi_ep, ref);
+	struct xw_endpoint *xep = __atomic_load_n(&ref->xep, __ATOMIC_ACQUIRE);
+
+	if (!xep)
+		return true;
+	return !__atomic_load_n(&ep->walk_due, __ATOMIC_ACQUIRE) &&
+	       xw_endpoint__passes(xep) == __atomic_load_n(&ep->walked, __ATOMIC_RELAXED) &&
+	       !xw_endpoint__pass_due(xep);
 }
 
 /* Whoever sleeps on the endpoint's CQs and counters makes a pass: the

@@ -655,6 +655,42 @@ int xwfi_eps_progress(struct xwfi_epref **eps, int n)
 	return frames;
 }
 
+bool xwfi_eps_idle(struct xwfi_wset *ws, struct xwfi_epref **eps, const int *n)
+{
+	bool idle = true;
+	int k;
+
+	__atomic_add_fetch(&ws->fast_readers, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&ws->eps_changing, __ATOMIC_SEQ_CST)) {
+		idle = false;
+		goto out;
+	}
+	k = __atomic_load_n(n, __ATOMIC_ACQUIRE);
+	for (int i = 0; i < k && idle; i++) {
+		struct xwfi_epref *ref = __atomic_load_n(&eps[i], __ATOMIC_ACQUIRE);
+
+		idle = ref && ref->idle(ref);
+	}
+out:
+	__atomic_sub_fetch(&ws->fast_readers, 1, __ATOMIC_RELEASE);
+	return idle;
+}
+
+/* Before @ws's endpoint list changes (domain lock held): no lock-free
+ * reader (xwfi_eps_idle) is in it or can enter it, until eps_settled.  A
+ * reader is in it for a few loads; one preempted there is waited for. */
+static void eps_quiesce(struct xwfi_wset *ws)
+{
+	__atomic_store_n(&ws->eps_changing, true, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&ws->fast_readers, __ATOMIC_SEQ_CST))
+		sched_yield();
+}
+
+static void eps_settled(struct xwfi_wset *ws)
+{
+	__atomic_store_n(&ws->eps_changing, false, __ATOMIC_RELEASE);
+}
+
 /* Polls for the spin time (longer while a large message is pulled:
  * pull_spin_ns), then sleeps on the wait set. */
 int xwfi_wait_ready(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_epref **eps,
@@ -732,7 +768,10 @@ int xwfi_wset_attach(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi_
 	}
 	if (err)
 		return err;
-	eps[(*n)++] = ep;
+	eps_quiesce(ws);
+	eps[*n] = ep;
+	__atomic_store_n(n, *n + 1, __ATOMIC_RELEASE);
+	eps_settled(ws);
 	(*refs)++;
 	return 0;
 }
@@ -748,7 +787,10 @@ void xwfi_wset_detach(struct xwfi_domain *dom, struct xwfi_wset *ws, struct xwfi
 			xwfi_wset_fd_disarm(dom, ws, eps, *n);
 			xwfi_wset_del(dom, ws, ep);
 			xwfi_progress_del(dom, ep);
-			eps[i] = eps[--(*n)];
+			eps_quiesce(ws);
+			eps[i] = eps[*n - 1];
+			__atomic_store_n(n, *n - 1, __ATOMIC_RELEASE);
+			eps_settled(ws);
 			(*refs)--;
 			return;
 		}

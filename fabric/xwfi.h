@@ -167,6 +167,11 @@ struct xwfi_wset {
 	bool closing;
 	bool eps_fds;		/* holds the endpoints' fds and arms them
 				 * (not with FI_PROGRESS_AUTO: the thread's) */
+	/* Lock-free readers of the bound endpoints (xwfi_eps_idle) and the
+	 * attach or detach waiting them out: an endpoint is never freed
+	 * under a reader (after Dekker: both sides sequentially consistent) */
+	unsigned int fast_readers;
+	bool eps_changing;
 	struct fi_xdpwake_wait_stats st;
 };
 
@@ -207,6 +212,10 @@ struct xwfi_cqe {
 struct xwfi_epref {
 	struct xw_endpoint *xep;
 	int (*progress)(struct xwfi_epref *ref);
+	/* Whether a progress pass would find nothing: no frame, no timer
+	 * due, no completion to collect (the fast path of an empty read,
+	 * cq.c).  Called without the domain lock. */
+	bool (*idle)(struct xwfi_epref *ref);
 };
 
 struct xwfi_cq {
@@ -310,6 +319,11 @@ void xwfi_wset_kick(struct xwfi_wset *ws);
 __u64 xwfi_eps_deadline(struct xwfi_epref **eps, int n);
 /* One progress pass over each of @eps: the frames handled. */
 int xwfi_eps_progress(struct xwfi_epref **eps, int n);
+/* Whether a pass over each of @ws's bound endpoints @eps (@n of them)
+ * would find nothing (ref->idle); without the domain lock: an attach or
+ * detach waits until no such reader looks (xwfi_wset_attach/detach).  A
+ * reader that finds one under way answers false (take the locked path). */
+bool xwfi_eps_idle(struct xwfi_wset *ws, struct xwfi_epref **eps, const int *n);
 /*
  * Sleep until an endpoint of @eps is woken, @ws is kicked, a protocol
  * timer of theirs is due or @until (CLOCK_MONOTONIC ns); ready(arg) is

@@ -544,6 +544,19 @@ XW_API int xw_endpoint__recv(struct xw_endpoint *ep, void *buf, size_t len, __u6
  *  has come and no timer is due, it returns 0 at once, without a lock or
  *  (unless a timer is near) a clock read: made to be polled. */
 XW_API int xw_endpoint__progress(struct xw_endpoint *ep);
+/** Whether xw_endpoint__progress() would make a pass now (a frame came,
+ *  a timer is due, something is left to transmit, or a call changed the
+ *  endpoint since the last pass): the same check, without a lock or
+ *  (unless a timer is near) a clock read.  A frame racing it is seen by
+ *  the next call. */
+XW_API bool xw_endpoint__pass_due(struct xw_endpoint *ep);
+/** How many progress passes the endpoint has made, any thread's
+ *  (xw_endpoint__progress(), waits, the library's threads); no lock.  A
+ *  request completes only in a pass or in the call that posts or cancels
+ *  it: a caller that keeps requests posted looks at them (read the count
+ *  first, then xw_request__done() each) only when the count moved since
+ *  its last look, or after it posted or cancelled. */
+XW_API __u64 xw_endpoint__passes(const struct xw_endpoint *ep);
 
 /** 1 and the status when the request completed (the request is released
  *  then and must not be used again), 0 while pending. */

@@ -72,6 +72,9 @@ struct xw_endpoint {
 	 * so no stamp the engine made goes backwards (see pass_rx). */
 	__u64 eng_t;
 	bool pass_early; /* the pass under way took such a time */
+	/* Progress passes finished (any thread's; a request completes in a
+	 * pass or in the call that posts or cancels it): xw_endpoint__passes */
+	__u64 passes;
 	__u64 last_pass; /* the time of the last pass's start */
 	__u64 wake_lat; /* the last wake record's wake-up latency (xwi_wake_ring_cb) */
 

@@ -55,6 +55,13 @@ static int pass_rx(struct xw_endpoint *ep, __u64 early, int *local)
 	return n + l;
 }
 
+/* A pass ended (after its completions were made): counted for
+ * xw_endpoint__passes.  Caller holds the port lock. */
+static void pass_done(struct xw_endpoint *ep)
+{
+	__atomic_store_n(&ep->passes, ep->passes + 1, __ATOMIC_RELEASE);
+}
+
 /* The second half: the engine's timers and transmit work, then the next
  * timer for waiters that skip passes. */
 static int pass_engine(struct xw_endpoint *ep)
@@ -68,6 +75,7 @@ static int pass_engine(struct xw_endpoint *ep)
 	/* A pass may leave work (a full TX ring): only a spinning wait that
 	 * checked says otherwise. */
 	__atomic_store_n(&ep->quiet, false, __ATOMIC_RELAXED);
+	pass_done(ep);
 	return n;
 }
 
@@ -113,6 +121,7 @@ static bool pass_cut(struct xw_endpoint *ep, __u64 slack)
 	ep->pass_now = 0;
 	__atomic_store_n(&ep->eng_deadline, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&ep->quiet, false, __ATOMIC_RELAXED);
+	pass_done(ep);
 	return true;
 }
 
@@ -202,6 +211,12 @@ int xwi_ep_progress_if_due_locked(struct xw_endpoint *ep)
  * one call: the next sees it.  A pass sets quiet for the next calls when
  * it leaves nothing to transmit, as a spinning wait's does.
  */
+static bool pass_skippable(struct xw_endpoint *ep)
+{
+	return __atomic_load_n(&ep->quiet, __ATOMIC_ACQUIRE) && !xwi_ep_rx_ready(ep) &&
+	       !timer_due(ep);
+}
+
 XW_API int xw_endpoint__progress(struct xw_endpoint *ep)
 {
 	__u64 m = coarse_margin();
@@ -209,7 +224,7 @@ XW_API int xw_endpoint__progress(struct xw_endpoint *ep)
 
 	if (!ep)
 		return -EINVAL;
-	if (__atomic_load_n(&ep->quiet, __ATOMIC_ACQUIRE) && !xwi_ep_rx_ready(ep) && !timer_due(ep))
+	if (pass_skippable(ep))
 		return 0;
 	xwi_port_lock(ep->port);
 	/* Frames of the inbox take the coarse clock's time (no counter read,
@@ -237,6 +252,17 @@ XW_API int xw_endpoint__progress(struct xw_endpoint *ep)
 			 __ATOMIC_RELEASE);
 	xwi_port_unlock(ep->port);
 	return n;
+}
+
+/* The same check as xw_endpoint__progress's, made alone. */
+XW_API bool xw_endpoint__pass_due(struct xw_endpoint *ep)
+{
+	return ep && !pass_skippable(ep);
+}
+
+XW_API __u64 xw_endpoint__passes(const struct xw_endpoint *ep)
+{
+	return ep ? __atomic_load_n(&ep->passes, __ATOMIC_ACQUIRE) : 0;
 }
 
 /* ---- waiting ----------------------------------------------------------- */
