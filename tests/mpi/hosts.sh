@@ -18,6 +18,11 @@ net_cleanup() {
 	done
 	for h in "${HOSTS[@]}"; do ip netns del "$h" 2>/dev/null; done
 	for l in "${LINKS[@]}"; do ip link del "$l" 2>/dev/null; done
+	rm -f "/sys/fs/bpf/xwsteer-$T"
+	HOSTS=() LINKS=()
+	# Last: in an EXIT trap, bash 5.2 exits as soon as the fault harness's
+	# coprocess ends (strace: exit_group right after its SIGCHLD, tail
+	# still running), so nothing after this may be needed.
 	if [ -n "$FAULT_PID" ]; then
 		# end of its stdin: it removes its namespaces and exits
 		exec {FAULT_IN}>&- 2>/dev/null
@@ -25,13 +30,12 @@ net_cleanup() {
 		wait "$FAULT_PID" 2>/dev/null
 		FAULT_PID=
 	fi
-	rm -f "/sys/fs/bpf/xwsteer-$T"
-	HOSTS=() LINKS=()
 	return 0
 }
+# the temporary directory first (see net_cleanup's last step)
 cleanup() {
-	net_cleanup
 	rm -rf "$TMP"
+	net_cleanup
 }
 
 # The management bridge xbm$T (10.212.0.1/24 in the root namespace) for
