@@ -159,6 +159,7 @@ static ssize_t cq_idle(struct xwfi_cq *cq, int frames, void *buf, size_t count, 
 	unsigned long act = __atomic_load_n(&activity, __ATOMIC_RELAXED);
 	__u64 now, sleeps;
 	enum xwfi_wake why;
+	bool crowded;
 
 	if (xwfi_params.idle_sleep_usecs <= 0 || xwfi_wait_mode() == XWFI_IDLE_SPIN)
 		return -FI_EAGAIN;
@@ -178,9 +179,17 @@ static ssize_t cq_idle(struct xwfi_cq *cq, int frames, void *buf, size_t count, 
 	 * library's progress call costs a few loads then), the spin time is
 	 * microseconds.  A CPU found shared hands the CPU over at once
 	 * (below): every read of the yield phase goes on. */
-	if (!cq->yielding && xwfi_spin_ns() && ++cq->idle_reads % XWFI_IDLE_CLOCK_READS)
+	crowded = xwfi_wait_mode() == XWFI_IDLE_SLEEP && xwfi_host_crowded(0);
+	if (!crowded && !cq->yielding && xwfi_spin_ns() && ++cq->idle_reads % XWFI_IDLE_CLOCK_READS)
 		return -FI_EAGAIN;
 	now = xwfi_now_ns();
+	/* On a crowded host (more runnable tasks per CPU than
+	 * FI_XDPWAKE_IDLE_CROWD, xwfi_host_crowded) the second idle read
+	 * sleeps: no spin, no probe, no yield phase. */
+	if (xwfi_wait_mode() == XWFI_IDLE_SLEEP && xwfi_host_crowded(now)) {
+		cq->yielding = false;
+		goto sleep;
+	}
 	if (now - cq->idle_since < xwfi_spin_ns() && !cq->yielding)
 		return -FI_EAGAIN;
 	/*
@@ -226,6 +235,7 @@ static ssize_t cq_idle(struct xwfi_cq *cq, int frames, void *buf, size_t count, 
 		pthread_mutex_lock(&cq->dom->lock);
 		return cq_take(cq, buf, count, src);
 	}
+sleep:
 	sleeps = cq->ws.st.sleeps;
 	why = xwfi_wset_sleep(cq->dom, &cq->ws, cq->eps, cq->neps,
 			      now + (__u64)xwfi_params.idle_sleep_usecs * 1000, cq_ready, cq);
