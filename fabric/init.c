@@ -83,9 +83,11 @@ static const struct {
 	{ "idle_crowd", FI_PARAM_INT, &xwfi_params.idle_crowd,
 	  "When the host has more than this many runnable tasks per CPU the "
 	  "process may run on (/proc/loadavg, looked at every 10 ms), an idle "
-	  "fi_cq_read sleeps at once: no spin time, no sched_yield() probe or "
-	  "yield phase (a poller or yielder on a crowded CPU keeps the ranks "
-	  "and the kernel's softirq thread that have frames to handle waiting) "
+	  "fi_cq_read of a CQ whose endpoints took frames from the wire in the "
+	  "last second sleeps at once: no spin time, no sched_yield() probe or "
+	  "yield phase (a poller or yielder on a crowded CPU keeps the kernel's "
+	  "softirq work that carries the wire's frames and ACKs waiting; ranks "
+	  "with peers on the host only keep yielding to each other) "
 	  "(default 2; 0: never)" },
 	{ "watchdog_usecs", FI_PARAM_INT, &xwfi_params.watchdog_usecs,
 	  "Polling watchdog of every endpoint: frames the application leaves "

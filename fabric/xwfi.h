@@ -230,6 +230,10 @@ struct xwfi_cq {
 				 * reads yield the CPU (cq.c, cq_idle) */
 	unsigned long seen_activity; /* the process's, when idle_since was set */
 	unsigned int idle_reads;     /* reads finding nothing since idle_since */
+	__u64 wire_at;		/* when cq_wire_rx last looked (ns)        */
+	__u64 wire_rx;		/* the endpoints' frames from the wire then */
+	__u64 wire_seen;	/* the last look that found new ones (ns)  */
+	bool wire_active;	/* cq_wire_rx's last answer                */
 	struct xwfi_wset ws;
 };
 
