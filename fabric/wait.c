@@ -32,8 +32,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -634,13 +634,14 @@ static int runnable_tasks(void)
 /*
  * Whether the host has more than FI_XDPWAKE_IDLE_CROWD runnable tasks per
  * CPU the process may use (looked at every XWFI_CROWD_CHECK_NS; @now is
- * the caller's clock, 0: the last answer, no look).  There an idle read sleeps at once: every poller
- * or yielder is one more task between the CPU and the rank, or the
- * kernel's softirq thread, that has frames to handle (with 32 ranks per
- * CPU, ACKs came tens of ms late), and a sched_yield() under EEVDF only
- * pushes the yielder's own deadline back, so a rank that polled long
- * waits longest once it has work.  Caller holds the domain lock (the
- * cached answer is the process's, and races are harmless).
+ * the caller's clock, 0: the last answer, no look).  There an idle read of
+ * a CQ with wire traffic sleeps at once (cq.c, cq_idle): every poller or
+ * yielder is one more task between the CPU and the kernel's softirq
+ * thread that carries the wire's frames and ACKs, or a rank that has
+ * frames to handle (2 x 32 ranks on 2 CPUs: ksoftirqd waited up to
+ * 243 ms, ACKs came tens of ms late), and under EEVDF a sched_yield() only
+ * pushes the yielder's own deadline back.  Caller holds the domain lock
+ * (the cached answer is the process's; a race costs one stale answer).
  */
 bool xwfi_host_crowded(__u64 now)
 {
