@@ -153,6 +153,42 @@ static void active(void)
 			 __ATOMIC_RELAXED);
 }
 
+/* How often an idle read on a crowded host asks whether the CQ's
+ * endpoints take frames from the wire, and for how long after the last
+ * new one they count as doing so (cq_wire_rx). */
+#define XWFI_WIRE_CHECK_NS 10000000ULL
+#define XWFI_WIRE_RECENT_NS 1000000000ULL
+
+/*
+ * Whether @cq's endpoints took frames from the wire (not through the local
+ * path) in the last XWFI_WIRE_RECENT_NS (a look every XWFI_WIRE_CHECK_NS,
+ * cq->wire_active the last answer).  On a
+ * crowded host only such a CQ's idle reads sleep at once: a wire frame and
+ * its ACK are carried by the kernel's softirq work, which a crowd of
+ * yielders keeps from the CPU (ACKs tens of ms late, resends), while ranks
+ * whose peers are all on the host hand the CPU to each other faster by
+ * yielding than by a sleep and a wake each (1 x 32 ranks, 2 CPUs).
+ */
+static bool cq_wire_rx(struct xwfi_cq *cq, __u64 now)
+{
+	__u64 n = 0;
+
+	if (cq->wire_at && now - cq->wire_at < XWFI_WIRE_CHECK_NS)
+		return cq->wire_active;
+	cq->wire_at = now;
+	for (int i = 0; i < cq->neps; i++) {
+		struct xw_endpoint_stats s = { .sz = sizeof(s) };
+
+		if (!xw_endpoint__stats(cq->eps[i]->xep, &s))
+			n += s.rx_frames - s.local_rx_frames;
+	}
+	if (n != cq->wire_rx)
+		cq->wire_seen = now;
+	cq->wire_rx = n;
+	cq->wire_active = cq->wire_seen && now - cq->wire_seen < XWFI_WIRE_RECENT_NS;
+	return cq->wire_active;
+}
+
 /*
  * A read found nothing after a progress pass that handled @frames frames.
  * The CQ is idle from the first such read on (a read that returns
@@ -169,6 +205,7 @@ static ssize_t cq_idle(struct xwfi_cq *cq, int frames, void *buf, size_t count, 
 	unsigned long act = __atomic_load_n(&activity, __ATOMIC_RELAXED);
 	__u64 now, sleeps;
 	enum xwfi_wake why;
+	bool crowded;
 
 	if (xwfi_params.idle_sleep_usecs <= 0 || xwfi_wait_mode() == XWFI_IDLE_SPIN)
 		return -FI_EAGAIN;
@@ -188,10 +225,19 @@ static ssize_t cq_idle(struct xwfi_cq *cq, int frames, void *buf, size_t count, 
 	 * library's progress call costs a few loads then), the spin time is
 	 * microseconds.  A CPU found shared hands the CPU over at once
 	 * (below): every read of the yield phase goes on. */
-	if (!cq->yielding && xwfi_spin_ns() &&
+	crowded = xwfi_wait_mode() == XWFI_IDLE_SLEEP && xwfi_host_crowded(0) && cq->wire_active;
+	if (!crowded && !cq->yielding && xwfi_spin_ns() &&
 	    bump(&cq->idle_reads) % XWFI_IDLE_CLOCK_READS)
 		return -FI_EAGAIN;
 	now = xwfi_now_ns();
+	/* On a crowded host (more runnable tasks per CPU than
+	 * FI_XDPWAKE_IDLE_CROWD, xwfi_host_crowded), for endpoints that take
+	 * frames from the wire (cq_wire_rx), the second idle read sleeps: no
+	 * spin, no probe, no yield phase. */
+	if (xwfi_wait_mode() == XWFI_IDLE_SLEEP && xwfi_host_crowded(now) && cq_wire_rx(cq, now)) {
+		cq->yielding = false;
+		goto sleep;
+	}
 	if (now - cq->idle_since < xwfi_spin_ns() && !cq->yielding)
 		return -FI_EAGAIN;
 	/*
@@ -237,6 +283,7 @@ static ssize_t cq_idle(struct xwfi_cq *cq, int frames, void *buf, size_t count, 
 		pthread_mutex_lock(&cq->dom->lock);
 		return cq_take(cq, buf, count, src);
 	}
+sleep:
 	sleeps = cq->ws.st.sleeps;
 	why = xwfi_wset_sleep(cq->dom, &cq->ws, cq->eps, cq->neps,
 			      now + (__u64)xwfi_params.idle_sleep_usecs * 1000, cq_ready, cq);
@@ -279,8 +326,11 @@ static bool cq_empty_fast(struct xwfi_cq *cq)
 	if (xwfi_params.idle_sleep_usecs <= 0 || xwfi_wait_mode() == XWFI_IDLE_SPIN)
 		return true;
 	/* cq_idle's spin: idle already, nothing active since, not yielding,
+	 * not on a crowded host with wire traffic (its reads sleep at once),
 	 * and this read not one that reads the clock */
 	if (!__atomic_load_n(&cq->idle_since, __ATOMIC_RELAXED) ||
+	    (xwfi_wait_mode() == XWFI_IDLE_SLEEP && xwfi_host_crowded(0) &&
+	     __atomic_load_n(&cq->wire_active, __ATOMIC_RELAXED)) ||
 	    __atomic_load_n(&cq->yielding, __ATOMIC_RELAXED) || !xwfi_spin_ns() ||
 	    __atomic_load_n(&activity, __ATOMIC_RELAXED) !=
 		    __atomic_load_n(&cq->seen_activity, __ATOMIC_RELAXED))

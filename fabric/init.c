@@ -9,7 +9,7 @@
 
 struct xwfi_params xwfi_params = { .ep_id = -1, .idle_sleep_usecs = 10000,
 				   .watchdog_usecs = 1000, .idle_spin_usecs = 1000,
-				   .pull_spin = -1 };
+				   .idle_crowd = 2, .pull_spin = -1 };
 
 static void xwfi_cleanup(void)
 {
@@ -80,6 +80,15 @@ static const struct {
 	  "other task): a short wait (a ping-pong's) keeps the spinning latency; "
 	  "on a CPU another task wants, the read sleeps after the spin time "
 	  "(default 1000; 0: after the spin time always)" },
+	{ "idle_crowd", FI_PARAM_INT, &xwfi_params.idle_crowd,
+	  "When the host has more than this many runnable tasks per CPU the "
+	  "process may run on (/proc/loadavg, looked at every 10 ms), an idle "
+	  "fi_cq_read of a CQ whose endpoints took frames from the wire in the "
+	  "last second sleeps at once: no spin time, no sched_yield() probe or "
+	  "yield phase (a poller or yielder on a crowded CPU keeps the kernel's "
+	  "softirq work that carries the wire's frames and ACKs waiting; ranks "
+	  "with peers on the host only keep yielding to each other) "
+	  "(default 2; 0: never)" },
 	{ "watchdog_usecs", FI_PARAM_INT, &xwfi_params.watchdog_usecs,
 	  "Polling watchdog of every endpoint: frames the application leaves "
 	  "unconsumed that long (it computes) are handled by a library thread, "

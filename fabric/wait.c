@@ -31,7 +31,9 @@
  * fds (their wait sets then hold no endpoint fds).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -582,6 +584,79 @@ void xwfi_progress_stats(struct xwfi_domain *dom, struct fi_xdpwake_wait_stats *
 	st->progress_runs = p->ws.st.idle_sleeps;
 	st->progress_sleeps = p->ws.st.sleeps;
 	st->progress_wakes = p->ws.st.wakes_frame;
+}
+
+/* ---- a crowded host ------------------------------------------------------- */
+
+/* How often the host's runnable tasks are counted again (ns). */
+#define XWFI_CROWD_CHECK_NS 10000000ULL
+
+/* The CPUs this process may run on (at least 1), counted once. */
+static int crowd_cpus(void)
+{
+	static int n;
+	cpu_set_t set;
+
+	if (!n)
+		n = !sched_getaffinity(0, sizeof(set), &set) && CPU_COUNT(&set) > 0 ? CPU_COUNT(&set)
+										      : 1;
+	return n;
+}
+
+/* The host's runnable tasks now (the fourth field of /proc/loadavg,
+ * "running/total"); -1 if unknown. */
+static int runnable_tasks(void)
+{
+	char buf[128];
+	ssize_t len;
+	int fd, r = -1, a;
+	char *p;
+
+	fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return -1;
+	buf[len] = 0;
+	p = buf;
+	for (int f = 0; f < 3 && p; f++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	if (p && sscanf(p, "%d/", &a) == 1)
+		r = a;
+	return r;
+}
+
+/*
+ * Whether the host has more than FI_XDPWAKE_IDLE_CROWD runnable tasks per
+ * CPU the process may use (looked at every XWFI_CROWD_CHECK_NS; @now is
+ * the caller's clock, 0: the last answer, no look).  There an idle read of
+ * a CQ with wire traffic sleeps at once (cq.c, cq_idle): every poller or
+ * yielder is one more task between the CPU and the kernel's softirq
+ * thread that carries the wire's frames and ACKs, or a rank that has
+ * frames to handle (2 x 32 ranks on 2 CPUs: ksoftirqd waited up to
+ * 243 ms, ACKs came tens of ms late), and under EEVDF a sched_yield() only
+ * pushes the yielder's own deadline back.  Caller holds the domain lock
+ * (the cached answer is the process's; a race costs one stale answer).
+ */
+bool xwfi_host_crowded(__u64 now)
+{
+	static __u64 checked;
+	static bool crowded;
+	int r;
+
+	if (xwfi_params.idle_crowd <= 0)
+		return false;
+	if (!now || (checked && now - checked < XWFI_CROWD_CHECK_NS))
+		return crowded;
+	checked = now;
+	r = runnable_tasks();
+	crowded = r > 0 && r > xwfi_params.idle_crowd * crowd_cpus();
+	return crowded;
 }
 
 /* ---- blocking waits -------------------------------------------------------- */

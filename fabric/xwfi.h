@@ -116,6 +116,8 @@ struct xwfi_params {
 	int watchdog_usecs;	/* the endpoints' polling watchdog (0: off) */
 	int idle_spin_usecs;	/* idle reads on a CPU of their own poll
 				 * this long before they sleep             */
+	int idle_crowd;		/* runnable tasks per CPU above which idle
+				 * reads sleep at once (0: never)          */
 	char *pin_root;		/* bpffs directory (NULL: library default) */
 	int give_up_ms;		/* dead-peer detection (0: library's 5 s)  */
 	int pull_spin;		/* B multiples polled on while pulling (-1:
@@ -237,6 +239,10 @@ struct xwfi_cq {
 				 * reads yield the CPU (cq.c, cq_idle) */
 	unsigned long seen_activity; /* the process's, when idle_since was set */
 	unsigned int idle_reads;     /* reads finding nothing since idle_since */
+	__u64 wire_at;		/* when cq_wire_rx last looked (ns)        */
+	__u64 wire_rx;		/* the endpoints' frames from the wire then */
+	__u64 wire_seen;	/* the last look that found new ones (ns)  */
+	bool wire_active;	/* cq_wire_rx's last answer                */
 	struct xwfi_wset ws;
 };
 
@@ -359,6 +365,7 @@ int xwfi_wset_control(struct xwfi_domain *dom, struct xwfi_wset *ws, enum fi_wai
 enum xwfi_idle_mode { XWFI_IDLE_SPIN, XWFI_IDLE_YIELD, XWFI_IDLE_SLEEP };
 enum xwfi_idle_mode xwfi_wait_mode(void);
 __u64 xwfi_spin_ns(void);
+bool xwfi_host_crowded(__u64 now);
 /*
  * Wait until ready(arg) or @timeout ms (< 0: no limit): 0, -FI_EAGAIN
  * (timed out) or -FI_ECANCELED (the object is being closed: the caller

@@ -7,6 +7,7 @@
 # fi_unit --wait counts sleeps and wakes of every waiting path (see there),
 # fi_unit --watchdog: the default watchdog answers a computing application's
 # peer; fi_unit --one-cpu: a ping-pong on one CPU yields instead of sleeping;
+# fi_unit --crowd: on a crowded host an idle read sleeps at once;
 # fi_unit --race: completions other threads make while a reader spins are
 # seen.  Then fi_unit --peer-death: the peer is a child process, killed.
 set -u
@@ -84,6 +85,15 @@ if FI_LOG_LEVEL=warn ip netns exec "$NS_A" timeout 120 "$BIN" --one-cpu xwa xwb 
 	echo "ok:   fi_unit --one-cpu: $(grep '^ping-pong' "$OUTPUT/tests/fi_unit_1cpu.out")"
 else
 	echo "FAIL: fi_unit --one-cpu"; sed 's/^/    | /' "$OUTPUT/tests/fi_unit_1cpu.out" | tail -20; fail=1
+fi
+# A crowded host (fi_unit --crowd: more spinning processes than CPUs,
+# FI_XDPWAKE_IDLE_CROWD=1): the idle read sleeps at once, without a
+# sched_yield() probe, and the frame wakes it (counted, not timed)
+if FI_LOG_LEVEL=warn ip netns exec "$NS_A" timeout 120 "$BIN" --crowd xwa xwb \
+	>"$OUTPUT/tests/fi_unit_crowd.out" 2>&1; then
+	echo "ok:   fi_unit --crowd:$(grep 'crowded idle read' "$OUTPUT/tests/fi_unit_crowd.out")"
+else
+	echo "FAIL: fi_unit --crowd"; sed 's/^/    | /' "$OUTPUT/tests/fi_unit_crowd.out" | tail -20; fail=1
 fi
 # Completions other threads make while a reader spins (fi_unit --race):
 # busy-polling, the reads as tight as they get: a missed completion is a
