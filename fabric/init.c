@@ -9,7 +9,7 @@
 
 struct xwfi_params xwfi_params = { .ep_id = -1, .idle_sleep_usecs = 10000,
 				   .watchdog_usecs = 1000, .idle_spin_usecs = 1000,
-				   .idle_crowd = 2, .pull_spin = -1 };
+				   .idle_crowd = 0, .pull_spin = -1 };
 
 static void xwfi_cleanup(void)
 {
@@ -88,7 +88,8 @@ static const struct {
 	  "yield phase (a poller or yielder on a crowded CPU keeps the kernel's "
 	  "softirq work that carries the wire's frames and ACKs waiting; ranks "
 	  "with peers on the host only keep yielding to each other) "
-	  "(default 2; 0: never)" },
+	  "(default 0: never; 2 for jobs with many ranks per CPU: at 2-4 ranks per "
+	  "CPU it costs, their yields are faster there)" },
 	{ "watchdog_usecs", FI_PARAM_INT, &xwfi_params.watchdog_usecs,
 	  "Polling watchdog of every endpoint: frames the application leaves "
 	  "unconsumed that long (it computes) are handled by a library thread, "

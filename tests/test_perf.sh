@@ -167,6 +167,18 @@ await_file() {
 	return 1
 }
 
+# client_end PID: from now until the client PID (its output in $TMP/c.out
+# and c.err) exits: its exit code in rc, the time in ms, its out and err.
+client_end() {
+	local t0
+	t0=$(date +%s%N)
+	wait "$1"
+	rc=$?
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	out=$(cat "$TMP/c.out")
+	err=$(cat "$TMP/c.err")
+}
+
 # ---- help and usage errors --------------------------------------------------
 
 for c in pingpong stream; do
@@ -287,12 +299,7 @@ base=$(rx_packets)
 cpid=$!
 check "the client to interrupt is running (its frames reach the server)" await_traffic "$base"
 kill -INT "$cpid"
-start=$(date +%s%N)
-wait "$cpid"
-rc=$?
-ms=$((($(date +%s%N) - start) / 1000000))
-out=$(cat "$TMP/c.out")
-err=$(cat "$TMP/c.err")
+client_end "$cpid"
 check "client stops on SIGINT within 3 s: exit 1, the cut phase's line, 'interrupted' ($ms ms)" \
 	test "$rc" -eq 1 -a "$ms" -lt 3000 -a -n "$(has "$out" '^ *0 ' && has "$err" 'interrupted after 1 of 1 sizes' && echo y)"
 sessions=$((sessions + 1))
@@ -319,12 +326,7 @@ check "the client of the server that will die is running" await_traffic "$base"
 kill -KILL "$server_pid"
 wait "$server_pid" 2>/dev/null
 server_pid=
-start=$(date +%s%N)
-wait "$cpid"
-rc=$?
-ms=$((($(date +%s%N) - start) / 1000000))
-out=$(cat "$TMP/c.out")
-err=$(cat "$TMP/c.err")
+client_end "$cpid"
 check "client whose server dies exits 1 within its --timeout (500 ms) plus slack" \
 	test "$rc" -eq 1 -a "$ms" -lt 3000 -a -n "$(has "$err" 'timed out' && echo y)"
 
