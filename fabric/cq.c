@@ -189,6 +189,16 @@ static bool cq_wire_rx(struct xwfi_cq *cq, __u64 now)
 	return cq->wire_active;
 }
 
+/* Whether @cq's idle reads sleep at once: a crowded host (the last look,
+ * xwfi_host_crowded) and wire traffic (cq_wire_rx's last answer).  Read
+ * without the domain lock too (cq_empty_fast): a stale answer costs one
+ * read. */
+static bool cq_crowded(struct xwfi_cq *cq)
+{
+	return xwfi_wait_mode() == XWFI_IDLE_SLEEP && xwfi_host_crowded(0) &&
+	       __atomic_load_n(&cq->wire_active, __ATOMIC_RELAXED);
+}
+
 /*
  * A read found nothing after a progress pass that handled @frames frames.
  * The CQ is idle from the first such read on (a read that returns
@@ -205,7 +215,6 @@ static ssize_t cq_idle(struct xwfi_cq *cq, int frames, void *buf, size_t count, 
 	unsigned long act = __atomic_load_n(&activity, __ATOMIC_RELAXED);
 	__u64 now, sleeps;
 	enum xwfi_wake why;
-	bool crowded;
 
 	if (xwfi_params.idle_sleep_usecs <= 0 || xwfi_wait_mode() == XWFI_IDLE_SPIN)
 		return -FI_EAGAIN;
@@ -225,8 +234,7 @@ static ssize_t cq_idle(struct xwfi_cq *cq, int frames, void *buf, size_t count, 
 	 * library's progress call costs a few loads then), the spin time is
 	 * microseconds.  A CPU found shared hands the CPU over at once
 	 * (below): every read of the yield phase goes on. */
-	crowded = xwfi_wait_mode() == XWFI_IDLE_SLEEP && xwfi_host_crowded(0) && cq->wire_active;
-	if (!crowded && !cq->yielding && xwfi_spin_ns() &&
+	if (!cq_crowded(cq) && !cq->yielding && xwfi_spin_ns() &&
 	    bump(&cq->idle_reads) % XWFI_IDLE_CLOCK_READS)
 		return -FI_EAGAIN;
 	now = xwfi_now_ns();
@@ -329,8 +337,7 @@ static bool cq_empty_fast(struct xwfi_cq *cq)
 	 * not on a crowded host with wire traffic (its reads sleep at once),
 	 * and this read not one that reads the clock */
 	if (!__atomic_load_n(&cq->idle_since, __ATOMIC_RELAXED) ||
-	    (xwfi_wait_mode() == XWFI_IDLE_SLEEP && xwfi_host_crowded(0) &&
-	     __atomic_load_n(&cq->wire_active, __ATOMIC_RELAXED)) ||
+	    cq_crowded(cq) ||
 	    __atomic_load_n(&cq->yielding, __ATOMIC_RELAXED) || !xwfi_spin_ns() ||
 	    __atomic_load_n(&activity, __ATOMIC_RELAXED) !=
 		    __atomic_load_n(&cq->seen_activity, __ATOMIC_RELAXED))

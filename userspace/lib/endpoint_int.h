@@ -183,6 +183,11 @@ struct xwi_wait_target {
  * starts, taken from the wait's first clock read: a wait that finds its
  * request done, or ready after one pass, reads the clock once (or never). */
 #define XWI_WAIT_REL UINT64_MAX
+/* The deadline @timeout_ms after @t (0: none, for @timeout_ms < 0). */
+static inline __u64 xwi_deadline_after(__u64 t, int timeout_ms)
+{
+	return timeout_ms < 0 ? 0 : t + (__u64)timeout_ms * 1000000ULL;
+}
 /* Progress until @w is ready or @deadline (0: none) passes (-ETIMEDOUT),
  * waiting between passes as strategy @s (XW_WAIT_DEFAULT: the endpoint's)
  * and @spin (0: the endpoint's) say. */

@@ -264,7 +264,7 @@ XW_API int xw_endpoint__send(struct xw_endpoint *ep, const struct xw_addr *dst, 
 			break;
 		t = xwi_now_ns();
 		if (deadline == XWI_WAIT_REL)
-			deadline = timeout_ms < 0 ? 0 : t + (__u64)timeout_ms * 1000000ULL;
+			deadline = xwi_deadline_after(t, timeout_ms);
 		if (deadline && t >= deadline)
 			return -ETIMEDOUT;
 		xw_endpoint__progress(ep);

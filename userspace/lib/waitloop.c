@@ -396,7 +396,7 @@ int xwi_wait_for(struct xwi_wait_target *w, enum xw_wait_strategy s, __u64 spin,
 	if (!neps)
 		return -EINVAL;
 	if (deadline == XWI_WAIT_REL)
-		deadline = w->timeout_ms < 0 ? 0 : start + (__u64)w->timeout_ms * 1000000ULL;
+		deadline = xwi_deadline_after(start, w->timeout_ms);
 	ep = eps[0];
 	pol = &ep->wait;
 	if (s != XW_WAIT_DEFAULT || spin) {
